@@ -1,0 +1,33 @@
+/* tstep/implicit.h - the Newton driver shared by the implicit Euler steppers.
+ *
+ * Backward Euler, x1 = x0 + h v1, M v1 = M v0 + h f(x1, v1) (order 2), or
+ * M x1 = M x0 + h f(x1) (order 1), solved by Newton's method with each linear
+ * solve matrix-free (Jacobi-preconditioned CG when the Jacobian is
+ * symmetric, BiCGSTAB otherwise), pinned degrees of freedom filtered.
+ *
+ * Order 2, unknown w = v1 - v0 (Baraff & Witkin 1998, eq. 16-18):
+ *   first iterate, linearized at (x0, v0):
+ *     (M - h df/dv - h^2 df/dx) w = h (f0 + h df/dx v0)
+ *   then at the iterate (xk, vk) = (x0 + h (v0 + w), v0 + w):
+ *     (M - h df/dv - h^2 df/dx) dw = h f(xk, vk) - M w,   w += dw
+ * Order 1, unknown w = x1 - x0:
+ *     (M - h df/dx) dw = h f(x0 + w) - M w,   w += dw
+ * With max_newton = 1 only the first iterate is taken: the linearly
+ * implicit ("one-step") Euler of Baraff & Witkin. */
+#ifndef TSTEP_IMPLICIT_H
+#define TSTEP_IMPLICIT_H
+
+#include "tstep/stepper.h"
+
+int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
+void ts_implicit_free(void *scratch);
+
+/* One backward Euler step of the system's stored state with at most
+ * max_newton Newton iterations; TS_ERR_NEWTON if they do not converge. */
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int max_newton,
+                           ts_step_stats *stats);
+
+/* The options the scratch was allocated with (newton_max, tolerances). */
+const ts_solver_options *ts_implicit_options(const void *scratch);
+
+#endif

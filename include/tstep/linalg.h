@@ -1,0 +1,45 @@
+/* tstep/linalg.h - dense vector helpers and the matrix-free Krylov solvers.
+ *
+ * The solvers see the matrix only through a product callback, a diagonal
+ * for Jacobi preconditioning, and an optional filter mask: entries with
+ * mask[i] != 0 are held at zero in the solution (Baraff & Witkin 1998, sec.
+ * 5.3, the modified PCG with S = 0 for constrained degrees of freedom). */
+#ifndef TSTEP_LINALG_H
+#define TSTEP_LINALG_H
+
+#include <stddef.h>
+
+void ts_vec_zero(size_t n, double *x);
+void ts_vec_copy(size_t n, const double *x, double *y);          /* y = x */
+void ts_vec_scale(size_t n, double a, double *x);                /* x = a x */
+void ts_vec_axpy(size_t n, double a, const double *x, double *y); /* y += a x */
+void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y); /* y = a x + b y */
+double ts_vec_dot(size_t n, const double *x, const double *y);
+double ts_vec_norm2(size_t n, const double *x);
+double ts_vec_norm_inf(size_t n, const double *x);
+double ts_vec_dist_inf(size_t n, const double *x, const double *y); /* |x - y|_inf */
+int ts_vec_all_finite(size_t n, const double *x);
+
+/* out = A u; returns a status (nonzero aborts the solve with that status). */
+typedef int (*ts_matvec_fn)(void *ctx, const double *u, double *out);
+
+typedef struct {
+    double tol;   /* relative: stop when |r|_2 <= tol * |b|_2 (filtered b) */
+    int max_iter;
+    const double *diag;         /* Jacobi preconditioner diagonal, or NULL */
+    const unsigned char *mask;  /* filter: mask[i] != 0 keeps x[i] = 0; or NULL */
+    double *work;               /* 5n doubles for CG, 8n for BiCGSTAB */
+} ts_krylov;
+
+/* Preconditioned conjugate gradient for symmetric positive definite A.
+ * x holds the initial guess (warm start) and receives the solution.
+ * Returns TS_OK, TS_ERR_LINEAR (no convergence within max_iter, or A found
+ * not positive definite), or the matvec's status; *iters the iterations. */
+int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
+                const ts_krylov *k, int *iters);
+
+/* Preconditioned BiCGSTAB (van der Vorst 1992) for non-symmetric A. */
+int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
+                      const ts_krylov *k, int *iters);
+
+#endif

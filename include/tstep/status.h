@@ -1,0 +1,48 @@
+/* tstep/status.h - status codes shared by every tstep function that can fail.
+ *
+ * One X-macro list gives each code its message and its command-line exit
+ * status (0 success, 1 the computation failed, 2 usage or input error).
+ * Functions return a status; callbacks pass failures up unchanged.  A
+ * function that fails may leave a detail message with ts_error(), read back
+ * with ts_error_detail(), e.g. "parameter 'k': 'abc' is not a number". */
+#ifndef TSTEP_STATUS_H
+#define TSTEP_STATUS_H
+
+/*  code               exit  message */
+#define TS_STATUS_LIST(X)                                                    \
+    X(TS_OK,             0, "success")                                     \
+    X(TS_ERR_INPUT,      2, "invalid input")                               \
+    X(TS_ERR_NOMEM,      1, "out of memory")                               \
+    X(TS_ERR_IO,         2, "input/output error")                          \
+    X(TS_ERR_UNSUPPORTED,2, "operation not supported by this system")      \
+    X(TS_ERR_DIVERGED,   1, "the state diverged (non-finite or exploding)")\
+    X(TS_ERR_NEWTON,     1, "Newton iteration did not converge")           \
+    X(TS_ERR_LINEAR,     1, "linear solver did not converge")              \
+    X(TS_ERR_REJECTED,   1, "step rejected")
+
+typedef enum {
+#define TS_STATUS_ENUM(code, exit, msg) code,
+    TS_STATUS_LIST(TS_STATUS_ENUM)
+#undef TS_STATUS_ENUM
+    TS_STATUS_COUNT
+} ts_status;
+
+/* The fixed message of a status code. */
+const char *ts_status_message(int status);
+
+/* The command-line exit status for a status code (0, 1 or 2). */
+int ts_status_exit_code(int status);
+
+/* Record a detail message for the failure being returned (printf-style);
+ * returns `status` so a caller can write `return ts_error(TS_ERR_INPUT, ...)`. */
+int ts_error(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The last detail message ("" if none since ts_error_clear()). */
+const char *ts_error_detail(void);
+void ts_error_clear(void);
+
+#endif

@@ -1,0 +1,216 @@
+/* Command-line helpers: parsing, lookups with valid-name lists, errors. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "tstep %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'tstep %s --help'.\n", cmd);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const char *cmd, int status)
+{
+    const char *d = ts_error_detail();
+    fprintf(stderr, "tstep %s: %s%s%s\n", cmd, ts_status_message(status), *d ? ": " : "", d);
+    return ts_status_exit_code(status);
+}
+
+int cli_bad_option(const char *cmd, int argc, char **argv)
+{
+    extern int optind, optopt;
+    const char *arg = optind - 1 < argc && optind >= 1 ? argv[optind - 1] : "?";
+    if (optopt && optopt < 256 && strchr(arg, '=') == NULL && arg[0] == '-' && arg[1] != '-')
+        return cli_usage_error(cmd, "invalid option or missing value: '-%c'", optopt);
+    return cli_usage_error(cmd, "unrecognized option or missing value: '%s'", arg);
+}
+
+int cli_parse_real(const char *cmd, const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
+        return cli_usage_error(cmd, "--%s: '%s' is not a finite number", opt, text);
+    *out = x;
+    return 0;
+}
+
+int cli_parse_positive(const char *cmd, const char *opt, const char *text, double *out)
+{
+    if (cli_parse_real(cmd, opt, text, out))
+        return CLI_EXIT_USAGE;
+    if (!(*out > 0.0))
+        return cli_usage_error(cmd, "--%s: '%s' must be greater than 0", opt, text);
+    return 0;
+}
+
+int cli_parse_count(const char *cmd, const char *opt, const char *text, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE)
+        return cli_usage_error(cmd, "--%s: '%s' is not a whole number", opt, text);
+    if (x < min)
+        return cli_usage_error(cmd, "--%s: '%s' must be at least %ld", opt, text, min);
+    *out = x;
+    return 0;
+}
+
+int cli_parse_format(const char *cmd, const char *text, cli_format *out)
+{
+    if (strcmp(text, "dat") == 0)
+        *out = CLI_FORMAT_DAT;
+    else if (strcmp(text, "csv") == 0)
+        *out = CLI_FORMAT_CSV;
+    else
+        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv", text);
+    return 0;
+}
+
+static void list_names(char *buf, size_t size, const char *const *names, size_t count)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        if (i)
+            strncat(buf, ", ", size - strlen(buf) - 1);
+        strncat(buf, names[i], size - strlen(buf) - 1);
+    }
+}
+
+int cli_find_system(const char *cmd, const char *name, const ts_system_type **out)
+{
+    if (!name)
+        return cli_usage_error(cmd, "--system is required");
+    *out = ts_system_find(name);
+    if (*out)
+        return 0;
+    const char *names[64];
+    size_t n = 0;
+    for (; ts_system_registry[n] && n < 64; n++)
+        names[n] = ts_system_registry[n]->name;
+    char buf[1024];
+    list_names(buf, sizeof buf, names, n);
+    return cli_usage_error(cmd, "unknown system '%s' (valid: %s)", name, buf);
+}
+
+int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type **out, int max,
+                      int *count)
+{
+    *count = 0;
+    if (!list)
+        return cli_usage_error(cmd, "--stepper is required");
+    if (strcmp(list, "all") == 0) {
+        for (size_t i = 0; ts_stepper_registry[i] && *count < max; i++)
+            out[(*count)++] = ts_stepper_registry[i];
+        return 0;
+    }
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        const ts_stepper_type *t = ts_stepper_find(tok);
+        if (!t) {
+            const char *names[64];
+            size_t n = 0;
+            for (; ts_stepper_registry[n] && n < 64; n++)
+                names[n] = ts_stepper_registry[n]->name;
+            char valid[1024];
+            list_names(valid, sizeof valid, names, n);
+            return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s, or all)", tok, valid);
+        }
+        if (*count >= max)
+            return cli_usage_error(cmd, "--stepper: more than %d steppers", max);
+        out[(*count)++] = t;
+    }
+    if (*count == 0)
+        return cli_usage_error(cmd, "--stepper: empty list");
+    return 0;
+}
+
+int cli_add_param(const char *cmd, cli_param_list *l, const char *pair)
+{
+    if ((size_t)l->count >= sizeof l->pair / sizeof *l->pair)
+        return cli_usage_error(cmd, "too many --param options");
+    l->pair[l->count++] = pair;
+    return 0;
+}
+
+int cli_apply_params(const char *cmd, const ts_system_type *type, const cli_param_list *l,
+                     ts_params *p)
+{
+    ts_params_init(p, type->params);
+    for (int i = 0; i < l->count; i++)
+        if (ts_params_set_pair(p, l->pair[i]))
+            return cli_usage_error(cmd, "--param %s: %s (system '%s')", l->pair[i],
+                                   ts_error_detail(), type->name);
+    return 0;
+}
+
+int cli_make_system(const char *cmd, const ts_system_type *type, const ts_params *p,
+                    ts_system **out)
+{
+    int s = ts_system_new(type, p, out);
+    if (!s)
+        return 0;
+    if (ts_status_exit_code(s) == CLI_EXIT_USAGE)
+        return cli_usage_error(cmd, "system '%s': %s", type->name, ts_error_detail());
+    return cli_fail(cmd, s);
+}
+
+int cli_open_output(const char *cmd, const char *path, FILE **out)
+{
+    if (!path || strcmp(path, "-") == 0) {
+        *out = stdout;
+        return 0;
+    }
+    *out = fopen(path, "w");
+    if (!*out) {
+        fprintf(stderr, "tstep %s: --out: cannot write '%s': %s\n", cmd, path,
+                strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int cli_close_output(const char *cmd, const char *path, FILE *f)
+{
+    int bad = ferror(f);
+    bad |= f == stdout ? fflush(f) : fclose(f);
+    if (bad) {
+        fprintf(stderr, "tstep %s: error writing '%s'\n", cmd, path ? path : "standard output");
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o)
+{
+    long n;
+    switch (code) {
+    case 1001:
+        return cli_parse_positive(cmd, "newton-tol", arg, &o->newton_tol);
+    case 1002:
+        if (cli_parse_count(cmd, "newton-max", arg, 1, &n))
+            return CLI_EXIT_USAGE;
+        o->newton_max = (int)n;
+        return 0;
+    case 1003:
+        return cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol);
+    case 1004:
+        if (cli_parse_count(cmd, "cg-max", arg, 1, &n))
+            return CLI_EXIT_USAGE;
+        o->cg_max = (int)n;
+        return 0;
+    }
+    return CLI_EXIT_USAGE;
+}

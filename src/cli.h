@@ -1,0 +1,82 @@
+/* Command-line helpers shared by the tstep commands (src/cmd_*.c).  The CLI
+ * is the only part of tstep that parses text or prints for users.  Every
+ * helper that rejects input prints "tstep CMD: ..." naming the bad option or
+ * value and returns exit status 2. */
+#ifndef TSTEP_CLI_H
+#define TSTEP_CLI_H
+
+#include <stdio.h>
+#include "tstep/run.h"
+
+#define CLI_EXIT_USAGE 2
+
+typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV } cli_format;
+
+/* A command: its name, one-line summary, entry point and help printer. */
+typedef struct {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv);
+} cli_command;
+
+/* The command table (src/main.c), NULL-terminated. */
+extern const cli_command cli_commands[];
+
+/* Print "tstep CMD: <message>" and a pointer to --help; returns 2. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Print "tstep CMD: <status message>: <detail>"; returns the exit code. */
+int cli_fail(const char *cmd, int status);
+
+/* Report an unknown or malformed option from getopt_long's '?' return. */
+int cli_bad_option(const char *cmd, int argc, char **argv);
+
+/* Parsers; each returns 0 or prints and returns 2. */
+int cli_parse_real(const char *cmd, const char *opt, const char *text, double *out);
+int cli_parse_positive(const char *cmd, const char *opt, const char *text, double *out);
+int cli_parse_count(const char *cmd, const char *opt, const char *text, long min, long *out);
+int cli_parse_format(const char *cmd, const char *text, cli_format *out);
+
+/* Look up a system by name; an unknown name lists the valid ones. */
+int cli_find_system(const char *cmd, const char *name, const ts_system_type **out);
+
+/* Parse "a,b,c" or "all" into stepper types (at most `max`). */
+int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type **out, int max,
+                      int *count);
+
+/* Collected --param key=value pairs, applied once the system is known. */
+typedef struct {
+    const char *pair[TS_MAX_PARAMS * 2];
+    int count;
+} cli_param_list;
+
+int cli_add_param(const char *cmd, cli_param_list *l, const char *pair);
+int cli_apply_params(const char *cmd, const ts_system_type *type, const cli_param_list *l,
+                     ts_params *p);
+
+/* Create a system; on failure prints and returns the exit code. */
+int cli_make_system(const char *cmd, const ts_system_type *type, const ts_params *p,
+                    ts_system **out);
+
+/* Open --out (NULL or "-" for stdout); prints and returns 2 on failure. */
+int cli_open_output(const char *cmd, const char *path, FILE **out);
+/* Close an output opened by cli_open_output; returns 0 or prints and 2. */
+int cli_close_output(const char *cmd, const char *path, FILE *f);
+
+/* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max. */
+#define CLI_SOLVER_LONGOPTS                                                  \
+    {"newton-tol", required_argument, 0, 1001},                              \
+        {"newton-max", required_argument, 0, 1002},                          \
+        {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}
+int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o);
+#define CLI_SOLVER_HELP                                                                   \
+    "  --newton-tol X  Newton stops when |update|_inf <= X max(1, |v|_inf) (default 1e-8)\n" \
+    "  --newton-max N  Newton iteration cap (default 20)\n"                                \
+    "  --cg-tol X      linear solve: relative residual (default 1e-10)\n"                  \
+    "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"
+
+#endif

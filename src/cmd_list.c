@@ -1,0 +1,44 @@
+/* tstep list: every registered stepper and system, with parameters. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const char *kind_name(ts_param_kind k)
+{
+    return k == TS_PARAM_REAL ? "real" : k == TS_PARAM_INT ? "int" : "text";
+}
+
+int cmd_list(int argc, char **argv)
+{
+    static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h') {
+            printf("Usage: tstep list\n\nPrint every stepper (name, nominal order, kind, "
+                   "summary) and every system\n(name, summary, parameters with kind, "
+                   "default and meaning).\n");
+            return 0;
+        }
+        return cli_bad_option("list", argc, argv);
+    }
+    if (optind < argc)
+        return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+    printf("Steppers:\n");
+    for (size_t i = 0; ts_stepper_registry[i]; i++) {
+        const ts_stepper_type *t = ts_stepper_registry[i];
+        printf("  %-22s order %d  %-8s  %s\n", t->name, t->order,
+               t->flags & TS_IMPLICIT ? "implicit" : "explicit", t->summary);
+    }
+    printf("\nSystems:\n");
+    for (size_t i = 0; ts_system_registry[i]; i++) {
+        const ts_system_type *s = ts_system_registry[i];
+        printf("  %-12s %s\n", s->name, s->summary);
+        for (const ts_param_def *d = s->params; d && d->name; d++)
+            printf("      %-16s %-4s = %-12s %s\n", d->name, kind_name(d->kind),
+                   *d->def ? d->def : "\"\"", d->summary);
+    }
+    return 0;
+}

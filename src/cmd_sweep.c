@@ -1,0 +1,177 @@
+/* tstep sweep: error at t_end against step size for one or more steppers,
+ * and the observed order of each (least-squares slope of log error against
+ * log dt over the points not excluded; see src/sweep.c for the rules). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+#define MAX_LEVELS 64
+#define MAX_STEPPERS 64
+
+static const char *excluded_name(int e)
+{
+    return e == 1 ? "round-off" : e == 2 ? "unstable" : "";
+}
+
+static void help(void)
+{
+    printf("Usage: tstep sweep --system S --stepper A,B,...|all --dt-min H0 --dt-max H1\n"
+           "                   [--levels L] --t-end T [--param key=value]...\n"
+           "                   [--format dat|csv] [--out FILE]\n"
+           "\n"
+           "For each stepper, run to T with L step sizes spaced geometrically from H1\n"
+           "down to H0, each adjusted to T/round(T/H) so a whole number of steps lands\n"
+           "exactly on T, and record the max-norm error of the state (x and v) at T\n"
+           "against the system's exact solution.\n"
+           "\n"
+           "  --levels L    number of step sizes (default 7, at most 64)\n"
+           CLI_SOLVER_HELP
+           "\n"
+           "Output: csv columns stepper,dt,steps,error,excluded; dat the same columns\n"
+           "under a '#' header, one gnuplot index block (two blank lines apart) per\n"
+           "stepper.  'excluded' is empty, 'round-off' (error within 100*steps*eps of\n"
+           "the solution's size) or 'unstable' (run failed or relative error > 1).\n"
+           "Standard error gets a table of observed orders over the points not excluded.\n"
+           "With --stepper all, steppers the system cannot run (an implicit stepper on a\n"
+           "system without Jacobian products) are skipped with a note.\n");
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"system", required_argument, 0, 's'}, {"stepper", required_argument, 0, 'i'},
+        {"dt-min", required_argument, 0, 'a'}, {"dt-max", required_argument, 0, 'b'},
+        {"levels", required_argument, 0, 'l'}, {"t-end", required_argument, 0, 'T'},
+        {"param", required_argument, 0, 'p'},  {"format", required_argument, 0, 'f'},
+        {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
+        CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
+    const char *cmd = "sweep", *sysname = NULL, *steplist = NULL, *outpath = NULL;
+    double dt_min = 0, dt_max = 0, t_end = 0;
+    long levels = 7;
+    int c;
+    cli_param_list params = {0};
+    cli_format format = CLI_FORMAT_DAT;
+    ts_solver_options sopt = ts_default_solver_options();
+
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 's': sysname = optarg; break;
+        case 'i': steplist = optarg; break;
+        case 'a': bad = cli_parse_positive(cmd, "dt-min", optarg, &dt_min); break;
+        case 'b': bad = cli_parse_positive(cmd, "dt-max", optarg, &dt_max); break;
+        case 'l': bad = cli_parse_count(cmd, "levels", optarg, 1, &levels); break;
+        case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
+        case 'p': bad = cli_add_param(cmd, &params, optarg); break;
+        case 'f': bad = cli_parse_format(cmd, optarg, &format); break;
+        case 'o': outpath = optarg; break;
+        case 'h': help(); return 0;
+        case 1001: case 1002: case 1003: case 1004:
+            bad = cli_solver_option(cmd, c, optarg, &sopt);
+            break;
+        default: return cli_bad_option(cmd, argc, argv);
+        }
+        if (bad)
+            return bad;
+    }
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    const ts_system_type *stype;
+    const ts_stepper_type *types[MAX_STEPPERS];
+    int ntypes;
+    ts_params p;
+    if (cli_find_system(cmd, sysname, &stype) ||
+        cli_find_steppers(cmd, steplist, types, MAX_STEPPERS, &ntypes) ||
+        cli_apply_params(cmd, stype, &params, &p))
+        return CLI_EXIT_USAGE;
+    if (dt_min == 0)
+        return cli_usage_error(cmd, "--dt-min is required");
+    if (dt_max == 0)
+        return cli_usage_error(cmd, "--dt-max is required");
+    if (t_end == 0)
+        return cli_usage_error(cmd, "--t-end is required");
+    if (dt_min > dt_max)
+        return cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", dt_min, dt_max);
+    if (dt_max > t_end)
+        return cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", dt_max, t_end);
+    if (levels > MAX_LEVELS)
+        return cli_usage_error(cmd, "--levels: %ld is more than %d", levels, MAX_LEVELS);
+    if (t_end / dt_min > 1e9)
+        return cli_usage_error(cmd, "--t-end / --dt-min is more than 1e9 steps");
+
+    /* Probe the system once: it must exist with these parameters and have an
+     * exact solution; implicit steppers need its Jacobian. */
+    ts_system *probe;
+    int rc = cli_make_system(cmd, stype, &p, &probe);
+    if (rc)
+        return rc;
+    int has_exact = probe->ops->exact != NULL, has_jac = ts_system_has_jacobian(probe);
+    ts_system_free(probe);
+    if (!has_exact)
+        return cli_usage_error(cmd, "system '%s' has no exact solution to measure error against",
+                               stype->name);
+    int all = strcmp(steplist, "all") == 0;
+    for (int i = 0; i < ntypes; i++)
+        if ((types[i]->flags & TS_NEEDS_JACOBIAN) && !has_jac) {
+            if (!all)
+                return cli_usage_error(cmd, "stepper '%s' needs Jacobian products, which "
+                                            "system '%s' does not provide",
+                                       types[i]->name, stype->name);
+            fprintf(stderr, "tstep sweep: skipping '%s': system '%s' has no Jacobian products\n",
+                    types[i]->name, stype->name);
+            memmove(&types[i], &types[i + 1], (size_t)(ntypes - i - 1) * sizeof *types);
+            ntypes--, i--;
+        }
+
+    FILE *out;
+    if ((rc = cli_open_output(cmd, outpath, &out)))
+        return rc;
+    int csv = format == CLI_FORMAT_CSV;
+    fprintf(out, csv ? "stepper,dt,steps,error,excluded\n"
+                     : "# stepper dt steps error excluded\n");
+    double order[MAX_STEPPERS];
+    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][3];
+    ts_sweep_point pts[MAX_LEVELS];
+    for (int i = 0; i < ntypes; i++) {
+        int s = ts_sweep(stype, &p, types[i], &sopt, dt_min, dt_max, (int)levels, t_end, pts);
+        if (s) {
+            cli_close_output(cmd, outpath, out);
+            return cli_fail(cmd, s);
+        }
+        if (!csv && i > 0)
+            fprintf(out, "\n\n");
+        memset(nexcl[i], 0, sizeof nexcl[i]);
+        for (long k = 0; k < levels; k++) {
+            const ts_sweep_point *q = &pts[k];
+            nexcl[i][q->excluded]++;
+            fprintf(out, csv ? "%s,%.15g,%ld,%.15g,%s\n" : "%s %.15g %ld %.15g %s\n",
+                    types[i]->name, q->dt, q->steps, q->error,
+                    csv ? excluded_name(q->excluded)
+                        : (q->excluded ? excluded_name(q->excluded) : "-"));
+        }
+        order[i] = ts_observed_order(pts, (int)levels, &used[i]);
+    }
+    if ((rc = cli_close_output(cmd, outpath, out)))
+        return rc;
+
+    fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", stype->name, t_end,
+            dt_max, dt_min);
+    fprintf(stderr, "  %-22s %7s %8s %6s  %s\n", "stepper", "nominal", "observed", "points",
+            "excluded");
+    for (int i = 0; i < ntypes; i++) {
+        char obs[16], excl[64] = "-";
+        if (isnan(order[i]))
+            snprintf(obs, sizeof obs, "n/a");
+        else
+            snprintf(obs, sizeof obs, "%.2f", order[i]);
+        if (nexcl[i][1] || nexcl[i][2])
+            snprintf(excl, sizeof excl, "%d round-off, %d unstable", nexcl[i][1], nexcl[i][2]);
+        fprintf(stderr, "  %-22s %7d %8s %6d  %s\n", types[i]->name, types[i]->order, obs,
+                used[i], excl);
+    }
+    return 0;
+}

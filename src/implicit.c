@@ -1,0 +1,194 @@
+/* The Newton driver for backward Euler; see tstep/implicit.h for the
+ * equations.  References: Baraff & Witkin, "Large Steps in Cloth
+ * Simulation", SIGGRAPH 1998, sec. 4-5; Kauppila, "Implementing the implicit
+ * Euler method for mass-spring systems", sec. 2-3. */
+#include <math.h>
+#include <stdlib.h>
+#include "tstep/implicit.h"
+#include "tstep/linalg.h"
+
+typedef struct {
+    ts_solver_options opt;
+    size_t n;
+    double *x0, *v0, *xk, *vk, *w, *dw, *rhs, *f, *diag, *tmp, *kwork;
+    int have_warm; /* w holds the previous step's solution */
+} implicit_scratch;
+
+int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    size_t n = sys->n;
+    implicit_scratch *s = calloc(1, sizeof *s);
+    double *block = calloc(18 * n + 1, sizeof *block);
+    if (!s || !block) {
+        free(s);
+        free(block);
+        return ts_error(TS_ERR_NOMEM, "implicit solver scratch");
+    }
+    s->opt = *opt;
+    s->n = n;
+    double **vecs[] = {&s->x0, &s->v0, &s->xk, &s->vk, &s->w, &s->dw,
+                       &s->rhs, &s->f, &s->diag, &s->tmp};
+    for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
+        *vecs[i] = block + i * n;
+    s->kwork = block + 10 * n; /* 8n for BiCGSTAB */
+    *scratch = s;
+    return TS_OK;
+}
+
+void ts_implicit_free(void *scratch)
+{
+    implicit_scratch *s = scratch;
+    if (!s)
+        return;
+    free(s->x0); /* the block */
+    free(s);
+}
+
+const ts_solver_options *ts_implicit_options(const void *scratch)
+{
+    return &((const implicit_scratch *)scratch)->opt;
+}
+
+typedef struct {
+    ts_system *sys;
+} matvec_ctx;
+
+/* out = (M - J) u with J = alpha df/dx + beta df/dv at the linearization */
+static int system_matvec(void *ctx, const double *u, double *out)
+{
+    ts_system *sys = ((matvec_ctx *)ctx)->sys;
+    int s = ts_system_jacobian_mul(sys, u, out);
+    if (s)
+        return s;
+    for (size_t i = 0; i < sys->n; i++)
+        out[i] = sys->mass[i] * u[i] - out[i];
+    return TS_OK;
+}
+
+/* Linearize at (x, v) and solve (M - J) sol = rhs, sol holding the start. */
+static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
+                        const double *v, double alpha, double beta, double *sol,
+                        ts_step_stats *stats)
+{
+    size_t n = s->n;
+    int st = ts_system_linearize(sys, t, x, v, alpha, beta);
+    if (st)
+        return st;
+    if (sys->ops->jacobian_diag) {
+        if ((st = sys->ops->jacobian_diag(sys, s->diag)))
+            return st;
+        for (size_t i = 0; i < n; i++) {
+            s->diag[i] = sys->mass[i] - s->diag[i];
+            if (!(s->diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
+                s->diag[i] = sys->mass[i];
+        }
+    } else {
+        ts_vec_copy(n, sys->mass, s->diag);
+    }
+    ts_krylov k = {.tol = s->opt.cg_tol, .max_iter = s->opt.cg_max, .diag = s->diag,
+                   .mask = sys->pinned, .work = s->kwork};
+    matvec_ctx ctx = {sys};
+    int iters = 0;
+    st = sys->jacobian_symmetric ? ts_cg_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters)
+                                 : ts_bicgstab_solve(n, system_matvec, &ctx, s->rhs, sol, &k,
+                                                     &iters);
+    stats->linear_iters += iters;
+    return st;
+}
+
+/* The iterate from the unknown w: order 2 (xk, vk) = (x0 + h (v0 + w), v0 + w),
+ * order 1 xk = x0 + w.  Pinned positions stay at x0. */
+static void iterate_state(implicit_scratch *s, const ts_system *sys, double h)
+{
+    size_t n = s->n;
+    if (sys->order == 2) {
+        for (size_t i = 0; i < n; i++) {
+            s->vk[i] = s->v0[i] + s->w[i];
+            s->xk[i] = s->x0[i] + h * s->vk[i];
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            s->xk[i] = s->x0[i] + s->w[i];
+    }
+    if (sys->pinned)
+        for (size_t i = 0; i < n; i++)
+            if (sys->pinned[i])
+                s->xk[i] = s->x0[i];
+}
+
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int max_newton,
+                           ts_step_stats *stats)
+{
+    implicit_scratch *s = scratch;
+    size_t n = s->n;
+    int order2 = sys->order == 2;
+    double alpha = order2 ? h * h : h, beta = order2 ? h : 0.0;
+    double *vk = order2 ? s->vk : NULL, *v0 = order2 ? s->v0 : NULL;
+    int st;
+
+    ts_vec_copy(n, sys->x, s->x0);
+    if (order2)
+        ts_vec_copy(n, sys->v, s->v0);
+    if (!s->have_warm)
+        ts_vec_zero(n, s->w);
+
+    /* First iterate.  Order 2: rhs = h f0 + h^2 df/dx v0 at (x0, v0, t);
+     * order 1: rhs = h f(x0, t + h). */
+    if ((st = ts_system_forces(sys, order2 ? t : t + h, s->x0, v0, s->f)))
+        return st;
+    ts_vec_copy(n, s->f, s->rhs);
+    ts_vec_scale(n, h, s->rhs);
+    if (order2) {
+        if ((st = ts_system_dfdx_mul(sys, t, s->x0, s->v0, s->v0, s->tmp)))
+            return st;
+        ts_vec_axpy(n, h * h, s->tmp, s->rhs);
+    }
+    ts_system_filter(sys, s->rhs);
+    double rhs1 = ts_vec_norm2(n, s->rhs);
+    st = linear_solve(s, sys, t, s->x0, v0, alpha, beta, s->w, stats);
+    stats->newton_iters = 1;
+    if (st) {
+        s->have_warm = 0;
+        return st;
+    }
+
+    int converged = max_newton <= 1;
+    for (int it = 2; !converged && it <= max_newton; it++) {
+        iterate_state(s, sys, h);
+        if ((st = ts_system_forces(sys, t + h, s->xk, vk, s->f)))
+            return st;
+        /* rhs = h f(xk, vk) - M w: the residual of the implicit equation */
+        for (size_t i = 0; i < n; i++)
+            s->rhs[i] = h * s->f[i] - sys->mass[i] * s->w[i];
+        ts_system_filter(sys, s->rhs);
+        if (ts_vec_norm2(n, s->rhs) <= s->opt.cg_tol * rhs1) {
+            converged = 1; /* residual already at linear-solver accuracy */
+            break;
+        }
+        stats->newton_iters = it;
+        ts_vec_zero(n, s->dw);
+        st = linear_solve(s, sys, t + h, s->xk, vk, alpha, beta, s->dw, stats);
+        if (st) {
+            s->have_warm = 0;
+            return st;
+        }
+        ts_vec_axpy(n, 1.0, s->dw, s->w);
+        iterate_state(s, sys, h);
+        double scale = fmax(1.0, ts_vec_norm_inf(n, order2 ? s->vk : s->xk));
+        if (ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale)
+            converged = 1;
+        if (!ts_vec_all_finite(n, s->w))
+            break;
+    }
+    if (!converged) {
+        s->have_warm = 0;
+        return ts_error(TS_ERR_NEWTON, "Newton did not converge in %d iterations (tol %g)",
+                        max_newton, s->opt.newton_tol);
+    }
+    iterate_state(s, sys, h);
+    ts_vec_copy(n, s->xk, sys->x);
+    if (order2)
+        ts_vec_copy(n, s->vk, sys->v);
+    s->have_warm = 1; /* the next step starts its first solve from this w */
+    return TS_OK;
+}

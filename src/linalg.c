@@ -1,0 +1,232 @@
+/* Vector helpers and the matrix-free Krylov solvers.
+ *
+ * CG: Hestenes & Stiefel 1952, preconditioned as in Shewchuk, "An
+ * Introduction to the Conjugate Gradient Method Without the Agonizing Pain"
+ * (1994), B3, with Baraff & Witkin's filter (1998, sec. 5.3): the residual,
+ * search directions and solution are projected so filtered entries stay 0.
+ * BiCGSTAB: van der Vorst, SIAM J. Sci. Stat. Comput. 13 (1992), right
+ * preconditioned, same filter. */
+#include <math.h>
+#include <string.h>
+#include "tstep/linalg.h"
+#include "tstep/status.h"
+
+void ts_vec_zero(size_t n, double *x) { memset(x, 0, n * sizeof *x); }
+
+void ts_vec_copy(size_t n, const double *x, double *y)
+{
+    if (x != y)
+        memmove(y, x, n * sizeof *x);
+}
+
+void ts_vec_scale(size_t n, double a, double *x)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] *= a;
+}
+
+void ts_vec_axpy(size_t n, double a, const double *x, double *y)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
+{
+    for (size_t i = 0; i < n; i++)
+        y[i] = a * x[i] + b * y[i];
+}
+
+double ts_vec_dot(size_t n, const double *x, const double *y)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i] * y[i];
+    return s;
+}
+
+double ts_vec_norm2(size_t n, const double *x) { return sqrt(ts_vec_dot(n, x, x)); }
+
+double ts_vec_norm_inf(size_t n, const double *x)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(x[i]) > m || x[i] != x[i])
+            m = x[i] != x[i] ? NAN : fabs(x[i]);
+    return m;
+}
+
+double ts_vec_dist_inf(size_t n, const double *x, const double *y)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(x[i] - y[i]);
+        if (d > m || d != d)
+            m = d;
+    }
+    return m;
+}
+
+int ts_vec_all_finite(size_t n, const double *x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return 0;
+    return 1;
+}
+
+static void filter(size_t n, const unsigned char *mask, double *x)
+{
+    if (mask)
+        for (size_t i = 0; i < n; i++)
+            if (mask[i])
+                x[i] = 0.0;
+}
+
+/* z = P^-1 r, filtered */
+static void precondition(size_t n, const ts_krylov *k, const double *r, double *z)
+{
+    for (size_t i = 0; i < n; i++)
+        z[i] = k->diag ? r[i] / k->diag[i] : r[i];
+    filter(n, k->mask, z);
+}
+
+/* r = S (b - A x) */
+static int residual(size_t n, ts_matvec_fn A, void *ctx, const double *b, const double *x,
+                    const ts_krylov *k, double *r)
+{
+    int s = A(ctx, x, r);
+    if (s)
+        return s;
+    ts_vec_axpby(n, 1.0, b, -1.0, r);
+    filter(n, k->mask, r);
+    return TS_OK;
+}
+
+static double filtered_norm(size_t n, const double *b, const unsigned char *mask)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!mask || !mask[i])
+            s += b[i] * b[i];
+    return sqrt(s);
+}
+
+int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
+                const ts_krylov *k, int *iters)
+{
+    double *r = k->work, *z = r + n, *p = z + n, *q = p + n;
+    double bnorm = filtered_norm(n, b, k->mask);
+    int s;
+    *iters = 0;
+    filter(n, k->mask, x);
+    if (bnorm == 0.0) {
+        ts_vec_zero(n, x);
+        return TS_OK;
+    }
+    if ((s = residual(n, A, ctx, b, x, k, r)))
+        return s;
+    if (ts_vec_norm2(n, r) <= k->tol * bnorm)
+        return TS_OK;
+    precondition(n, k, r, z);
+    ts_vec_copy(n, z, p);
+    double rz = ts_vec_dot(n, r, z);
+    for (int it = 1; it <= k->max_iter; it++) {
+        *iters = it;
+        if ((s = A(ctx, p, q)))
+            return s;
+        filter(n, k->mask, q);
+        double pq = ts_vec_dot(n, p, q);
+        if (!(pq > 0.0))
+            return ts_error(TS_ERR_LINEAR,
+                            "CG: matrix not positive definite (p.Ap = %g at iteration %d)", pq,
+                            it);
+        double alpha = rz / pq;
+        ts_vec_axpy(n, alpha, p, x);
+        ts_vec_axpy(n, -alpha, q, r);
+        double rnorm = ts_vec_norm2(n, r);
+        if (!isfinite(rnorm))
+            return ts_error(TS_ERR_LINEAR, "CG: non-finite residual at iteration %d", it);
+        if (rnorm <= k->tol * bnorm)
+            return TS_OK;
+        precondition(n, k, r, z);
+        double rz_new = ts_vec_dot(n, r, z);
+        ts_vec_axpby(n, 1.0, z, rz_new / rz, p);
+        rz = rz_new;
+    }
+    return ts_error(TS_ERR_LINEAR, "CG: relative residual above %g after %d iterations",
+                    k->tol, k->max_iter);
+}
+
+int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
+                      const ts_krylov *k, int *iters)
+{
+    double *r = k->work, *rhat = r + n, *p = rhat + n, *v = p + n, *sv = v + n, *t = sv + n,
+           *phat = t + n, *shat = phat + n;
+    double bnorm = filtered_norm(n, b, k->mask);
+    double rho = 1.0, alpha = 1.0, omega = 1.0;
+    int s;
+    *iters = 0;
+    filter(n, k->mask, x);
+    if (bnorm == 0.0) {
+        ts_vec_zero(n, x);
+        return TS_OK;
+    }
+    if ((s = residual(n, A, ctx, b, x, k, r)))
+        return s;
+    if (ts_vec_norm2(n, r) <= k->tol * bnorm)
+        return TS_OK;
+    ts_vec_copy(n, r, rhat);
+    ts_vec_zero(n, p);
+    ts_vec_zero(n, v);
+    for (int it = 1; it <= k->max_iter; it++) {
+        *iters = it;
+        double rho_new = ts_vec_dot(n, rhat, r);
+        if (rho_new == 0.0 || !isfinite(rho_new))
+            return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rho = 0) at iteration %d", it);
+        if (it == 1) {
+            ts_vec_copy(n, r, p);
+        } else {
+            double beta = (rho_new / rho) * (alpha / omega);
+            /* p = r + beta (p - omega v) */
+            ts_vec_axpy(n, -omega, v, p);
+            ts_vec_axpby(n, 1.0, r, beta, p);
+        }
+        precondition(n, k, p, phat);
+        if ((s = A(ctx, phat, v)))
+            return s;
+        filter(n, k->mask, v);
+        double rv = ts_vec_dot(n, rhat, v);
+        if (rv == 0.0)
+            return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rhat.v = 0) at iteration %d",
+                            it);
+        alpha = rho_new / rv;
+        ts_vec_copy(n, r, sv);
+        ts_vec_axpy(n, -alpha, v, sv);
+        if (ts_vec_norm2(n, sv) <= k->tol * bnorm) {
+            ts_vec_axpy(n, alpha, phat, x);
+            return TS_OK;
+        }
+        precondition(n, k, sv, shat);
+        if ((s = A(ctx, shat, t)))
+            return s;
+        filter(n, k->mask, t);
+        double tt = ts_vec_dot(n, t, t);
+        omega = tt > 0.0 ? ts_vec_dot(n, t, sv) / tt : 0.0;
+        ts_vec_axpy(n, alpha, phat, x);
+        ts_vec_axpy(n, omega, shat, x);
+        ts_vec_copy(n, sv, r);
+        ts_vec_axpy(n, -omega, t, r);
+        double rnorm = ts_vec_norm2(n, r);
+        if (!isfinite(rnorm))
+            return ts_error(TS_ERR_LINEAR, "BiCGSTAB: non-finite residual at iteration %d", it);
+        if (rnorm <= k->tol * bnorm)
+            return TS_OK;
+        if (omega == 0.0)
+            return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (omega = 0) at iteration %d",
+                            it);
+        rho = rho_new;
+    }
+    return ts_error(TS_ERR_LINEAR, "BiCGSTAB: relative residual above %g after %d iterations",
+                    k->tol, k->max_iter);
+}

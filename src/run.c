@@ -1,0 +1,114 @@
+/* The run loop: fixed steps (or strain-rule adaptive sub-steps), an observer
+ * on the initial state, every `every` steps and the last one, and the
+ * divergence test of tstep/run.h.
+ *
+ * Adaptive stepping (Provot 1995's 10 % rule used as a step-size control, as
+ * in Kauppila sec. 4.3): after a sub-step, if any spring's length changed by
+ * more than strain_limit (relative), restore and halve; after two accepted
+ * sub-steps in a row, double back toward the requested dt.  A sub-step whose
+ * solver fails is also halved.  Sub-steps always land exactly on the
+ * requested step boundaries, so output times do not depend on adaptivity. */
+#include <math.h>
+#include "tstep/linalg.h"
+#include "tstep/run.h"
+
+ts_run_options ts_default_run_options(void)
+{
+    return (ts_run_options){.dt = 0.01, .steps = 100, .every = 1, .adaptive = 0,
+                            .strain_limit = 0.1};
+}
+
+long ts_steps_for(double t_end, double dt)
+{
+    double s = round(t_end / dt);
+    return s < 1.0 ? 1 : (long)s;
+}
+
+static double state_norm(const ts_system *sys)
+{
+    double m = ts_vec_norm_inf(sys->n, sys->x);
+    if (sys->order == 2)
+        m = fmax(m, ts_vec_norm_inf(sys->n, sys->v));
+    return m;
+}
+
+typedef struct {
+    double h;      /* current sub-step */
+    int streak;    /* accepted sub-steps since the last change of h */
+} adaptive_state;
+
+#define TS_MIN_SUBSTEP_FRACTION (1.0 / 1048576.0) /* 2^-20 of dt */
+
+/* Advance from t to t + dt by sub-steps controlled by the strain rule. */
+static int adaptive_advance(ts_system *sys, ts_stepper *st, double t, double dt,
+                            double limit, adaptive_state *a)
+{
+    double end = t + dt, now = t;
+    while (end - now > 1e-12 * dt) {
+        double h = fmin(a->h, end - now);
+        int s = ts_stepper_step(st, sys, now, h);
+        int reject = s == TS_ERR_NEWTON || s == TS_ERR_LINEAR || s == TS_ERR_DIVERGED;
+        if (s && !reject)
+            return s;
+        if (!s && sys->ops->max_strain_change(sys, st->backup_, sys->x) > limit) {
+            ts_system_set_y(sys, st->backup_);
+            st->total.accepted--, st->total.rejected++;
+            reject = 1;
+        }
+        if (reject) {
+            a->h = 0.5 * h;
+            a->streak = 0;
+            if (a->h < TS_MIN_SUBSTEP_FRACTION * dt)
+                return ts_error(TS_ERR_REJECTED,
+                                "adaptive step fell below dt/2^20 at t = %g (strain rule or "
+                                "solver failure)",
+                                now);
+            continue;
+        }
+        now += h;
+        if (++a->streak >= 2 && a->h < dt) {
+            a->h = fmin(2.0 * a->h, dt);
+            a->streak = 0;
+        }
+    }
+    return TS_OK;
+}
+
+int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observer_fn observe,
+           void *ctx, ts_run_result *res)
+{
+    ts_run_result local;
+    if (!res)
+        res = &local;
+    *res = (ts_run_result){0};
+    if (opt->adaptive && !sys->ops->max_strain_change)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "adaptive stepping needs springs; system '%s' has none",
+                        sys->type ? sys->type->name : "?");
+    double limit = TS_DIVERGENCE_FACTOR * fmax(1.0, state_norm(sys));
+    adaptive_state a = {opt->dt, 0};
+    int s = observe ? observe(ctx, sys, st, 0, 0.0) : TS_OK;
+    if (s)
+        return s;
+    for (long k = 1; k <= opt->steps; k++) {
+        double t = (double)(k - 1) * opt->dt;
+        s = opt->adaptive ? adaptive_advance(sys, st, t, opt->dt, opt->strain_limit, &a)
+                          : ts_stepper_step(st, sys, t, opt->dt);
+        if (!s && !(state_norm(sys) <= limit)) {
+            if (!opt->adaptive)
+                ts_system_set_y(sys, st->backup_);
+            s = ts_error(TS_ERR_DIVERGED, "|state| exceeded %g", limit);
+        }
+        if (s) {
+            res->failed_step = k;
+            res->failed_time = t;
+            return s;
+        }
+        res->steps_done = k;
+        res->t = (double)k * opt->dt;
+        if (observe && (k % opt->every == 0 || k == opt->steps))
+            if ((s = observe(ctx, sys, st, k, res->t)))
+                return s;
+    }
+    return TS_OK;
+}

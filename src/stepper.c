@@ -1,0 +1,92 @@
+/* The stepper instance: allocation against a system and the step wrapper
+ * that every stepper goes through (statistics, restore on failure, the
+ * system's post-step projection). */
+#include <stdlib.h>
+#include <string.h>
+#include "tstep/linalg.h"
+#include "tstep/stepper.h"
+
+ts_solver_options ts_default_solver_options(void)
+{
+    return (ts_solver_options){.newton_tol = 1e-8, .newton_max = 20, .cg_tol = 1e-10,
+                               .cg_max = 0};
+}
+
+int ts_scratch_vectors(const ts_system *sys, int nvec, void **scratch)
+{
+    *scratch = calloc((size_t)nvec * ts_system_ydim(sys), sizeof(double));
+    return *scratch ? TS_OK : ts_error(TS_ERR_NOMEM, "stepper scratch");
+}
+
+int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
+                   const ts_solver_options *opt, ts_stepper **out)
+{
+    *out = NULL;
+    if ((type->flags & TS_NEEDS_JACOBIAN) && !ts_system_has_jacobian(sys))
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "stepper '%s' needs Jacobian products, which system '%s' does not provide",
+                        type->name, sys->type ? sys->type->name : "?");
+    ts_stepper *st = calloc(1, sizeof *st);
+    if (!st)
+        return ts_error(TS_ERR_NOMEM, "stepper");
+    st->type = type;
+    st->opt = opt ? *opt : ts_default_solver_options();
+    if (st->opt.cg_max <= 0)
+        st->opt.cg_max = (int)(2 * ts_system_ydim(sys) + 20);
+    st->backup_ = malloc(ts_system_ydim(sys) * sizeof *st->backup_);
+    if (!st->backup_)
+        goto fail;
+    int s = type->alloc(sys, &st->opt, &st->scratch);
+    if (s) {
+        free(st->backup_);
+        free(st);
+        return s;
+    }
+    *out = st;
+    return TS_OK;
+fail:
+    free(st);
+    return ts_error(TS_ERR_NOMEM, "stepper");
+}
+
+void ts_stepper_free(ts_stepper *st)
+{
+    if (!st)
+        return;
+    st->type->free(st->scratch);
+    free(st->backup_);
+    free(st);
+}
+
+void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b)
+{
+    a->force_evals += b->force_evals;
+    a->jacobian_products += b->jacobian_products;
+    a->newton_iters += b->newton_iters;
+    a->linear_iters += b->linear_iters;
+    a->accepted += b->accepted;
+    a->rejected += b->rejected;
+}
+
+int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
+{
+    long f0 = sys->force_evals, j0 = sys->jacobian_products;
+    memset(&st->last, 0, sizeof st->last);
+    ts_system_get_y(sys, st->backup_);
+    int s = st->type->step(st->scratch, sys, t, h, &st->last);
+    if (!s && !(ts_vec_all_finite(sys->n, sys->x) &&
+                (sys->order == 1 || ts_vec_all_finite(sys->n, sys->v))))
+        s = ts_error(TS_ERR_DIVERGED, "non-finite state after the step");
+    if (!s && sys->ops->post_step)
+        s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
+    if (s) {
+        ts_system_set_y(sys, st->backup_);
+        st->last.rejected = 1;
+    } else {
+        st->last.accepted = 1;
+    }
+    st->last.force_evals = sys->force_evals - f0;
+    st->last.jacobian_products = sys->jacobian_products - j0;
+    ts_step_stats_add(&st->total, &st->last);
+    return s;
+}

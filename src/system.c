@@ -1,0 +1,202 @@
+/* The ParticleSystem base: allocation, the counted force call, Jacobian
+ * products (with the generic linearize fallback) and the first-order view
+ * Y' = F(t, Y), Y = [x; v], F = [v; M^-1 f] (order 2) or F = M^-1 f (order 1). */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tstep/linalg.h"
+#include "tstep/system.h"
+
+int ts_system_init(ts_system *sys, const ts_system_ops *ops, const ts_system_type *type,
+                   int order, size_t n)
+{
+    assert(order == 1 || order == 2);
+    assert(ops && ops->forces && ops->destroy);
+    sys->ops = ops;
+    sys->type = type;
+    sys->order = order;
+    sys->n = n;
+    sys->jacobian_symmetric = 1;
+    sys->x = calloc(n, sizeof *sys->x);
+    sys->v = order == 2 ? calloc(n, sizeof *sys->v) : NULL;
+    sys->mass = malloc(n * sizeof *sys->mass);
+    sys->work_ = calloc(2 * n, sizeof *sys->work_);
+    if (!sys->x || (order == 2 && !sys->v) || !sys->mass || !sys->work_) {
+        ts_system_release(sys);
+        return ts_error(TS_ERR_NOMEM, "system of %zu degrees of freedom", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        sys->mass[i] = 1.0;
+    return TS_OK;
+}
+
+int ts_system_alloc_pins(ts_system *sys)
+{
+    if (!sys->pinned)
+        sys->pinned = calloc(sys->n, 1);
+    return sys->pinned ? TS_OK : TS_ERR_NOMEM;
+}
+
+void ts_system_release(ts_system *sys)
+{
+    free(sys->x);
+    free(sys->v);
+    free(sys->mass);
+    free(sys->pinned);
+    free(sys->work_);
+    sys->x = sys->v = sys->mass = sys->work_ = NULL;
+    sys->pinned = NULL;
+}
+
+int ts_system_new(const ts_system_type *type, const ts_params *p, ts_system **out)
+{
+    ts_params defaults;
+    *out = NULL;
+    if (!p) {
+        ts_params_init(&defaults, type->params);
+        p = &defaults;
+    }
+    ts_error_clear();
+    return type->create(p, out);
+}
+
+void ts_system_free(ts_system *sys)
+{
+    if (sys)
+        sys->ops->destroy(sys);
+}
+
+int ts_system_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
+{
+    sys->force_evals++;
+    return sys->ops->forces(sys, t, x, v, f);
+}
+
+int ts_system_has_jacobian(const ts_system *sys)
+{
+    const ts_system_ops *o = sys->ops;
+    if (o->linearize && o->jacobian_mul)
+        return 1;
+    return o->dfdx_mul && (sys->order == 1 || o->dfdv_mul);
+}
+
+int ts_system_dfdx_mul(ts_system *sys, double t, const double *x, const double *v,
+                       const double *u, double *out)
+{
+    if (!sys->ops->dfdx_mul)
+        return ts_error(TS_ERR_UNSUPPORTED, "system '%s' has no df/dx product",
+                        sys->type ? sys->type->name : "?");
+    return sys->ops->dfdx_mul(sys, t, x, v, u, out);
+}
+
+int ts_system_dfdv_mul(ts_system *sys, double t, const double *x, const double *v,
+                       const double *u, double *out)
+{
+    if (sys->order == 1) {
+        ts_vec_zero(sys->n, out);
+        return TS_OK;
+    }
+    if (!sys->ops->dfdv_mul)
+        return ts_error(TS_ERR_UNSUPPORTED, "system '%s' has no df/dv product",
+                        sys->type ? sys->type->name : "?");
+    return sys->ops->dfdv_mul(sys, t, x, v, u, out);
+}
+
+int ts_system_linearize(ts_system *sys, double t, const double *x, const double *v,
+                        double alpha, double beta)
+{
+    sys->lin_t_ = t;
+    sys->lin_x_ = x;
+    sys->lin_v_ = v;
+    sys->lin_alpha_ = alpha;
+    sys->lin_beta_ = beta;
+    if (sys->ops->linearize && sys->ops->jacobian_mul)
+        return sys->ops->linearize(sys, t, x, v, alpha, beta);
+    return ts_system_has_jacobian(sys)
+               ? TS_OK
+               : ts_error(TS_ERR_UNSUPPORTED, "system '%s' has no Jacobian products",
+                          sys->type ? sys->type->name : "?");
+}
+
+int ts_system_jacobian_mul(ts_system *sys, const double *u, double *out)
+{
+    sys->jacobian_products++;
+    if (sys->ops->linearize && sys->ops->jacobian_mul)
+        return sys->ops->jacobian_mul(sys, u, out);
+    /* out = alpha dfdx u + beta dfdv u, built from the two products */
+    int s = ts_system_dfdx_mul(sys, sys->lin_t_, sys->lin_x_, sys->lin_v_, u, out);
+    if (s)
+        return s;
+    ts_vec_scale(sys->n, sys->lin_alpha_, out);
+    if (sys->order == 2 && sys->lin_beta_ != 0.0) {
+        double *tmp = sys->work_;
+        s = ts_system_dfdv_mul(sys, sys->lin_t_, sys->lin_x_, sys->lin_v_, u, tmp);
+        if (s)
+            return s;
+        ts_vec_axpy(sys->n, sys->lin_beta_, tmp, out);
+    }
+    return TS_OK;
+}
+
+void ts_system_filter(const ts_system *sys, double *u)
+{
+    if (!sys->pinned)
+        return;
+    for (size_t i = 0; i < sys->n; i++)
+        if (sys->pinned[i])
+            u[i] = 0.0;
+}
+
+int ts_system_energy(ts_system *sys, double t, double *kinetic, double *potential)
+{
+    if (!sys->ops->energy)
+        return TS_ERR_UNSUPPORTED;
+    return sys->ops->energy(sys, t, sys->x, sys->v, kinetic, potential);
+}
+
+size_t ts_system_ydim(const ts_system *sys) { return (size_t)sys->order * sys->n; }
+
+void ts_system_get_y(const ts_system *sys, double *y)
+{
+    memcpy(y, sys->x, sys->n * sizeof *y);
+    if (sys->order == 2)
+        memcpy(y + sys->n, sys->v, sys->n * sizeof *y);
+}
+
+void ts_system_set_y(ts_system *sys, const double *y)
+{
+    memcpy(sys->x, y, sys->n * sizeof *y);
+    if (sys->order == 2)
+        memcpy(sys->v, y + sys->n, sys->n * sizeof *y);
+}
+
+int ts_system_deriv(ts_system *sys, double t, const double *y, double *dy)
+{
+    size_t n = sys->n;
+    assert(dy != y);
+    const double *v = sys->order == 2 ? y + n : NULL;
+    double *a = sys->order == 2 ? dy + n : dy;
+    int s = ts_system_forces(sys, t, y, v, a);
+    if (s)
+        return s;
+    for (size_t i = 0; i < n; i++)
+        a[i] /= sys->mass[i];
+    if (sys->order == 2)
+        memcpy(dy, v, n * sizeof *dy);
+    if (sys->pinned)
+        for (size_t i = 0; i < n; i++)
+            if (sys->pinned[i]) {
+                dy[i] = 0.0;
+                if (sys->order == 2)
+                    dy[n + i] = 0.0;
+            }
+    return TS_OK;
+}
+
+int ts_system_exact_y(ts_system *sys, double t, double *y)
+{
+    if (!sys->ops->exact)
+        return ts_error(TS_ERR_UNSUPPORTED, "system '%s' has no exact solution",
+                        sys->type ? sys->type->name : "?");
+    return sys->ops->exact(sys, t, y, sys->order == 2 ? y + sys->n : NULL);
+}
