@@ -72,8 +72,10 @@ int cli_parse_format(const char *cmd, const char *text, cli_format *out)
         *out = CLI_FORMAT_DAT;
     else if (strcmp(text, "csv") == 0)
         *out = CLI_FORMAT_CSV;
+    else if (strcmp(text, "frames") == 0)
+        *out = CLI_FORMAT_FRAMES;
     else
-        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv", text);
+        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv, frames", text);
     return 0;
 }
 

@@ -10,7 +10,7 @@
 
 #define CLI_EXIT_USAGE 2
 
-typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV } cli_format;
+typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES } cli_format;
 
 /* A command: its name, one-line summary, entry point and help printer. */
 typedef struct {

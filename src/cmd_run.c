@@ -31,9 +31,33 @@ static void put_num(const writer *w, int first, double x)
     put(w, first, buf);
 }
 
+/* frames: one gnuplot index block per output time (blocks two blank lines
+ * apart), a line "x y z" per particle, and for grids a blank line after
+ * every frame_row particles so that splot draws the surface as a mesh. */
+static int write_frame(const writer *w, const ts_system *sys, long step, double t)
+{
+    if (step > 0)
+        fputs("\n\n", w->out);
+    fprintf(w->out, "# t = %.15g step %ld\n", t, step);
+    size_t np = sys->n / sys->dim;
+    for (size_t i = 0; i < np; i++) {
+        for (size_t d = 0; d < sys->dim; d++)
+            fprintf(w->out, d ? " %.10g" : "%.10g", sys->x[i * sys->dim + d]);
+        fputc('\n', w->out);
+        if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
+            fputc('\n', w->out);
+    }
+    return ferror(w->out) ? ts_error(TS_ERR_IO, "writing the frames") : TS_OK;
+}
+
 static void write_header(const writer *w, const ts_system *sys)
 {
     char name[32];
+    if (w->format == CLI_FORMAT_FRAMES) {
+        fprintf(w->out, "# %s: %zu particles, one block per frame: x y z per particle\n",
+                sys->type ? sys->type->name : "system", sys->n / sys->dim);
+        return;
+    }
     if (w->format == CLI_FORMAT_DAT)
         fputs("# ", w->out);
     put(w, 1, "t");
@@ -62,7 +86,8 @@ static void write_header(const writer *w, const ts_system *sys)
 static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step, double t)
 {
     const writer *w = ctx;
-    (void)step;
+    if (w->format == CLI_FORMAT_FRAMES)
+        return write_frame(w, sys, step, t);
     put_num(w, 1, t);
     for (size_t i = 0; i < sys->n; i++)
         put_num(w, 0, sys->x[i]);
@@ -91,7 +116,7 @@ static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
-           "                 [--format dat|csv] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--format dat|csv|frames] [--stats] [--adaptive [--strain-limit X]]\n"
            "\n"
            "Integrate system S with stepper I from t = 0 and write the trajectory.\n"
            "\n"
@@ -105,6 +130,9 @@ static void help(void)
            "  --every N         write every N-th step (default 1; the last step always)\n"
            "  --format dat|csv  dat: space-separated under a '#' header (default);\n"
            "                    csv: comma-separated with a header row\n"
+           "  --format frames   particle systems: one gnuplot index block per output time\n"
+           "                    ('# t = T step K', then 'x y z' per particle; grids have a\n"
+           "                    blank line after each row so splot draws a mesh)\n"
            "  --stats           add the last step's force_evals, newton_iters, linear_iters\n"
            "                    columns, and print totals on standard error\n"
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
@@ -204,6 +232,11 @@ int cmd_run(int argc, char **argv)
     }
     if (ropt.adaptive && !sys->ops->max_strain_change) {
         rc = cli_usage_error(cmd, "--adaptive needs a system with springs; '%s' has none",
+                             stype->name);
+        goto done;
+    }
+    if (w.format == CLI_FORMAT_FRAMES && sys->dim == 0) {
+        rc = cli_usage_error(cmd, "--format frames needs a particle system; '%s' is not one",
                              stype->name);
         goto done;
     }

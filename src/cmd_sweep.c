@@ -67,7 +67,11 @@ int cmd_sweep(int argc, char **argv)
         case 'l': bad = cli_parse_count(cmd, "levels", optarg, 1, &levels); break;
         case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
         case 'p': bad = cli_add_param(cmd, &params, optarg); break;
-        case 'f': bad = cli_parse_format(cmd, optarg, &format); break;
+        case 'f':
+            bad = cli_parse_format(cmd, optarg, &format);
+            if (!bad && format == CLI_FORMAT_FRAMES)
+                bad = cli_usage_error(cmd, "--format: sweep writes dat or csv, not frames");
+            break;
         case 'o': outpath = optarg; break;
         case 'h': help(); return 0;
         case 1001: case 1002: case 1003: case 1004:

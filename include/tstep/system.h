@@ -79,6 +79,7 @@ struct ts_system {
     int order;           /* 1 or 2 */
     size_t n;            /* degrees of freedom */
     size_t dim;          /* spatial dimension of a particle (3), or 0 if not a particle system */
+    size_t frame_row;    /* particles per grid row for frame output (0: one polyline) */
     double *x, *v;       /* the stored state; v is NULL for order 1 */
     double *mass;        /* diagonal of M, n entries, all > 0 */
     unsigned char *pinned; /* n flags, or NULL when nothing is pinned */
