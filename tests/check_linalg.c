@@ -1,0 +1,134 @@
+/* Vector helpers and the Krylov solvers against small exact systems. */
+#include <math.h>
+#include "tests.h"
+#include "tstep/linalg.h"
+#include "tstep/status.h"
+
+/* A = tridiag(-1, 4, -1) (SPD), or with +0.5 above and -0.5 below (not symmetric). */
+typedef struct {
+    size_t n;
+    double skew;
+} tri;
+
+static int tri_mul(void *ctx, const double *u, double *out)
+{
+    const tri *a = ctx;
+    for (size_t i = 0; i < a->n; i++) {
+        out[i] = 4.0 * u[i];
+        if (i > 0)
+            out[i] += (-1.0 - a->skew) * u[i - 1];
+        if (i + 1 < a->n)
+            out[i] += (-1.0 + a->skew) * u[i + 1];
+    }
+    return TS_OK;
+}
+
+static void check_solver(double skew, int use_cg)
+{
+    enum { N = 40 };
+    tri a = {N, skew};
+    double xs[N], b[N], x[N], diag[N], work[8 * N], r[N];
+    for (size_t i = 0; i < N; i++)
+        xs[i] = sin(0.3 * (double)i) + 0.1 * (double)i, x[i] = 0.0, diag[i] = 4.0;
+    tri_mul(&a, xs, b);
+    ts_krylov k = {.tol = 1e-12, .max_iter = 200, .diag = diag, .work = work};
+    int iters;
+    int s = use_cg ? ts_cg_solve(N, tri_mul, &a, b, x, &k, &iters)
+                   : ts_bicgstab_solve(N, tri_mul, &a, b, x, &k, &iters);
+    ck_assert_int_eq(s, TS_OK);
+    ck_assert_int_gt(iters, 0);
+    ck_assert_double_le(ts_vec_dist_inf(N, x, xs), 1e-10);
+    tri_mul(&a, x, r);
+    ts_vec_axpy(N, -1.0, b, r);
+    ck_assert_double_le(ts_vec_norm2(N, r), 1e-11 * ts_vec_norm2(N, b));
+}
+
+START_TEST(cg_solves_spd) { check_solver(0.0, 1); }
+END_TEST
+
+START_TEST(bicgstab_solves_nonsymmetric) { check_solver(0.5, 0); }
+END_TEST
+
+START_TEST(cg_filter_holds_masked_entries_at_zero)
+{
+    enum { N = 10 };
+    tri a = {N, 0.0};
+    double b[N], x[N], work[5 * N];
+    unsigned char mask[N] = {0};
+    mask[0] = mask[7] = 1;
+    for (size_t i = 0; i < N; i++)
+        b[i] = 1.0, x[i] = 5.0; /* warm start with junk in masked entries */
+    ts_krylov k = {.tol = 1e-12, .max_iter = 100, .mask = mask, .work = work};
+    int iters;
+    ck_assert_int_eq(ts_cg_solve(N, tri_mul, &a, b, x, &k, &iters), TS_OK);
+    ck_assert(x[0] == 0.0 && x[7] == 0.0);
+    /* the free rows satisfy (A x)_i = b_i */
+    double ax[N];
+    tri_mul(&a, x, ax);
+    for (size_t i = 0; i < N; i++)
+        if (!mask[i])
+            ck_assert_double_eq_tol(ax[i], 1.0, 1e-10);
+}
+END_TEST
+
+START_TEST(cg_reports_nonconvergence)
+{
+    enum { N = 40 };
+    tri a = {N, 0.0};
+    double b[N], x[N] = {0}, work[5 * N];
+    for (size_t i = 0; i < N; i++)
+        b[i] = (double)(i % 3);
+    ts_krylov k = {.tol = 1e-14, .max_iter = 3, .work = work};
+    int iters;
+    ck_assert_int_eq(ts_cg_solve(N, tri_mul, &a, b, x, &k, &iters), TS_ERR_LINEAR);
+    ck_assert_int_eq(iters, 3);
+}
+END_TEST
+
+static int neg_mul(void *ctx, const double *u, double *out)
+{
+    int s = tri_mul(ctx, u, out);
+    ts_vec_scale(((tri *)ctx)->n, -1.0, out);
+    return s;
+}
+
+START_TEST(cg_rejects_indefinite)
+{
+    enum { N = 4 };
+    tri a = {N, 0.0};
+    double b[N] = {1, 0, 0, 0}, x[N] = {0}, work[5 * N];
+    ts_krylov k = {.tol = 1e-12, .max_iter = 10, .work = work};
+    int iters;
+    ck_assert_int_eq(ts_cg_solve(N, neg_mul, &a, b, x, &k, &iters), TS_ERR_LINEAR);
+    ck_assert_int_eq(iters, 1);
+}
+END_TEST
+
+START_TEST(vector_helpers)
+{
+    double x[3] = {1, -2, 3}, y[3] = {1, 1, 1};
+    ck_assert_double_eq(ts_vec_dot(3, x, y), 2.0);
+    ck_assert_double_eq(ts_vec_norm_inf(3, x), 3.0);
+    ck_assert_double_eq_tol(ts_vec_norm2(3, x), sqrt(14.0), 1e-15);
+    ts_vec_axpby(3, 2.0, x, -1.0, y); /* y = 2x - y */
+    ck_assert(y[0] == 1.0 && y[1] == -5.0 && y[2] == 5.0);
+    ck_assert_double_eq(ts_vec_dist_inf(3, x, y), 3.0);
+    y[1] = NAN;
+    ck_assert(!ts_vec_all_finite(3, y));
+    ck_assert(isnan(ts_vec_norm_inf(3, y)));
+}
+END_TEST
+
+Suite *linalg_suite(void)
+{
+    Suite *s = suite_create("linalg");
+    TCase *tc = tcase_create("solvers");
+    tcase_add_test(tc, cg_solves_spd);
+    tcase_add_test(tc, bicgstab_solves_nonsymmetric);
+    tcase_add_test(tc, cg_filter_holds_masked_entries_at_zero);
+    tcase_add_test(tc, cg_reports_nonconvergence);
+    tcase_add_test(tc, cg_rejects_indefinite);
+    tcase_add_test(tc, vector_helpers);
+    suite_add_tcase(s, tc);
+    return s;
+}

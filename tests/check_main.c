@@ -1,0 +1,18 @@
+/* The test runner: every suite, one SRunner.  Run from the repository root
+ * (`make test`), since CLI tests call build/tstep. */
+#include <stdlib.h>
+#include "tests.h"
+
+int main(void)
+{
+    Suite *(*const suites[])(void) = {
+        linalg_suite, steppers_suite, systems_suite, cli_suite,
+    };
+    SRunner *sr = srunner_create(NULL);
+    for (size_t i = 0; i < sizeof suites / sizeof *suites; i++)
+        srunner_add_suite(sr, suites[i]());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,15 @@
+/* The Check suites of tstep, one per area; tests/check_main.c runs them all. */
+#ifndef TSTEP_TESTS_H
+#define TSTEP_TESTS_H
+
+#include <check.h>
+
+Suite *linalg_suite(void);
+Suite *steppers_suite(void);
+Suite *systems_suite(void);
+Suite *cli_suite(void);
+
+/* Path of the tstep binary for CLI tests (build/tstep). */
+#define TSTEP_BIN "build/tstep"
+
+#endif
