@@ -4,17 +4,29 @@
  * energy (total) where the system defines it, then with --stats the last
  * step's force_evals, newton_iters, linear_iters (and accepted, rejected
  * sub-steps with --adaptive).  CSV has a header row; dat has the same
- * columns, space-separated, under a '#' header. */
+ * columns, space-separated, under a '#' header.
+ *
+ * --diagnostics FILE writes, at the same output steps, the energies,
+ * momentum and the stepper's cumulative statistics (see help()); --plot
+ * draws the run in the terminal, --live in a gnuplot window as it runs. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_gnuplot.h"
+#include "cli_progress.h"
 
 typedef struct {
     FILE *out;
     cli_format format;
     int stats, adaptive;
+    FILE *diag;     /* --diagnostics, or NULL */
+    int diag_csv;   /* the diagnostics file is CSV (name ends in .csv) */
+    FILE *plot;     /* --plot: rows for the terminal figure, or NULL */
+    cli_live *live; /* --live, or NULL */
+    long steps;     /* steps of the whole run */
+    cli_progress progress;
 } writer;
 
 static void put(const writer *w, int first, const char *text)
@@ -83,9 +95,96 @@ static void write_header(const writer *w, const ts_system *sys)
     fputc('\n', w->out);
 }
 
+/* Diagnostics: t, step, [kinetic, potential, energy], [px, py, pz], then the
+ * stepper's statistics summed from t = 0 to this row. */
+static void write_diag_header(const writer *w, const ts_system *sys)
+{
+    const char *sep = w->diag_csv ? "," : " ";
+    fputs(w->diag_csv ? "t,step" : "# t step", w->diag);
+    if (sys->ops->energy)
+        fprintf(w->diag, "%skinetic%spotential%senergy", sep, sep, sep);
+    if (sys->ops->momentum)
+        fprintf(w->diag, "%spx%spy%spz", sep, sep, sep);
+    fprintf(w->diag, "%sforce_evals%sjacobian_products%snewton_iters%slinear_iters%saccepted%s"
+                     "rejected\n",
+            sep, sep, sep, sep, sep, sep);
+}
+
+static int write_diag_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
+                          double t)
+{
+    const char *sep = w->diag_csv ? "," : " ";
+    fprintf(w->diag, "%.15g%s%ld", t, sep, step);
+    if (sys->ops->energy) {
+        double ke = 0, pe = 0;
+        int s = ts_system_energy(sys, t, &ke, &pe);
+        if (s)
+            return s;
+        fprintf(w->diag, "%s%.15g%s%.15g%s%.15g", sep, ke, sep, pe, sep, ke + pe);
+    }
+    if (sys->ops->momentum) {
+        double p[3] = {0, 0, 0};
+        int s = sys->ops->momentum(sys, sys->x, sys->v, p);
+        if (s)
+            return s;
+        fprintf(w->diag, "%s%.15g%s%.15g%s%.15g", sep, p[0], sep, p[1], sep, p[2]);
+    }
+    const ts_step_stats *c = &st->total;
+    fprintf(w->diag, "%s%ld%s%ld%s%ld%s%ld%s%ld%s%ld\n", sep, c->force_evals, sep,
+            c->jacobian_products, sep, c->newton_iters, sep, c->linear_iters, sep, c->accepted,
+            sep, c->rejected);
+    return ferror(w->diag) ? ts_error(TS_ERR_IO, "writing the diagnostics") : TS_OK;
+}
+
+/* --plot keeps "t energy x0 x1 .. v0 .." (energy NaN where undefined; the
+ * state columns only for systems that are not particle systems). */
+static int keep_plot_row(const writer *w, ts_system *sys, double t)
+{
+    double e = NAN;
+    if (sys->ops->energy) {
+        double ke = 0, pe = 0;
+        int s = ts_system_energy(sys, t, &ke, &pe);
+        if (s)
+            return s;
+        e = ke + pe;
+    }
+    fprintf(w->plot, "%.10g %.10g", t, e);
+    for (size_t i = 0; sys->dim == 0 && i < sys->n; i++)
+        fprintf(w->plot, " %.10g", sys->x[i]);
+    for (size_t i = 0; sys->dim == 0 && sys->order == 2 && i < sys->n; i++)
+        fprintf(w->plot, " %.10g", sys->v[i]);
+    fputc('\n', w->plot);
+    return ferror(w->plot) ? ts_error(TS_ERR_IO, "keeping data for --plot") : TS_OK;
+}
+
+static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
+                          double t);
+
 static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step, double t)
 {
     const writer *w = ctx;
+    int s = TS_OK;
+    if (w->diag && (s = write_diag_row(w, sys, st, step, t)))
+        return s;
+    if (w->plot && (s = keep_plot_row(w, sys, t)))
+        return s;
+    if (w->live && (s = cli_live_frame(w->live, sys, t, step == w->steps)))
+        return s;
+    if (!w->out)
+        return TS_OK;
+    return write_traj_row(w, sys, st, step, t);
+}
+
+static void show_progress(void *ctx, long step, long steps, double t)
+{
+    writer *w = ctx;
+    cli_progress_update(&w->progress, (double)step / (double)steps, "step %ld of %ld, t = %g",
+                        step, steps, t);
+}
+
+static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
+                          double t)
+{
     if (w->format == CLI_FORMAT_FRAMES)
         return write_frame(w, sys, step, t);
     put_num(w, 1, t);
@@ -112,11 +211,62 @@ static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step,
     return ferror(w->out) ? ts_error(TS_ERR_IO, "writing the trajectory") : TS_OK;
 }
 
+/* --plot: the run in the terminal.  Systems that are not particle systems:
+ * the state against t; particle systems: the last frame in 3-D.  Then the
+ * total energy against t where the system defines it. */
+static int draw_plot(const char *cmd, const writer *w, const ts_system *sys,
+                     const char *stepper, double dt)
+{
+    FILE *gp;
+    int rc = cli_gnuplot_dumb(cmd, &gp);
+    if (rc)
+        return rc;
+    cli_gnuplot_datablock(gp, "run", w->plot);
+    char title[256];
+    const char *name = sys->type ? sys->type->name : "system";
+    fputs("set key outside right\n", gp);
+    if (sys->dim == 0) {
+        size_t cols = sys->n * (size_t)sys->order;
+        snprintf(title, sizeof title, "%s, %s, dt = %g: state against t", name, stepper, dt);
+        fputs("set title ", gp);
+        cli_gnuplot_quote(gp, title);
+        fputs("\nset xlabel 't'\nplot", gp);
+        for (size_t i = 0; i < cols && i < 6; i++)
+            fprintf(gp, "%s $run using 1:%zu with lines title '%c%zu'", i ? "," : "", i + 3,
+                    i < sys->n ? 'x' : 'v', i < sys->n ? i : i - sys->n);
+        fputc('\n', gp);
+    } else {
+        fputs("$frame << EOD\n", gp);
+        size_t np = sys->n / sys->dim;
+        for (size_t i = 0; i < np; i++) {
+            for (size_t k = 0; k < 3; k++)
+                fprintf(gp, k ? " %.8g" : "%.8g", k < sys->dim ? sys->x[i * sys->dim + k] : 0.0);
+            fputc('\n', gp);
+            if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
+                fputc('\n', gp);
+        }
+        fputs("EOD\n", gp);
+        snprintf(title, sizeof title, "%s, %s, dt = %g: the last frame", name, stepper, dt);
+        fputs("set title ", gp);
+        cli_gnuplot_quote(gp, title);
+        fputs("\nset view equal xyz\nset key off\nsplot $frame using 1:2:3 with lines\n", gp);
+    }
+    if (sys->ops->energy) {
+        snprintf(title, sizeof title, "%s, %s, dt = %g: total energy against t", name, stepper,
+                 dt);
+        fputs("set title ", gp);
+        cli_gnuplot_quote(gp, title);
+        fputs("\nset xlabel 't'\nset key off\nplot $run using 1:2 with lines\n", gp);
+    }
+    return cli_gnuplot_close(cmd, gp);
+}
+
 static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
            "                 [--format dat|csv|frames] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
            "\n"
            "Integrate system S with stepper I from t = 0 and write the trajectory.\n"
            "\n"
@@ -138,12 +288,34 @@ static void help(void)
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
            "                    when a spring's length changes by more than the limit\n"
            "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n"
+           "  --diagnostics FILE  also write, at every output step, the energies, momentum\n"
+           "                    and the stepper's statistics to FILE (below)\n"
+           "  --plot            draw the run in the terminal with gnuplot (dumb terminal):\n"
+           "                    the state against t, or a particle system's last frame,\n"
+           "                    and the total energy against t where defined\n"
+           "  --live            draw the state in a gnuplot window as the run goes (needs\n"
+           "                    $DISPLAY and a gnuplot with the qt, wxt or x11 terminal;\n"
+           "                    exit status 2 with the reason otherwise); simulated time\n"
+           "                    runs at --live-speed X times wall-clock time (default 1)\n"
            CLI_SOLVER_HELP
            "\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
            "defined), then the --stats columns (accepted, rejected with --adaptive).\n"
+           "With --plot or --live and no --out, the trajectory is not written.\n"
+           "\n"
+           "Diagnostics file: CSV with a header row when FILE ends in .csv, else dat\n"
+           "(space-separated under a '#' header).  Columns, one row per output step:\n"
+           "  t, step                           time and steps taken\n"
+           "  kinetic, potential, energy        where the system defines energy\n"
+           "                                    (energy = kinetic + potential)\n"
+           "  px, py, pz                        total linear momentum, where defined\n"
+           "  force_evals, jacobian_products,   the stepper's statistics summed from\n"
+           "  newton_iters, linear_iters,       t = 0 to this row (accepted/rejected:\n"
+           "  accepted, rejected                steps, or sub-steps with --adaptive)\n"
            "A run that diverges stops at that step with exit status 1; the rows\n"
-           "written before it are complete.\n");
+           "written before it (trajectory and diagnostics) are complete.\n"
+           "When standard error is a terminal, a long run shows a progress line there\n"
+           "(TSTEP_PROGRESS=0 turns it off).\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -155,12 +327,15 @@ int cmd_run(int argc, char **argv)
         {"out", required_argument, 0, 'o'},    {"every", required_argument, 0, 'e'},
         {"format", required_argument, 0, 'f'}, {"stats", no_argument, 0, 'S'},
         {"adaptive", no_argument, 0, 'a'},     {"strain-limit", required_argument, 0, 'L'},
+        {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
+        {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
     const char *cmd = "run", *sysname = NULL, *stepname = NULL, *outpath = NULL;
-    double dt = 0, t_end = 0;
+    const char *diagpath = NULL;
+    double dt = 0, t_end = 0, live_speed = 1.0;
     long steps = 0, every = 1;
-    int have_dt = 0, have_tend = 0, have_steps = 0, c;
+    int have_dt = 0, have_tend = 0, have_steps = 0, c, plot = 0, live = 0;
     cli_param_list params = {0};
     ts_solver_options sopt = ts_default_solver_options();
     ts_run_options ropt = ts_default_run_options();
@@ -183,6 +358,10 @@ int cmd_run(int argc, char **argv)
         case 'S': w.stats = 1; break;
         case 'a': ropt.adaptive = 1; break;
         case 'L': bad = cli_parse_positive(cmd, "strain-limit", optarg, &ropt.strain_limit); break;
+        case 'D': diagpath = optarg; break;
+        case 'P': plot = 1; break;
+        case 'V': live = 1; break;
+        case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
         case 'h': help(); return 0;
         case 1001: case 1002: case 1003: case 1004:
             bad = cli_solver_option(cmd, c, optarg, &sopt);
@@ -214,10 +393,18 @@ int cmd_run(int argc, char **argv)
             return cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps", t_end, dt);
         steps = s < 1 ? 1 : (long)s;
     }
+    if (diagpath && strcmp(diagpath, "-") == 0 && (!outpath || strcmp(outpath, "-") == 0) &&
+        !plot && !live)
+        return cli_usage_error(cmd, "--diagnostics -: standard output already gets the "
+                                    "trajectory; give --out FILE");
     ropt.dt = dt;
     ropt.steps = steps;
     ropt.every = every;
+    ropt.progress = show_progress;
+    ropt.progress_ctx = &w;
     w.adaptive = ropt.adaptive;
+    w.steps = steps;
+    cli_progress_init(&w.progress, "tstep run");
 
     ts_system *sys = NULL;
     ts_stepper *st = NULL;
@@ -240,12 +427,40 @@ int cmd_run(int argc, char **argv)
                              stype->name);
         goto done;
     }
-    if ((rc = cli_open_output(cmd, outpath, &w.out)))
+    cli_live lv = {0};
+    char title[256];
+    snprintf(title, sizeof title, "%s, %s, dt = %g", stype->name, itype->name, dt);
+    if (live) {
+        if ((rc = cli_live_open(cmd, sys, title, live_speed, (double)steps * dt, &lv)))
+            goto done;
+        w.live = &lv;
+    }
+    if (plot && !(w.plot = tmpfile())) {
+        rc = cli_usage_error(cmd, "--plot: cannot make a temporary file");
         goto done;
-    write_header(&w, sys);
+    }
+    if (diagpath) {
+        size_t len = strlen(diagpath);
+        w.diag_csv = len >= 4 && strcmp(diagpath + len - 4, ".csv") == 0;
+        if ((rc = cli_open_output(cmd, diagpath, &w.diag)))
+            goto done;
+        write_diag_header(&w, sys);
+    }
+    if ((outpath || (!plot && !live)) && (rc = cli_open_output(cmd, outpath, &w.out)))
+        goto done;
+    if (w.out)
+        write_header(&w, sys);
     ts_run_result res;
     s = ts_run(sys, st, &ropt, write_row, &w, &res);
-    rc = cli_close_output(cmd, outpath, w.out);
+    cli_progress_done(&w.progress);
+    if (w.out)
+        rc = cli_close_output(cmd, outpath, w.out);
+    w.out = NULL;
+    if (w.diag) {
+        int r2 = cli_close_output(cmd, diagpath, w.diag);
+        rc = rc ? rc : r2;
+        w.diag = NULL;
+    }
     if (s) {
         const char *d = ts_error_detail();
         if (res.failed_step)
@@ -264,7 +479,21 @@ int cmd_run(int argc, char **argv)
                 res.steps_done, res.t, tot->force_evals, tot->jacobian_products,
                 tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
     }
+    if (w.plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
+        int r2 = draw_plot(cmd, &w, sys, itype->name, dt);
+        rc = rc ? rc : r2;
+    }
 done:
+    if (w.live) {
+        int r2 = cli_live_close(cmd, w.live);
+        rc = rc ? rc : r2;
+    }
+    if (w.out)
+        cli_close_output(cmd, outpath, w.out);
+    if (w.diag)
+        cli_close_output(cmd, diagpath, w.diag);
+    if (w.plot)
+        fclose(w.plot);
     ts_stepper_free(st);
     ts_system_free(sys);
     return rc;

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_gnuplot.h"
+#include "cli_progress.h"
 
 #define MAX_LEVELS 64
 #define MAX_STEPPERS 64
@@ -15,11 +17,47 @@ static const char *excluded_name(int e)
     return e == 1 ? "round-off" : e == 2 ? "unstable" : "";
 }
 
+/* --plot: log-log error against dt, a line per stepper, its observed order
+ * in the key. */
+static int draw_plot(const char *cmd, FILE *data, const char *system, double t_end,
+                     const ts_stepper_type *const *types, const double *order,
+                     const int *used, int ntypes)
+{
+    FILE *gp;
+    int rc = cli_gnuplot_dumb(cmd, &gp);
+    if (rc)
+        return rc;
+    cli_gnuplot_datablock(gp, "sweep", data);
+    char title[256];
+    snprintf(title, sizeof title, "%s: max-norm error at t = %g against dt", system, t_end);
+    fputs("set title ", gp);
+    cli_gnuplot_quote(gp, title);
+    fputs("\nset logscale xy\nset format xy '%.0e'\nset xlabel 'dt'\n"
+          "set key below\nplot",
+          gp);
+    /* Only steppers with points in the fit have a block in `data`. */
+    for (int i = 0, block = 0; i < ntypes; i++) {
+        if (used[i] == 0)
+            continue;
+        char key[96];
+        if (isnan(order[i]))
+            snprintf(key, sizeof key, "%s", types[i]->name);
+        else
+            snprintf(key, sizeof key, "%s p=%.2f", types[i]->name, order[i]);
+        fprintf(gp, "%s $sweep index %d using 1:2 with linespoints title ", block ? "," : "",
+                block);
+        block++;
+        cli_gnuplot_quote(gp, key);
+    }
+    fputc('\n', gp);
+    return cli_gnuplot_close(cmd, gp);
+}
+
 static void help(void)
 {
     printf("Usage: tstep sweep --system S --stepper A,B,...|all --dt-min H0 --dt-max H1\n"
            "                   [--levels L] --t-end T [--param key=value]...\n"
-           "                   [--format dat|csv] [--out FILE]\n"
+           "                   [--format dat|csv] [--out FILE] [--plot]\n"
            "\n"
            "For each stepper, run to T with L step sizes spaced geometrically from H1\n"
            "down to H0, each adjusted to T/round(T/H) so a whole number of steps lands\n"
@@ -27,13 +65,23 @@ static void help(void)
            "against the system's exact solution.\n"
            "\n"
            "  --levels L    number of step sizes (default 7, at most 64)\n"
+           "  --plot        draw error against dt (log-log) in the terminal with gnuplot;\n"
+           "                without --out the table is then not written\n"
            CLI_SOLVER_HELP
            "\n"
-           "Output: csv columns stepper,dt,steps,error,excluded; dat the same columns\n"
-           "under a '#' header, one gnuplot index block (two blank lines apart) per\n"
-           "stepper.  'excluded' is empty, 'round-off' (error within 100*steps*eps of\n"
-           "the solution's size) or 'unstable' (run failed or relative error > 1).\n"
-           "Standard error gets a table of observed orders over the points not excluded.\n"
+           "Output: csv columns\n"
+           "  stepper,dt,steps,error,excluded,observed_order,force_evals,\n"
+           "  jacobian_products,newton_iters,linear_iters,seconds\n"
+           "dat the same columns under a '#' header, one gnuplot index block (two blank\n"
+           "lines apart) per stepper.  'excluded' is empty (dat: '-'), 'round-off'\n"
+           "(error within 100*steps*eps of the solution's size) or 'unstable' (run\n"
+           "failed or relative error > 1).  observed_order is the stepper's fitted\n"
+           "order over this sweep (the same on each of its rows; nan if fewer than two\n"
+           "points remain).  force_evals .. linear_iters are the run's totals; seconds\n"
+           "is the wall-clock time of its stepping (runs under 2 ms are repeated and\n"
+           "the mean taken).\n"
+           "Standard error gets a table of observed orders over the points not excluded,\n"
+           "and a progress line while it works when it is a terminal.\n"
            "With --stepper all, steppers the system cannot run (an implicit stepper on a\n"
            "system without Jacobian products) are skipped with a note.\n");
 }
@@ -46,11 +94,12 @@ int cmd_sweep(int argc, char **argv)
         {"levels", required_argument, 0, 'l'}, {"t-end", required_argument, 0, 'T'},
         {"param", required_argument, 0, 'p'},  {"format", required_argument, 0, 'f'},
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
+        {"plot", no_argument, 0, 'P'},
         CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
     const char *cmd = "sweep", *sysname = NULL, *steplist = NULL, *outpath = NULL;
     double dt_min = 0, dt_max = 0, t_end = 0;
     long levels = 7;
-    int c;
+    int c, plot = 0;
     cli_param_list params = {0};
     cli_format format = CLI_FORMAT_DAT;
     ts_solver_options sopt = ts_default_solver_options();
@@ -73,6 +122,7 @@ int cmd_sweep(int argc, char **argv)
                 bad = cli_usage_error(cmd, "--format: sweep writes dat or csv, not frames");
             break;
         case 'o': outpath = optarg; break;
+        case 'P': plot = 1; break;
         case 'h': help(); return 0;
         case 1001: case 1002: case 1003: case 1004:
             bad = cli_solver_option(cmd, c, optarg, &sopt);
@@ -131,36 +181,65 @@ int cmd_sweep(int argc, char **argv)
             ntypes--, i--;
         }
 
-    FILE *out;
-    if ((rc = cli_open_output(cmd, outpath, &out)))
+    FILE *out = NULL, *plotdata = NULL;
+    if ((outpath || !plot) && (rc = cli_open_output(cmd, outpath, &out)))
         return rc;
+    if (plot && !(plotdata = tmpfile())) {
+        if (out)
+            cli_close_output(cmd, outpath, out);
+        return cli_usage_error(cmd, "--plot: cannot make a temporary file");
+    }
     int csv = format == CLI_FORMAT_CSV;
-    fprintf(out, csv ? "stepper,dt,steps,error,excluded\n"
-                     : "# stepper dt steps error excluded\n");
+    if (out)
+        fprintf(out, csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
+                           "jacobian_products,newton_iters,linear_iters,seconds\n"
+                         : "# stepper dt steps error excluded observed_order force_evals "
+                           "jacobian_products newton_iters linear_iters seconds\n");
     double order[MAX_STEPPERS];
     int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][3];
     ts_sweep_point pts[MAX_LEVELS];
+    cli_progress prog;
+    cli_progress_init(&prog, "tstep sweep");
     for (int i = 0; i < ntypes; i++) {
+        cli_progress_update(&prog, (double)i / ntypes, "%s (%d of %d)", types[i]->name, i + 1,
+                            ntypes);
         int s = ts_sweep(stype, &p, types[i], &sopt, dt_min, dt_max, (int)levels, t_end, pts);
         if (s) {
-            cli_close_output(cmd, outpath, out);
+            cli_progress_done(&prog);
+            if (out)
+                cli_close_output(cmd, outpath, out);
+            if (plotdata)
+                fclose(plotdata);
             return cli_fail(cmd, s);
         }
-        if (!csv && i > 0)
+        order[i] = ts_observed_order(pts, (int)levels, &used[i]);
+        if (out && !csv && i > 0)
             fprintf(out, "\n\n");
+        if (plotdata && i > 0 && used[i - 1] > 0)
+            fprintf(plotdata, "\n\n");
         memset(nexcl[i], 0, sizeof nexcl[i]);
         for (long k = 0; k < levels; k++) {
             const ts_sweep_point *q = &pts[k];
             nexcl[i][q->excluded]++;
-            fprintf(out, csv ? "%s,%.15g,%ld,%.15g,%s\n" : "%s %.15g %ld %.15g %s\n",
-                    types[i]->name, q->dt, q->steps, q->error,
+            if (plotdata && !q->excluded)
+                fprintf(plotdata, "%.15g %.15g\n", q->dt, q->error);
+            if (!out)
+                continue;
+            const char *sep = csv ? "," : " ";
+            fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g\n",
+                    types[i]->name, sep, q->dt, sep, q->steps, sep, q->error, sep,
                     csv ? excluded_name(q->excluded)
-                        : (q->excluded ? excluded_name(q->excluded) : "-"));
+                        : (q->excluded ? excluded_name(q->excluded) : "-"),
+                    sep, order[i], sep, q->stats.force_evals, sep, q->stats.jacobian_products,
+                    sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds);
         }
-        order[i] = ts_observed_order(pts, (int)levels, &used[i]);
     }
-    if ((rc = cli_close_output(cmd, outpath, out)))
+    cli_progress_done(&prog);
+    if (out && (rc = cli_close_output(cmd, outpath, out))) {
+        if (plotdata)
+            fclose(plotdata);
         return rc;
+    }
 
     fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", stype->name, t_end,
             dt_max, dt_min);
@@ -177,5 +256,10 @@ int cmd_sweep(int argc, char **argv)
         fprintf(stderr, "  %-22s %7d %8s %6d  %s\n", types[i]->name, types[i]->order, obs,
                 used[i], excl);
     }
-    return 0;
+    if (plotdata) {
+        fflush(stderr);
+        rc = draw_plot(cmd, plotdata, stype->name, t_end, types, order, used, ntypes);
+        fclose(plotdata);
+    }
+    return rc;
 }

@@ -106,6 +106,8 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
         }
         res->steps_done = k;
         res->t = (double)k * opt->dt;
+        if (opt->progress)
+            opt->progress(opt->progress_ctx, k, opt->steps, res->t);
         if (observe && (k % opt->every == 0 || k == opt->steps))
             if ((s = observe(ctx, sys, st, k, res->t)))
                 return s;

@@ -19,9 +19,12 @@ typedef struct {
     long every;       /* observe every this many steps (>= 1) */
     int adaptive;     /* strain-rule adaptive stepping (systems with springs) */
     double strain_limit; /* adaptive: largest relative spring length change per step */
+    /* Optional, for progress displays: called after every completed step. */
+    void (*progress)(void *ctx, long step, long steps, double t);
+    void *progress_ctx;
 } ts_run_options;
 
-/* dt 0.01, steps 100, every 1, adaptive off, strain_limit 0.1. */
+/* dt 0.01, steps 100, every 1, adaptive off, strain_limit 0.1, no progress. */
 ts_run_options ts_default_run_options(void);
 
 /* Called with the state at time t after `step` steps; nonzero stops the run
@@ -51,6 +54,8 @@ typedef struct {
     double error;   /* max-norm error of Y at t_end against the exact solution */
     int status;     /* TS_OK, or why the run failed */
     int excluded;   /* 0 used in the order fit; 1 round-off; 2 unstable */
+    ts_step_stats stats; /* the stepper's statistics over the run */
+    double seconds; /* wall-clock time of the run (stepping only; mean of repeats) */
 } ts_sweep_point;
 
 /* Run `type` on a fresh system from `stype`/`params` to t_end with
