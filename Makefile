@@ -1,7 +1,9 @@
 # tstep - build, test, demo.  Everything is built under build/.
 #   make          build build/tstep
 #   make test     install missing dependencies, build, run the Check suite
-#   make demo     install missing dependencies, build, run the main job on defaults
+#   make demo     install missing dependencies, build, run the main job on defaults:
+#                 the sweep (order table), energy, every figure to build/plots/
+#   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
 
 CC      ?= cc
@@ -15,10 +17,14 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-# Debian package names of the dependencies, and the commands that prove them.
-DEB_PKGS := build-essential pkg-config check
+# Debian package names of the dependencies.  gnuplot: the headless build
+# (pngcairo, svg, gif, dumb), unless a gnuplot with pngcairo and gif is there
+# already (gnuplot-x11 or gnuplot-qt, which conflict with gnuplot-nox).
+GNUPLOT_PKG = $(shell gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo && \
+                gnuplot -e 'set terminal' 2>&1 | grep -qw gif || echo gnuplot-nox)
+DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG)
 
-.PHONY: all test demo deps clean
+.PHONY: all test demo plots deps clean
 all: $(BUILD)/tstep
 
 $(BUILD)/%.o: %.c
@@ -42,10 +48,12 @@ deps:
 test: deps $(BUILD)/tstep $(BUILD)/check_tstep
 	$(BUILD)/check_tstep
 
+plots: deps $(BUILD)/tstep
+	@sh tools/plots.sh --out $(BUILD)/plots
+
 demo: deps $(BUILD)/tstep
-	$(BUILD)/tstep sweep --system test1d --stepper all --dt-min 1e-3 --dt-max 1e-1 \
-	    --levels 7 --t-end 1 --format csv --out $(BUILD)/sweep-test1d.csv
-	@echo "trajectory data: $(BUILD)/sweep-test1d.csv"
+	@start=$$(date +%s); sh tools/plots.sh --out $(BUILD)/plots && \
+	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
 clean:
 	rm -rf $(BUILD)

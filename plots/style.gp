@@ -1,0 +1,40 @@
+# plots/style.gp - shared set-up for the figures of plots/*.gp.
+#
+#   call 'style.gp' NAME WIDTH HEIGHT
+#
+# Chooses the terminal from `fmt` (png: pngcairo, svg; default png) and
+# opens OUTDIR/NAME.FMT.  The variables a figure script reads, each with a
+# default so a script also runs on its own from the repository root:
+#   datadir  where the data are         (build/plots/data)
+#   outdir   where the figures go       (build/plots)
+#   fmt      png or svg                 (png)
+# tools/plots.sh (make plots) sets them and runs every script twice, once
+# per format.
+if (!exists("datadir")) datadir = 'build/plots/data'
+if (!exists("outdir")) outdir = 'build/plots'
+if (!exists("fmt")) fmt = 'png'
+if (fmt eq 'svg') {
+    set terminal svg size int(ARG2), int(ARG3) dynamic enhanced font 'Sans,12' background '#ffffff'
+} else {
+    set terminal pngcairo size int(ARG2), int(ARG3) enhanced font 'Sans,11' background '#ffffff'
+}
+set output outdir.'/'.ARG1.'.'.fmt
+
+set border lw 1.2 lc rgb '#404040'
+set grid lw 0.6 lc rgb '#d8d8d8'
+set key opaque box lt 1 lc rgb '#c0c0c0' samplen 2.5 spacing 1.1
+
+# Each stepper has one colour in every figure; a stepper not named here (a
+# student's) takes colour i of a spare list, i its position in the figure.
+# stepper_rgb gives it as a number (for `lc rgb variable`), stepper_color
+# as a string.
+array spare_rgb[7] = [0xe377c2, 0x17becf, 0xbcbd22, 0x7f7f7f, 0x393b79, 0xad494a, 0x637939]
+stepper_rgb(s, i) = \
+    s eq 'forward-euler' ? 0xd62728 : \
+    s eq 'midpoint' ? 0xff7f0e : \
+    s eq 'trapezoid' ? 0x2ca02c : \
+    s eq 'rk4' ? 0x1f77b4 : \
+    s eq 'backward-euler' ? 0x9467bd : \
+    s eq 'backward-euler-linear' ? 0x8c564b : \
+    spare_rgb[(i - 1) % 7 + 1]
+stepper_color(s, i) = sprintf('#%06x', stepper_rgb(s, i))

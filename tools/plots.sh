@@ -1,0 +1,77 @@
+#!/bin/sh
+# tools/plots.sh - make every figure: run build/tstep for the data, then
+# render plots/*.gp with gnuplot.  `make plots` and `make demo` run it.
+#
+#   tools/plots.sh [--quick] [--out DIR]
+#
+# Data go to DIR/data (default DIR: build/plots), figures to DIR: each
+# script as NAME.png (pngcairo) and NAME.svg, the animations as NAME.gif.
+# The order table (sweep) and the dt_crit table (stability) are printed on
+# standard error as they are measured.  --quick makes smaller runs (fewer
+# levels, frames and particles), for the test suite: same scripts, same
+# files.  Environment: TSTEP (default build/tstep), GNUPLOT (gnuplot).
+set -eu
+TSTEP=${TSTEP:-build/tstep}
+GNUPLOT=${GNUPLOT:-gnuplot}
+out=build/plots
+quick=0
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=1 ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: tools/plots.sh [--quick] [--out DIR]" >&2; exit 2 ;;
+    esac
+    shift
+done
+data=$out/data
+mkdir -p "$data"
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+section() { printf '\n== %s\n' "$*" >&2; }
+run() { # echo the command, then run it
+    echo "\$ $*" | sed "s|$data|\$DATA|g" >&2
+    "$@"
+}
+# a run that may legitimately fail (diverge): keep what it wrote
+run_may_fail() {
+    run "$@" || echo "   (exit status $?: the file holds the rows up to the failure)" >&2
+}
+has_system() { "$TSTEP" list | grep -q "^  $1 "; }
+has_command() { "$TSTEP" --help | grep -q "^  $1 "; }
+steppers=$("$TSTEP" list | awk '/^Steppers:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }')
+steppers=$(echo $steppers)
+render() { # render SCRIPT [FORMATS] [gnuplot assignments]
+    script=$1 formats=$2
+    shift 2
+    for fmt in $formats; do
+        "$GNUPLOT" -e "datadir='$data'; outdir='$out'; fmt='$fmt'; steppers='$steppers'; $*" \
+            -e "set loadpath '$here/plots'" "$here/plots/$script.gp" ||
+            { echo "tools/plots.sh: gnuplot failed on plots/$script.gp ($fmt)" >&2; exit 1; }
+    done
+}
+
+if [ $quick = 1 ]; then levels=4; else levels=7; fi
+
+section "convergence: error against dt, observed orders (tstep sweep)"
+for sys in test1d oscillator; do
+    run "$TSTEP" sweep --system $sys --stepper all --dt-min 1e-3 --dt-max 1e-1 \
+        --levels $levels --t-end 1 --out "$data/sweep-$sys.dat"
+done
+
+section "energy against time (tstep run --diagnostics)"
+energy_systems=oscillator
+for s in $steppers; do
+    run_may_fail "$TSTEP" run --system oscillator --stepper $s --dt 0.1 --t-end 20 \
+        --out /dev/null --diagnostics "$data/energy-oscillator-$s.csv"
+done
+
+section "rendering"
+render convergence "png svg"
+render workprecision "png svg"
+render energy "png svg" "energy_systems='$energy_systems'"
+
+section "figures in $out/"
+for f in "$out"/*.png "$out"/*.gif; do
+    [ -f "$f" ] && echo "  $f" >&2
+done
+exit 0
