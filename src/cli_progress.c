@@ -17,9 +17,12 @@ double cli_now(void)
 void cli_progress_init(cli_progress *p, const char *label)
 {
     const char *env = getenv("TSTEP_PROGRESS");
-    p->enabled = isatty(STDERR_FILENO) && !(env && strcmp(env, "0") == 0);
+    int always = env && strcmp(env, "always") == 0;
+    p->enabled = always || (isatty(STDERR_FILENO) && !(env && strcmp(env, "0") == 0));
     p->shown = 0;
-    p->start = p->last = p->enabled ? cli_now() : 0.0;
+    p->start = p->enabled ? cli_now() : 0.0;
+    p->delay = always ? 0.0 : 0.5;
+    p->last = p->start - 1.0;
     p->label = label;
 }
 
@@ -28,7 +31,7 @@ void cli_progress_update(cli_progress *p, double frac, const char *fmt, ...)
     if (!p->enabled)
         return;
     double now = cli_now();
-    if (now - p->start < 0.5 || now - p->last < 0.1)
+    if (now - p->start < p->delay || now - p->last < 0.1)
         return;
     p->last = now;
     char msg[160];

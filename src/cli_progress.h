@@ -2,7 +2,8 @@
  *
  * Shown only when standard error is a terminal (and TSTEP_PROGRESS is not
  * "0"), and only once the work has taken longer than half a second, so short
- * commands and redirected output stay clean.  Redrawn at most ten times a
+ * commands and redirected output stay clean.  TSTEP_PROGRESS=always shows
+ * it anyway, from the start (for tests and logs that want it).  Redrawn at most ten times a
  * second with a carriage return; cli_progress_done erases it. */
 #ifndef TSTEP_CLI_PROGRESS_H
 #define TSTEP_CLI_PROGRESS_H
@@ -11,6 +12,7 @@ typedef struct {
     int enabled;   /* standard error is a terminal */
     int shown;     /* something is on the line now */
     double start;  /* monotonic seconds at init */
+    double delay;  /* seconds of work before the line first shows */
     double last;   /* when the line was last drawn */
     const char *label;
 } cli_progress;

@@ -1,0 +1,576 @@
+/* Diagnostics, terminal figures, the live view's refusals, sweep's cost
+ * columns, and that every gnuplot script in plots/ renders.
+ *
+ * These run build/tstep (and tools/plots.sh, gnuplot) from the repository
+ * root, as `make test` does, and read back what they wrote.  Oracles: the
+ * energy split kinetic + potential = energy; forward Euler's exact energy
+ * factor 1 + (h omega)^2 per step on the undamped oscillator; the
+ * statistics columns against an in-process run of the same stepper. */
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tests.h"
+#include "tstep/run.h"
+
+/* --- helpers ------------------------------------------------------------- */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/tstep-check-plots-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Run a shell command line (printf-style); its exit status. */
+static int sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    ck_assert_msg(st != -1 && WIFEXITED(st), "could not run: %s", cmd);
+    return WEXITSTATUS(st);
+}
+
+/* The whole file (NUL-terminated); *len its size.  Fails the test if absent. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "missing file %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    rewind(f);
+    char *buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_int_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return buf;
+}
+
+static const char *in_tmp(const char *name)
+{
+    static char path[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof path[k], "%s/%s", tmpdir, name);
+    return path[k];
+}
+
+/* A CSV (or, with sep ' ', a '#'-headed dat) table of numbers. */
+enum { MAXCOL = 64, MAXROW = 4096 };
+typedef struct {
+    int ncol, nrow;
+    char name[MAXCOL][32];
+    double *v; /* nrow x ncol */
+} table;
+
+static table read_table(const char *path, char sep)
+{
+    table t = {0};
+    char *text = slurp(path, NULL), *save = NULL;
+    t.v = calloc((size_t)MAXROW * MAXCOL, sizeof *t.v);
+    ck_assert_ptr_nonnull(t.v);
+    char *line = strtok_r(text, "\n", &save);
+    ck_assert_ptr_nonnull(line);
+    if (sep == ' ') {
+        ck_assert_msg(line[0] == '#', "dat header should start with '#': %s", line);
+        line += 1;
+    }
+    char delim[2] = {sep, '\0'};
+    for (char *s2 = NULL, *tok = strtok_r(line, delim, &s2); tok; tok = strtok_r(NULL, delim, &s2)) {
+        ck_assert_int_lt(t.ncol, MAXCOL);
+        snprintf(t.name[t.ncol++], sizeof t.name[0], "%s", tok);
+    }
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+        ck_assert_int_lt(t.nrow, MAXROW);
+        int c = 0;
+        for (char *s2 = NULL, *tok = strtok_r(line, delim, &s2); tok;
+             tok = strtok_r(NULL, delim, &s2), c++) {
+            ck_assert_int_lt(c, t.ncol);
+            char *end;
+            t.v[t.nrow * MAXCOL + c] = strtod(tok, &end);
+            ck_assert_msg(*end == '\0', "not a number: '%s' in %s", tok, path);
+        }
+        ck_assert_msg(c == t.ncol, "row %d of %s has %d fields, header %d", t.nrow, path, c,
+                      t.ncol);
+        t.nrow++;
+    }
+    free(text);
+    return t;
+}
+
+static int col(const table *t, const char *name)
+{
+    for (int c = 0; c < t->ncol; c++)
+        if (strcmp(t->name[c], name) == 0)
+            return c;
+    return -1;
+}
+
+static double at(const table *t, int row, const char *name)
+{
+    int c = col(t, name);
+    ck_assert_msg(c >= 0, "no column '%s'", name);
+    return t->v[row * MAXCOL + c];
+}
+
+static void check_rel(double got, double want, double tol, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= tol * fmax(fabs(want), 1e-300), "%s: got %.17g, want %.17g",
+                  what, got, want);
+}
+
+/* --- run --diagnostics -------------------------------------------------- */
+
+START_TEST(diag_energy_split)
+{
+    make_tmpdir();
+    const char *d = in_tmp("d.csv");
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper rk4 --dt 0.05 --steps 40 "
+                        "--param k=2 --param m=3 --param x0=0.7 --param v0=0.3 --out /dev/null "
+                        "--diagnostics %s",
+                        d),
+                     0);
+    table t = read_table(d, ',');
+    ck_assert_str_eq(t.name[0], "t");
+    ck_assert_str_eq(t.name[1], "step");
+    ck_assert_int_eq(t.nrow, 41);
+    ck_assert_int_lt(col(&t, "px"), 0); /* the oscillator defines no momentum */
+    check_rel(at(&t, 0, "kinetic"), 0.5 * 3 * 0.3 * 0.3, 1e-15, "kinetic at t = 0");
+    check_rel(at(&t, 0, "potential"), 0.5 * 2 * 0.7 * 0.7, 1e-15, "potential at t = 0");
+    for (int r = 0; r < t.nrow; r++) {
+        check_rel(at(&t, r, "kinetic") + at(&t, r, "potential"), at(&t, r, "energy"), 1e-14,
+                  "kinetic + potential = energy");
+        check_rel(at(&t, r, "t"), 0.05 * r, 1e-12, "t");
+        ck_assert_int_eq((int)at(&t, r, "step"), r);
+    }
+    /* rk4 holds the energy of the undamped oscillator over 2 time units */
+    check_rel(at(&t, 40, "energy"), at(&t, 0, "energy"), 1e-5, "rk4 energy drift");
+    free(t.v);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Forward Euler on m x'' = -k x: E_{n+1} = (1 + (h omega)^2) E_n exactly,
+ * omega^2 = k/m; the same run with backward Euler divides by that factor. */
+START_TEST(diag_forward_euler_factor)
+{
+    make_tmpdir();
+    const double h = 0.05, k = 4.0, m = 1.0, factor = 1.0 + h * h * k / m;
+    const char *d = in_tmp("fe.csv"), *b = in_tmp("be.csv");
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper forward-euler --dt %g "
+                        "--steps 200 --param k=%g --param m=%g --out /dev/null --diagnostics %s",
+                        h, k, m, d),
+                     0);
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper backward-euler --dt %g "
+                        "--steps 200 --param k=%g --param m=%g --out /dev/null --diagnostics %s "
+                        "--newton-tol 1e-14",
+                        h, k, m, b),
+                     0);
+    table t = read_table(d, ','), u = read_table(b, ',');
+    ck_assert_int_eq(t.nrow, 201);
+    for (int r = 1; r < t.nrow; r++) {
+        check_rel(at(&t, r, "energy") / at(&t, r - 1, "energy"), factor, 1e-12,
+                  "forward Euler energy factor");
+        check_rel(at(&u, r - 1, "energy") / at(&u, r, "energy"), factor, 1e-9,
+                  "backward Euler energy factor");
+    }
+    check_rel(at(&t, 200, "energy") / at(&t, 0, "energy"), pow(factor, 200), 1e-10,
+              "forward Euler gain over 200 steps");
+    free(t.v);
+    free(u.v);
+    remove_tmpdir();
+}
+END_TEST
+
+/* The statistics columns, for every registered stepper: cumulative, one
+ * accepted step per step, and at the end equal to an in-process run's totals. */
+START_TEST(diag_stats_columns)
+{
+    const ts_stepper_type *type = ts_stepper_registry[_i];
+    make_tmpdir();
+    const char *d = in_tmp("s.dat");
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper %s --dt 0.1 --steps 20 "
+                        "--every 3 --param c=0.2 --out /dev/null --diagnostics %s",
+                        type->name, d),
+                     0);
+    table t = read_table(d, ' ');
+    ck_assert_int_eq(t.nrow, 1 + 6 + 1); /* steps 0, 3, ..., 18, and the last, 20 */
+    for (int r = 0; r < t.nrow; r++) {
+        double step = at(&t, r, "step");
+        ck_assert_double_eq(at(&t, r, "accepted"), step);
+        ck_assert_double_eq(at(&t, r, "rejected"), 0);
+        ck_assert_double_ge(at(&t, r, "force_evals"), step);
+        if (r > 0)
+            ck_assert_double_ge(at(&t, r, "force_evals"), at(&t, r - 1, "force_evals"));
+    }
+    ck_assert_double_eq(at(&t, t.nrow - 1, "step"), 20);
+
+    ts_params p;
+    ts_params_init(&p, ts_oscillator.params);
+    ck_assert_int_eq(ts_params_set(&p, "c", "0.2"), TS_OK);
+    ts_system *sys;
+    ts_stepper *st;
+    ck_assert_int_eq(ts_system_new(&ts_oscillator, &p, &sys), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(type, sys, NULL, &st), TS_OK);
+    ts_run_options ro = ts_default_run_options();
+    ro.dt = 0.1;
+    ro.steps = 20;
+    ck_assert_int_eq(ts_run(sys, st, &ro, NULL, NULL, NULL), TS_OK);
+    int last = t.nrow - 1;
+    ck_assert_double_eq(at(&t, last, "force_evals"), (double)st->total.force_evals);
+    ck_assert_double_eq(at(&t, last, "jacobian_products"), (double)st->total.jacobian_products);
+    ck_assert_double_eq(at(&t, last, "newton_iters"), (double)st->total.newton_iters);
+    ck_assert_double_eq(at(&t, last, "linear_iters"), (double)st->total.linear_iters);
+    if (type->flags & TS_IMPLICIT) {
+        ck_assert_double_ge(at(&t, last, "newton_iters"), 20);
+        ck_assert_double_ge(at(&t, last, "linear_iters"), 20);
+    } else {
+        ck_assert_double_eq(at(&t, last, "newton_iters"), 0);
+    }
+    if (strcmp(type->name, "rk4") == 0)
+        ck_assert_double_eq(at(&t, last, "force_evals"), 4 * 20);
+    if (strcmp(type->name, "forward-euler") == 0)
+        ck_assert_double_eq(at(&t, last, "force_evals"), 20);
+    ts_stepper_free(st);
+    ts_system_free(sys);
+    free(t.v);
+    remove_tmpdir();
+}
+END_TEST
+
+/* dat and csv carry the same numbers; the trajectory is unchanged by it. */
+START_TEST(diag_formats_agree)
+{
+    make_tmpdir();
+    const char *c = in_tmp("d.csv"), *d = in_tmp("d.dat");
+    const char *a = in_tmp("a.dat"), *b = in_tmp("b.dat");
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper midpoint --dt 0.1 "
+                        "--steps 10 --out %s --diagnostics %s",
+                        a, c),
+                     0);
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper midpoint --dt 0.1 "
+                        "--steps 10 --out %s --diagnostics %s",
+                        b, d),
+                     0);
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper midpoint --dt 0.1 "
+                        "--steps 10 | cmp -s - %s",
+                        a),
+                     0);
+    table tc = read_table(c, ','), td = read_table(d, ' ');
+    ck_assert_int_eq(tc.ncol, td.ncol);
+    ck_assert_int_eq(tc.nrow, td.nrow);
+    for (int k = 0; k < tc.ncol; k++)
+        ck_assert_str_eq(tc.name[k], td.name[k]);
+    for (int k = 0; k < tc.nrow * MAXCOL; k++)
+        ck_assert_double_eq(tc.v[k], td.v[k]);
+    free(tc.v);
+    free(td.v);
+    remove_tmpdir();
+}
+END_TEST
+
+/* A diverging run: exit 1; the diagnostics rows before it are complete. */
+START_TEST(diag_divergence_keeps_rows)
+{
+    make_tmpdir();
+    const char *d = in_tmp("d.csv");
+    /* forward Euler on x' = -100 x with h = 0.1: x_n = (-9)^n, past 1e8 at step 9 */
+    ck_assert_int_eq(sh("build/tstep run --system test1d --param k=100 --stepper forward-euler "
+                        "--dt 0.1 --steps 50 --out /dev/null --diagnostics %s 2>/dev/null",
+                        d),
+                     1);
+    size_t len;
+    char *text = slurp(d, &len);
+    ck_assert_uint_gt(len, 0);
+    ck_assert_int_eq(text[len - 1], '\n');
+    free(text);
+    table t = read_table(d, ',');
+    ck_assert_int_eq(t.nrow, 9); /* steps 0 .. 8 */
+    ck_assert_int_lt(col(&t, "energy"), 0); /* test1d defines no energy */
+    ck_assert_double_eq(at(&t, 8, "force_evals"), 8);
+    free(t.v);
+    remove_tmpdir();
+}
+END_TEST
+
+/* --- sweep's cost columns ------------------------------------------------- */
+
+START_TEST(sweep_cost_columns)
+{
+    make_tmpdir();
+    const char *s = in_tmp("s.csv"), *e = in_tmp("err.txt");
+    ck_assert_int_eq(sh("build/tstep sweep --system oscillator --stepper forward-euler,rk4 "
+                        "--dt-min 1e-2 --dt-max 1e-1 --levels 4 --t-end 1 --format csv "
+                        "--out %s 2>%s",
+                        s, e),
+                     0);
+    char *text = slurp(s, NULL);
+    const char *header = "stepper,dt,steps,error,excluded,observed_order,force_evals,"
+                         "jacobian_products,newton_iters,linear_iters,seconds\n";
+    ck_assert_msg(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
+    /* the rows, by hand: stepper name, then numbers */
+    char *save = NULL, *line = strtok_r(text, "\n", &save);
+    int rows = 0;
+    double order_rk4 = NAN;
+    while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+        char name[32], excl[32];
+        double dt, err, order, sec;
+        long steps, fe, jp, ni, li;
+        /* excluded may be empty: split on commas keeping empty fields */
+        char *f[11];
+        int nf = 0;
+        for (char *p = line; nf < 11; nf++) {
+            f[nf] = p;
+            char *comma = strchr(p, ',');
+            if (!comma) {
+                nf++;
+                break;
+            }
+            *comma = '\0';
+            p = comma + 1;
+        }
+        ck_assert_int_eq(nf, 11);
+        snprintf(name, sizeof name, "%s", f[0]);
+        snprintf(excl, sizeof excl, "%s", f[4]);
+        dt = strtod(f[1], NULL), steps = strtol(f[2], NULL, 10), err = strtod(f[3], NULL);
+        order = strtod(f[5], NULL), fe = strtol(f[6], NULL, 10), jp = strtol(f[7], NULL, 10);
+        ni = strtol(f[8], NULL, 10), li = strtol(f[9], NULL, 10), sec = strtod(f[10], NULL);
+        check_rel(dt * (double)steps, 1.0, 1e-12, "dt * steps = t_end");
+        ck_assert_double_gt(err, 0);
+        ck_assert_int_eq(jp, 0);
+        ck_assert_int_eq(ni, 0);
+        ck_assert_int_eq(li, 0);
+        ck_assert_double_gt(sec, 0);
+        ck_assert_double_lt(sec, 1);
+        if (strcmp(name, "rk4") == 0) {
+            ck_assert_int_eq(fe, 4 * steps);
+            order_rk4 = order;
+        } else {
+            ck_assert_str_eq(name, "forward-euler");
+            ck_assert_int_eq(fe, steps);
+            ck_assert_double_lt(fabs(order - 1.0), 0.1);
+        }
+        rows++;
+    }
+    ck_assert_int_eq(rows, 8);
+    ck_assert_double_lt(fabs(order_rk4 - 4.0), 0.1);
+    /* the column agrees with the table on standard error */
+    char *err = slurp(e, NULL), *p = strstr(err, "\n  rk4 ");
+    ck_assert_ptr_nonnull(p);
+    double table_order;
+    int nominal;
+    ck_assert_int_eq(sscanf(p, " rk4 %d %lf", &nominal, &table_order), 2);
+    ck_assert_double_lt(fabs(table_order - order_rk4), 0.006);
+    free(err);
+    free(text);
+    remove_tmpdir();
+}
+END_TEST
+
+/* --- --plot, --live, progress -------------------------------------------- */
+
+START_TEST(plot_in_terminal)
+{
+    make_tmpdir();
+    const char *o = in_tmp("o.txt");
+    ck_assert_int_eq(sh("COLUMNS=100 LINES=30 build/tstep sweep --system test1d --stepper "
+                        "forward-euler,rk4 --dt-min 1e-3 --dt-max 1e-1 --levels 5 --t-end 1 "
+                        "--plot >%s 2>/dev/null",
+                        o),
+                     0);
+    char *text = slurp(o, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "test1d: max-norm error at t = 1 against dt"));
+    ck_assert_ptr_nonnull(strstr(text, "rk4 p=4.0"));
+    ck_assert_ptr_nonnull(strstr(text, "forward-euler p=1.0"));
+    ck_assert_ptr_null(strstr(text, "stepper,dt")); /* no table on stdout without --out */
+    free(text);
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper rk4 --dt 0.1 --t-end 10 "
+                        "--plot >%s 2>/dev/null",
+                        o),
+                     0);
+    text = slurp(o, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "oscillator, rk4, dt = 0.1: state against t"));
+    ck_assert_ptr_nonnull(strstr(text, "total energy against t"));
+    ck_assert_ptr_nonnull(strstr(text, "+----"));
+    free(text);
+    const char *e = in_tmp("e.txt");
+    ck_assert_int_eq(sh("GNUPLOT=/nonexistent/gnuplot build/tstep run --system oscillator "
+                        "--stepper rk4 --dt 0.1 --steps 3 --plot >/dev/null 2>%s",
+                        e),
+                     2);
+    text = slurp(e, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "gnuplot not found"));
+    free(text);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(live_refuses_without_display)
+{
+    make_tmpdir();
+    const char *e = in_tmp("e.txt");
+    ck_assert_int_eq(sh("env -u DISPLAY -u WAYLAND_DISPLAY build/tstep run --system oscillator "
+                        "--stepper rk4 --dt 0.1 --steps 3 --live 2>%s",
+                        e),
+                     2);
+    char *text = slurp(e, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "--live needs a graphical display"));
+    ck_assert_ptr_nonnull(strstr(text, "$DISPLAY"));
+    free(text);
+    /* a gnuplot without an interactive terminal (a stand-in that lists only dumb) */
+    const char *fake = in_tmp("gnuplot");
+    FILE *f = fopen(fake, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("#!/bin/sh\necho 'Available terminal types:'\necho '  dumb  ascii art'\n", f);
+    fclose(f);
+    ck_assert_int_eq(chmod(fake, 0755), 0);
+    ck_assert_int_eq(sh("DISPLAY=:99 GNUPLOT=%s build/tstep run --system oscillator --stepper "
+                        "rk4 --dt 0.1 --steps 3 --live 2>%s",
+                        fake, e),
+                     2);
+    text = slurp(e, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "interactive gnuplot terminal (qt, wxt or x11)"));
+    free(text);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(progress_only_on_terminals)
+{
+    make_tmpdir();
+    const char *e = in_tmp("e.txt");
+    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper rk4 --dt 1e-5 "
+                        "--steps 2000000 --every 2000000 --out /dev/null 2>%s",
+                        e),
+                     0);
+    size_t len;
+    char *text = slurp(e, &len);
+    ck_assert_uint_eq(len, 0); /* redirected: no progress line */
+    free(text);
+    ck_assert_int_eq(sh("TSTEP_PROGRESS=always build/tstep run --system oscillator --stepper rk4 "
+                        "--dt 1e-5 --steps 2000000 --every 2000000 --out /dev/null 2>%s",
+                        e),
+                     0);
+    text = slurp(e, &len);
+    ck_assert_ptr_nonnull(strstr(text, "\rtstep run: "));
+    ck_assert_ptr_nonnull(strstr(text, "step "));
+    ck_assert_ptr_nonnull(strstr(text, " of 2000000"));
+    ck_assert_int_eq(text[len - 1], 'K'); /* erased at the end: "\r\033[K" */
+    free(text);
+    remove_tmpdir();
+}
+END_TEST
+
+/* --- every script in plots/ renders -------------------------------------- */
+
+static int has_bytes(const char *buf, size_t len, const char *pat, size_t plen)
+{
+    int count = 0;
+    for (size_t i = 0; i + plen <= len; i++)
+        if (memcmp(buf + i, pat, plen) == 0)
+            count++;
+    return count;
+}
+
+START_TEST(scripts_render)
+{
+    make_tmpdir();
+    ck_assert_int_eq(sh("sh tools/plots.sh --quick --out %s >%s/log.txt 2>&1 || "
+                        "{ tail -30 %s/log.txt; exit 1; }",
+                        tmpdir, tmpdir, tmpdir),
+                     0);
+    DIR *dir = opendir("plots");
+    ck_assert_ptr_nonnull(dir);
+    struct dirent *de;
+    int scripts = 0;
+    while ((de = readdir(dir)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (n < 4 || strcmp(de->d_name + n - 3, ".gp") != 0 || strcmp(de->d_name, "style.gp") == 0)
+            continue;
+        char base[128], path[512];
+        snprintf(base, sizeof base, "%.*s", (int)(n - 3), de->d_name);
+        scripts++;
+
+        snprintf(path, sizeof path, "%s/%s.png", tmpdir, base);
+        size_t len;
+        char *png = slurp(path, &len);
+        ck_assert_msg(len > 8000, "%s: only %zu bytes", path, len);
+        ck_assert_msg(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0, "%s is not a PNG", path);
+        unsigned w = ((unsigned char)png[16] << 24 | (unsigned char)png[17] << 16 |
+                      (unsigned char)png[18] << 8 | (unsigned char)png[19]);
+        unsigned h = ((unsigned char)png[20] << 24 | (unsigned char)png[21] << 16 |
+                      (unsigned char)png[22] << 8 | (unsigned char)png[23]);
+        ck_assert_msg(w >= 400 && h >= 300, "%s is %ux%u", path, w, h);
+        free(png);
+
+        snprintf(path, sizeof path, "%s/%s.svg", tmpdir, base);
+        char *svg = slurp(path, &len);
+        ck_assert_msg(strstr(svg, "<svg") != NULL && len > 2000, "%s is not an SVG figure", path);
+        free(svg);
+
+        /* an animation script also makes NAME.gif: animated, many frames */
+        snprintf(path, sizeof path, "plots/%s", de->d_name);
+        char *src = slurp(path, NULL);
+        int animated = strstr(src, "gif animate") != NULL;
+        free(src);
+        if (animated) {
+            snprintf(path, sizeof path, "%s/%s.gif", tmpdir, base);
+            char *gif = slurp(path, &len);
+            ck_assert_msg(memcmp(gif, "GIF89a", 6) == 0, "%s is not a GIF", path);
+            ck_assert_msg(has_bytes(gif, len, "NETSCAPE2.0", 11) == 1, "%s does not loop", path);
+            ck_assert_msg(has_bytes(gif, len, "\x21\xf9\x04", 3) >= 10, "%s: under 10 frames",
+                          path);
+            free(gif);
+        }
+    }
+    closedir(dir);
+    ck_assert_int_ge(scripts, 3);
+    remove_tmpdir();
+}
+END_TEST
+
+Suite *plots_suite(void)
+{
+    Suite *s = suite_create("plots");
+    TCase *diag = tcase_create("diagnostics");
+    tcase_add_test(diag, diag_energy_split);
+    tcase_add_test(diag, diag_forward_euler_factor);
+    int nsteppers = 0;
+    while (ts_stepper_registry[nsteppers])
+        nsteppers++;
+    tcase_add_loop_test(diag, diag_stats_columns, 0, nsteppers);
+    tcase_add_test(diag, diag_formats_agree);
+    tcase_add_test(diag, diag_divergence_keeps_rows);
+    tcase_add_test(diag, sweep_cost_columns);
+    tcase_set_timeout(diag, 30);
+    suite_add_tcase(s, diag);
+
+    TCase *gp = tcase_create("gnuplot");
+    tcase_add_test(gp, plot_in_terminal);
+    tcase_add_test(gp, live_refuses_without_display);
+    tcase_add_test(gp, progress_only_on_terminals);
+    tcase_add_test(gp, scripts_render);
+    tcase_set_timeout(gp, 240);
+    suite_add_tcase(s, gp);
+    return s;
+}
