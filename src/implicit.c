@@ -89,9 +89,12 @@ static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const dou
                    .mask = sys->pinned, .work = s->kwork};
     matvec_ctx ctx = {sys};
     int iters = 0;
-    st = sys->jacobian_symmetric ? ts_cg_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters)
-                                 : ts_bicgstab_solve(n, system_matvec, &ctx, s->rhs, sol, &k,
-                                                     &iters);
+    if (sys->jacobian_symmetric)
+        st = ts_cg_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
+    else if (n <= TS_DENSE_MAX) /* small and non-symmetric: BiCGSTAB can break down */
+        st = ts_dense_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
+    else
+        st = ts_bicgstab_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
     stats->linear_iters += iters;
     return st;
 }
