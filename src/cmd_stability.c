@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "cli_gnuplot.h"
 #include "tstep/stability.h"
 
 #define MAX_STEPPERS 64
@@ -52,6 +53,7 @@ static void stability_help(void)
     printf(
         "Usage: tstep stability --system S --stepper A,B,...|all [--param key=value]...\n"
         "                       [--t-end T] [--bound C] [--format dat|csv] [--out FILE]\n"
+        "                       [--plot]\n"
         "\n"
         "For each stepper, the critical step dt_crit measured by running the system,\n"
         "beside the prediction from the system's stiffest mode and the stepper's\n"
@@ -104,6 +106,9 @@ static void stability_help(void)
         "  --t-end T     end time of every run (default 1000 / |lambda|, or 10 when\n"
         "                lambda = 0)\n"
         "  --bound C     the bound factor C (default 10)\n"
+        "  --plot        draw |R(dt lambda)| against dt along the stiffest mode, with\n"
+        "                |R| = 1 and each measured dt_crit, in the terminal (gnuplot's\n"
+        "                dumb terminal); without --out the table is then not written\n"
         CLI_SOLVER_HELP
         "\n"
         "Example: tstep stability --system test1d --param k=10 --stepper all --format csv\n"
@@ -132,6 +137,56 @@ static void clear_progress(void)
     fflush(stderr);
 }
 
+/* --plot: |R(dt lambda)| of each stepper against dt along the stiffest mode
+ * lambda, the line |R| = 1, and the measured dt_crit marked on each curve
+ * (where a bounded run ends, the curve should cross 1). */
+static int draw_plot(const char *cmd, const char *system, const ts_stiff_mode *mode,
+                     const ts_stepper_type *const *types, int ntypes,
+                     const ts_stability_result *res, const ts_solver_options *sopt)
+{
+    double mag = hypot(mode->re, mode->im), dt_max = 0.0;
+    for (int i = 0; i < ntypes; i++)
+        if (isfinite(res[i].dt_crit))
+            dt_max = fmax(dt_max, res[i].dt_crit);
+    dt_max = dt_max > 0.0 ? 1.5 * dt_max : 3.0 / mag;
+    FILE *data = tmpfile(), *gp;
+    if (!data)
+        return cli_usage_error(cmd, "--plot: cannot make a temporary file");
+    enum { POINTS = 200 };
+    for (int i = 0; i < ntypes; i++) {
+        if (i)
+            fputs("\n\n", data);
+        for (int k = 0; k <= POINTS; k++) {
+            double dt = dt_max * k / POINTS, rr, ri;
+            int s = ts_amplification(types[i], sopt, dt * mode->re, dt * mode->im, &rr, &ri);
+            fprintf(data, "%.8g %.8g\n", dt, s ? NAN : hypot(rr, ri));
+        }
+    }
+    int rc = cli_gnuplot_dumb(cmd, &gp);
+    if (rc) {
+        fclose(data);
+        return rc;
+    }
+    cli_gnuplot_datablock(gp, "amp", data);
+    fclose(data);
+    fprintf(gp, "set title '%s: |R(dt lambda)| along the stiffest mode, lambda = %.4g%+.4gi'\n"
+                "set xlabel 'dt (o: measured dt_crit)'\nset key below\nset yrange [0:2]\n"
+                "set xrange [0:%.8g]\nplot 1 with lines dt 2 notitle",
+            system, mode->re, mode->im, dt_max);
+    for (int i = 0; i < ntypes; i++) {
+        char key[96];
+        snprintf(key, sizeof key, "%s %.4g", types[i]->name, res[i].dt_crit);
+        fprintf(gp, ", $amp index %d using 1:2 with lines title ", i);
+        cli_gnuplot_quote(gp, key);
+    }
+    for (int i = 0; i < ntypes; i++)
+        if (isfinite(res[i].dt_crit))
+            fprintf(gp, ", '+' using (%.8g):(1) every ::0::0 with points pt 'o' notitle",
+                    res[i].dt_crit);
+    fputc('\n', gp);
+    return cli_gnuplot_close(cmd, gp);
+}
+
 int cmd_stability(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -139,10 +194,11 @@ int cmd_stability(int argc, char **argv)
         {"t-end", required_argument, 0, 'T'},  {"bound", required_argument, 0, 'C'},
         {"param", required_argument, 0, 'p'},  {"format", required_argument, 0, 'f'},
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
-        CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
+        {"plot", no_argument, 0, 'P'},         CLI_SOLVER_LONGOPTS,
+        {0, 0, 0, 0}};
     const char *cmd = "stability", *sysname = NULL, *steplist = NULL, *outpath = NULL;
     double t_end = 0, bound = 10.0;
-    int c;
+    int c, plot = 0;
     cli_param_list params = {0};
     cli_format format = CLI_FORMAT_DAT;
     ts_solver_options sopt = ts_default_solver_options();
@@ -167,6 +223,7 @@ int cmd_stability(int argc, char **argv)
                 bad = cli_usage_error(cmd, "--format: stability writes dat or csv, not frames");
             break;
         case 'o': outpath = optarg; break;
+        case 'P': plot = 1; break;
         case 'h': stability_help(); return 0;
         case 1001: case 1002: case 1003: case 1004:
             bad = cli_solver_option(cmd, c, optarg, &sopt);
@@ -247,8 +304,12 @@ int cmd_stability(int argc, char **argv)
         clear_progress();
 
     FILE *out;
-    if ((rc = cli_open_output(cmd, outpath, &out)))
+    if (plot && !outpath) /* --plot without --out: the figure instead of the table */
+        out = tmpfile();
+    else if ((rc = cli_open_output(cmd, outpath, &out)))
         return rc;
+    if (!out)
+        return cli_usage_error(cmd, "--plot: cannot make a temporary file");
     int csv = format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
     fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
@@ -264,7 +325,9 @@ int cmd_stability(int argc, char **argv)
                 mode.re, sep, mode.im, sep, t_end, sep, res[i].steps, sep, res[i].runs, sep,
                 kind_name(res[i].kind));
     }
-    if ((rc = cli_close_output(cmd, outpath, out)))
+    if (plot && !outpath)
+        fclose(out);
+    else if ((rc = cli_close_output(cmd, outpath, out)))
         return rc;
 
     fprintf(stderr, "stability on %s: stiffest mode lambda = %.6g %+.6gi", stype->name, mode.re,
@@ -282,6 +345,14 @@ int cmd_stability(int argc, char **argv)
             ratio = 1.0;
         fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %s\n", types[i]->name,
                 res[i].dt_crit, pred[i], ratio, r[i], kind_name(res[i].kind));
+    }
+    if (plot) {
+        fflush(stderr);
+        if (ms || !(mag > 0.0)) {
+            fprintf(stderr, "tstep stability: --plot: no stiffest mode to draw |R| along\n");
+            return 1;
+        }
+        return draw_plot(cmd, stype->name, &mode, types, ntypes, res, &sopt);
     }
     return 0;
 }

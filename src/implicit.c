@@ -89,9 +89,18 @@ static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const dou
                    .mask = sys->pinned, .work = s->kwork};
     matvec_ctx ctx = {sys};
     int iters = 0;
-    if (sys->jacobian_symmetric)
+    int symmetric = sys->jacobian_symmetric;
+    if (symmetric) {
         st = ts_cg_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
-    else if (n <= TS_DENSE_MAX) /* small and non-symmetric: BiCGSTAB can break down */
+        stats->linear_iters += iters;
+        /* Symmetric but not positive definite (M - h df/dx with df/dx > M/h,
+         * e.g. backward Euler on a growing mode x' = a x, h a > 1): CG does
+         * not apply; solve as for a non-symmetric matrix below. */
+        if (st != TS_ERR_LINEAR)
+            return st;
+        iters = 0;
+    }
+    if (n <= TS_DENSE_MAX) /* small and non-symmetric: BiCGSTAB can break down */
         st = ts_dense_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
     else
         st = ts_bicgstab_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);

@@ -413,6 +413,16 @@ START_TEST(plot_in_terminal)
     ck_assert_ptr_nonnull(strstr(text, "total energy against t"));
     ck_assert_ptr_nonnull(strstr(text, "+----"));
     free(text);
+    ck_assert_int_eq(sh("build/tstep stability --system test1d --param k=10 --stepper "
+                        "forward-euler,rk4 --plot >%s 2>/dev/null",
+                        o),
+                     0);
+    text = slurp(o, NULL);
+    ck_assert_ptr_nonnull(strstr(text, "test1d: |R(dt lambda)| along the stiffest mode"));
+    ck_assert_ptr_nonnull(strstr(text, "forward-euler 0.2 "));
+    ck_assert_ptr_nonnull(strstr(text, "rk4 0.278"));
+    ck_assert_ptr_null(strstr(text, "dt_crit,")); /* no table without --out */
+    free(text);
     const char *e = in_tmp("e.txt");
     ck_assert_int_eq(sh("GNUPLOT=/nonexistent/gnuplot build/tstep run --system oscillator "
                         "--stepper rk4 --dt 0.1 --steps 3 --plot >/dev/null 2>%s",

@@ -58,6 +58,14 @@ for sys in test1d oscillator; do
         --levels $levels --t-end 1 --out "$data/sweep-$sys.dat"
 done
 
+if [ $quick = 1 ]; then grid=0.1; else grid=0.04; fi
+section "stability: dt_crit measured and predicted, amplification, regions"
+run "$TSTEP" stability --system test1d --param k=10 --stepper all \
+    --out "$data/stability-test1d.dat"
+run "$TSTEP" amplification --stepper all --z-max 4 --out "$data/amplification.dat"
+run "$TSTEP" region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 \
+    --step $grid --out "$data/region.dat"
+
 section "energy against time (tstep run --diagnostics)"
 energy_systems=oscillator
 for s in $steppers; do
@@ -68,6 +76,8 @@ done
 section "rendering"
 render convergence "png svg"
 render workprecision "png svg"
+render stability "png svg"
+render regions "png svg"
 render energy "png svg" "energy_systems='$energy_systems'"
 
 section "figures in $out/"

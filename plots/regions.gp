@@ -1,0 +1,57 @@
+# plots/regions.gp - each stepper's stability region, shaded, one panel each.
+#
+# Reads DATADIR/region.dat, made by
+#   build/tstep region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 \
+#       --out build/plots/data/region.dat
+# columns 1 stepper, 2 Re z, 3 Im z, 4 |R(z)|; one grid block per stepper.
+# Each panel shades the set |R(z)| <= 1 (one step does not grow) in the
+# stepper's colour and draws its boundary: inside the curves for the
+# explicit steppers, outside the circle for backward Euler.
+# Writes OUTDIR/regions.png (or .svg); see plots/style.gp.
+call 'style.gp' 'regions' 1500 900
+
+reg = datadir.'/region.dat'
+stats reg using 2:3 nooutput
+n = STATS_blocks
+remin = STATS_min_x; remax = STATS_max_x; immin = STATS_min_y; immax = STATS_max_y
+array name[n]
+do for [i = 1:n] {
+    stats reg index (i-1) using (name[i] = strcol(1), 0) nooutput
+}
+cols = n <= 4 ? n : 3
+rows = (n + cols - 1) / cols
+set multiplot layout rows, cols title 'stability regions: where one step does not grow, |R(z)| <= 1, z = h{/Symbol l}'
+set view map
+set size ratio -1
+set xrange [remin:remax]
+set yrange [immin:immax]
+set xlabel 'Re z'
+set ylabel 'Im z'
+unset colorbox
+unset key
+set pm3d map corners2color c1
+set xzeroaxis lt 1 lc rgb '#808080'
+set yzeroaxis lt 1 lc rgb '#808080'
+# the boundaries, contoured once per stepper into $cI (before the panels:
+# contour lines themselves cannot take the stepper's colour)
+set contour base
+set cntrparam levels discrete 1
+unset surface
+do for [i = 1:n] {
+    eval sprintf('set table $c%d', i)
+    splot reg index (i-1) using 2:3:4 with lines
+    unset table
+}
+unset contour
+set surface
+stable(r) = r == r ? (r <= 1 ? 0 : 1) : 1
+do for [i = 1:n] {
+    set title name[i]
+    col = sprintf('#%06x', stepper_rgb(name[i], i))
+    # cb 0.5: the stepper's colour half-way to white (stable); 1: white
+    set palette defined (0 col, 1 '#ffffff')
+    set cbrange [0:1]
+    eval sprintf("splot reg index (i-1) using 2:3:(0.5 * stable($4) + 0.5) with pm3d, " . \
+                 "$c%d using 1:2:(0) with lines lw 2.5 lc rgb col", i)
+}
+unset multiplot
