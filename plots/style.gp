@@ -9,10 +9,11 @@
 #   outdir   where the figures go       (build/plots)
 #   fmt      png or svg                 (png)
 # tools/plots.sh (make plots) sets them and runs every script twice, once
-# per format.
-if (!exists("datadir")) datadir = 'build/plots/data'
-if (!exists("outdir")) outdir = 'build/plots'
-if (!exists("fmt")) fmt = 'png'
+# per format (three times, with gif, for the animations).  fmt = gif opens
+# a pngcairo terminal on NAME.gif: the script then switches to gif animate.
+datadir = exists("datadir") ? datadir : 'build/plots/data'
+outdir = exists("outdir") ? outdir : 'build/plots'
+fmt = exists("fmt") ? fmt : 'png'
 if (fmt eq 'svg') {
     set terminal svg size int(ARG2), int(ARG3) dynamic enhanced font 'Sans,12' background '#ffffff'
 } else {

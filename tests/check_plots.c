@@ -515,10 +515,27 @@ START_TEST(scripts_render)
     int scripts = 0;
     while ((de = readdir(dir)) != NULL) {
         size_t n = strlen(de->d_name);
-        if (n < 4 || strcmp(de->d_name + n - 3, ".gp") != 0 || strcmp(de->d_name, "style.gp") == 0)
+        if (n < 4 || strcmp(de->d_name + n - 3, ".gp") != 0 ||
+            strcmp(de->d_name, "style.gp") == 0 || strcmp(de->d_name, "strand.gp") == 0)
             continue;
         char base[128], path[512];
         snprintf(base, sizeof base, "%.*s", (int)(n - 3), de->d_name);
+        snprintf(path, sizeof path, "plots/%s", de->d_name);
+        char *src = slurp(path, NULL);
+        /* a script whose data need a system this build lacks is not rendered */
+        int runnable = 1;
+        for (const char *q = strstr(src, "# needs system: "); q;
+             q = strstr(q + 1, "# needs system: ")) {
+            char sysname[64];
+            if (sscanf(q, "# needs system: %63s", sysname) == 1 && !ts_system_find(sysname)) {
+                printf("plots: %s skipped: no system '%s' in this build\n", de->d_name, sysname);
+                runnable = 0;
+            }
+        }
+        int animated = strstr(src, "gif animate") != NULL;
+        free(src);
+        if (!runnable)
+            continue;
         scripts++;
 
         snprintf(path, sizeof path, "%s/%s.png", tmpdir, base);
@@ -539,10 +556,6 @@ START_TEST(scripts_render)
         free(svg);
 
         /* an animation script also makes NAME.gif: animated, many frames */
-        snprintf(path, sizeof path, "plots/%s", de->d_name);
-        char *src = slurp(path, NULL);
-        int animated = strstr(src, "gif animate") != NULL;
-        free(src);
         if (animated) {
             snprintf(path, sizeof path, "%s/%s.gif", tmpdir, base);
             char *gif = slurp(path, &len);

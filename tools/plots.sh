@@ -73,15 +73,50 @@ for s in $steppers; do
         --out /dev/null --diagnostics "$data/energy-oscillator-$s.csv"
 done
 
+# string, hair and cloth (the spring systems): energy, snapshots, animations
+if has_system string; then
+    energy_systems="oscillator string"
+    for s in $steppers; do
+        run_may_fail "$TSTEP" run --system string --stepper $s --dt 1e-3 --t-end 2 \
+            --param damping=0 --param drag=0 --every 10 \
+            --out /dev/null --diagnostics "$data/energy-string-$s.csv"
+    done
+    section "string, hair and cloth: frames for snapshots and animations (tstep run --format frames)"
+    run "$TSTEP" run --system string --stepper rk4 --dt 0.001 --t-end 2 --every 20 \
+        --format frames --out "$data/frames-string.dat"
+fi
+if [ $quick = 1 ]; then t_anim=0.6; else t_anim=3; fi
+if has_system hair; then
+    run "$TSTEP" run --system hair --stepper backward-euler --dt 0.001 --t-end $t_anim \
+        --param curl=5 --param n=40 --param curl_radius=0.008 --every 20 \
+        --format frames --out "$data/frames-hair.dat"
+fi
+if has_system cloth; then
+    if [ $quick = 1 ]; then grid="--param nx=10 --param ny=10"; else grid=""; fi
+    run "$TSTEP" run --system cloth --stepper backward-euler --dt 0.01 --t-end $t_anim \
+        --param plane=xz --param sphere_r=0.3 $grid --every 5 \
+        --format frames --out "$data/frames-cloth.dat" \
+        --diagnostics "$data/diagnostics-cloth.csv"
+fi
+
 section "rendering"
 render convergence "png svg"
 render workprecision "png svg"
 render stability "png svg"
 render regions "png svg"
 render energy "png svg" "energy_systems='$energy_systems'"
+if has_system string; then render string "png svg"; fi
+if has_system hair; then render hair "png svg gif"; fi
+if has_system cloth; then
+    if [ $quick = 1 ]; then nx=10; else nx=20; fi
+    render cloth "png svg gif" "nx=$nx"
+fi
 
-section "figures in $out/"
+section "figures in $out/ (each .png also as .svg; data in $data/)"
 for f in "$out"/*.png "$out"/*.gif; do
     [ -f "$f" ] && echo "  $f" >&2
+done
+for sys in string hair cloth; do
+    has_system $sys || echo "  (no '$sys' system in this build: its figures are skipped)" >&2
 done
 exit 0

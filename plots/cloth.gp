@@ -1,0 +1,83 @@
+# plots/cloth.gp - the cloth in 3-D: snapshots (png, svg) or an animation (gif).
+# needs system: cloth
+#
+# Reads DATADIR/frames-cloth.dat, made by
+#   build/tstep run --system cloth --stepper backward-euler --dt 0.01 --t-end 3 \
+#       --param sphere_r=0.3 --every 5 --format frames \
+#       --out build/plots/data/frames-cloth.dat
+# (tstep run --format frames: one index block per output time, 'x y z' per
+# particle, a blank line after each grid row, so splot draws the mesh).
+# Variables: frame_dt (time between frames, default 0.05 = dt * every),
+# sphere_x/y/z, sphere_r (the collider, defaults those of the command
+# above; sphere_r = 0 draws none), nx (particles per row, default 20: the
+# pinned top corners are particles 0 and nx-1 of the first row).
+# y is up in tstep; here it is the vertical axis.
+# fmt png/svg: OUTDIR/cloth.png: four panels, from the flat start through
+# the fall to the cloth hanging from its two pins, draped over the sphere.
+# fmt gif: OUTDIR/cloth.gif, every frame, set terminal gif animate.
+frame_dt = exists("frame_dt") ? frame_dt : 0.05
+sphere_x = exists("sphere_x") ? sphere_x : 0.5
+sphere_y = exists("sphere_y") ? sphere_y : -0.6
+sphere_z = exists("sphere_z") ? sphere_z : 0.5
+sphere_r = exists("sphere_r") ? sphere_r : 0.3
+nx = exists("nx") ? nx : 20
+call 'style.gp' 'cloth' 1400 1000
+file = datadir.'/frames-cloth.dat'
+if (fmt eq 'gif') {
+    set terminal gif animate delay 5 loop 0 optimize size 640, 540 font 'Sans,10' background '#ffffff'
+    set output outdir.'/cloth.gif'
+}
+stats file using 1:3 nooutput
+frames = STATS_blocks
+xlo = STATS_min_x; xhi = STATS_max_x; zlo = STATS_min_y; zhi = STATS_max_y
+stats file using 2 nooutput
+ylo = STATS_min; yhi = STATS_max
+if (sphere_r > 0) {
+    xlo = xlo < sphere_x - sphere_r ? xlo : sphere_x - sphere_r
+    xhi = xhi > sphere_x + sphere_r ? xhi : sphere_x + sphere_r
+    ylo = ylo < sphere_y - sphere_r ? ylo : sphere_y - sphere_r
+    zlo = zlo < sphere_z - sphere_r ? zlo : sphere_z - sphere_r
+    zhi = zhi > sphere_z + sphere_r ? zhi : sphere_z + sphere_r
+}
+set xrange [xlo - 0.05 : xhi + 0.05]
+set yrange [zlo - 0.05 : zhi + 0.05]
+set zrange [ylo - 0.05 : yhi + 0.05]
+set view 62, 28, 1.1
+set view equal xyz
+set xyplane 0
+set xlabel 'x'
+set ylabel 'z'
+set zlabel 'y (up)' rotate parallel
+set tics font ',8'
+unset key
+set border 4095 lc rgb '#909090'
+set grid
+set parametric
+set urange [0:2 * pi]
+set vrange [-pi / 2:pi / 2]
+set isosamples 24, 12
+set hidden3d offset 0 trianglepattern 3
+sx(u, v) = sphere_x + sphere_r * cos(v) * cos(u)
+sz(u, v) = sphere_z + sphere_r * cos(v) * sin(u)
+sy(u, v) = sphere_y + sphere_r * sin(v)
+# the sphere (or nothing) as the first plot element of a frame
+sphere = sphere_r > 0 ? "sx(u, v), sz(u, v), sy(u, v) with lines lc rgb '#c0a070'," : ""
+draw(k) = sprintf("splot %s file index %d using 1:3:2 with lines lc rgb '#1f5fa0', " . \
+    "file index %d every %d::0:0:%d:0 using 1:3:2 with points pt 7 ps 1.2 lc rgb '#000000' nohidden3d", \
+    sphere, k, k, nx - 1, nx - 1)
+if (fmt eq 'gif') {
+    do for [k = 0:frames - 1] {
+        set title sprintf('cloth, backward Euler: t = %.2f s', k * frame_dt)
+        eval draw(k)
+    }
+} else {
+    set multiplot layout 2, 2 title 'cloth (backward Euler, dt = 0.01): pinned at two corners, falling onto a sphere'
+    # the start, two moments of the fall, and the last frame
+    array pick[4] = [0, int(0.3 / frame_dt), int(0.8 / frame_dt), frames - 1]
+    do for [j = 1:4] {
+        k = pick[j] < frames ? pick[j] : frames - 1
+        set title sprintf('t = %.2f s', k * frame_dt)
+        eval draw(k)
+    }
+    unset multiplot
+}

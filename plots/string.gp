@@ -1,0 +1,16 @@
+# plots/string.gp - the string in 3-D: snapshots (png, svg; fmt gif animates it).
+# needs system: string
+#
+# Reads DATADIR/frames-string.dat, made by
+#   build/tstep run --system string --stepper rk4 --dt 0.001 --t-end 2 --every 20 \
+#       --format frames --out build/plots/data/frames-string.dat
+# (one index block per output time, 'x y z' per particle; y is up).
+# Variables: frame_dt (time between frames, default 0.02 = dt * every),
+# snap_times (default '0 0.2 0.4 0.6 0.8 1.2').
+# Shows the string, pinned at particle 0, swinging down from horizontal.
+# Writes OUTDIR/string.png (or .svg, .gif); see plots/style.gp, strand.gp.
+frame_dt = exists("frame_dt") ? frame_dt : 0.02
+snap_times = exists("snap_times") ? snap_times : '0 0.2 0.4 0.6 0.8 1.2'
+call 'style.gp' 'string' 1000 700
+file = datadir.'/frames-string.dat'
+call 'strand.gp' 'string' 'string (rk4, dt = 0.001)'
