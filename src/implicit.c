@@ -116,7 +116,7 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, double h)
                 s->xk[i] = s->x0[i];
 }
 
-int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int max_newton,
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats)
 {
     implicit_scratch *s = scratch;
@@ -152,8 +152,10 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
         return st;
     }
 
-    int converged = max_newton <= 1;
-    for (int it = 2; !converged && it <= max_newton; it++) {
+    /* Newton: stop when the residual of the implicit equation is at the
+     * first solve's linear accuracy, or the update is below newton_tol. */
+    int converged = linear_only;
+    for (int it = 1; !converged;) {
         iterate_state(s, sys, h);
         if ((st = ts_system_forces(sys, t + h, s->xk, vk, s->f)))
             return st;
@@ -162,10 +164,12 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
             s->rhs[i] = h * s->f[i] - sys->mass[i] * s->w[i];
         ts_system_filter(sys, s->rhs);
         if (ts_vec_norm2(n, s->rhs) <= s->opt.cg_tol * rhs1) {
-            converged = 1; /* residual already at linear-solver accuracy */
+            converged = 1;
             break;
         }
-        stats->newton_iters = it;
+        if (it >= s->opt.newton_max || !ts_vec_all_finite(n, s->w))
+            break;
+        stats->newton_iters = ++it;
         ts_vec_zero(n, s->dw);
         st = linear_solve(s, sys, t + h, s->xk, vk, alpha, beta, s->dw, stats);
         if (st) {
@@ -175,15 +179,12 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
         ts_vec_axpy(n, 1.0, s->dw, s->w);
         iterate_state(s, sys, h);
         double scale = fmax(1.0, ts_vec_norm_inf(n, order2 ? s->vk : s->xk));
-        if (ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale)
-            converged = 1;
-        if (!ts_vec_all_finite(n, s->w))
-            break;
+        converged = ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale;
     }
     if (!converged) {
         s->have_warm = 0;
         return ts_error(TS_ERR_NEWTON, "Newton did not converge in %d iterations (tol %g)",
-                        max_newton, s->opt.newton_tol);
+                        s->opt.newton_max, s->opt.newton_tol);
     }
     iterate_state(s, sys, h);
     ts_vec_copy(n, s->xk, sys->x);

@@ -12,8 +12,11 @@
  *     (M - h df/dv - h^2 df/dx) dw = h f(xk, vk) - M w,   w += dw
  * Order 1, unknown w = x1 - x0:
  *     (M - h df/dx) dw = h f(x0 + w) - M w,   w += dw
- * With max_newton = 1 only the first iterate is taken: the linearly
- * implicit ("one-step") Euler of Baraff & Witkin. */
+ * Newton stops when the residual h f - M w is within cg_tol of the first
+ * right-hand side, or the update is below newton_tol (solver options);
+ * newton_max caps the number of linear solves.  With linear_only only the
+ * first iterate is taken: the linearly implicit ("one-step") Euler of
+ * Baraff & Witkin. */
 #ifndef TSTEP_IMPLICIT_H
 #define TSTEP_IMPLICIT_H
 
@@ -22,9 +25,9 @@
 int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
 void ts_implicit_free(void *scratch);
 
-/* One backward Euler step of the system's stored state with at most
- * max_newton Newton iterations; TS_ERR_NEWTON if they do not converge. */
-int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int max_newton,
+/* One backward Euler step of the system's stored state; TS_ERR_NEWTON if
+ * Newton does not converge within newton_max linear solves. */
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats);
 
 /* The options the scratch was allocated with (newton_max, tolerances). */
