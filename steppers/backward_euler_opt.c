@@ -308,8 +308,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
 
 const ts_stepper_type ts_backward_euler_opt = {
     .name = "backward-euler-opt",
-    .summary = "implicit Euler as minimization of |x - x_pred|_M^2/(2h^2) + E(x): Newton-CG, "
-               "line search",
+    .summary = "implicit Euler as energy minimization: Newton-CG with a line search",
     .order = 1,
     .flags = TS_IMPLICIT | TS_NEEDS_JACOBIAN | TS_NEEDS_ENERGY,
     .alloc = opt_alloc,
