@@ -65,35 +65,42 @@ static int system_matvec(void *ctx, const double *u, double *out)
     return TS_OK;
 }
 
+int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
+                      const double *v, double alpha, double beta, const double *rhs, double *sol,
+                      double *diag, double *work, long *iters)
+{
+    size_t n = sys->n;
+    int st = ts_system_linearize(sys, t, x, v, alpha, beta);
+    if (st)
+        return st;
+    if (sys->ops->jacobian_diag) {
+        if ((st = sys->ops->jacobian_diag(sys, diag)))
+            return st;
+        for (size_t i = 0; i < n; i++) {
+            diag[i] = sys->mass[i] - diag[i];
+            if (!(diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
+                diag[i] = sys->mass[i];
+        }
+    } else {
+        ts_vec_copy(n, sys->mass, diag);
+    }
+    ts_krylov k = {.tol = opt->cg_tol, .max_iter = opt->cg_max, .diag = diag,
+                   .mask = sys->pinned, .work = work};
+    matvec_ctx ctx = {sys};
+    int it = 0;
+    st = sys->jacobian_symmetric ? ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it)
+                                 : ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    *iters += it;
+    return st;
+}
+
 /* Linearize at (x, v) and solve (M - J) sol = rhs, sol holding the start. */
 static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
                         const double *v, double alpha, double beta, double *sol,
                         ts_step_stats *stats)
 {
-    size_t n = s->n;
-    int st = ts_system_linearize(sys, t, x, v, alpha, beta);
-    if (st)
-        return st;
-    if (sys->ops->jacobian_diag) {
-        if ((st = sys->ops->jacobian_diag(sys, s->diag)))
-            return st;
-        for (size_t i = 0; i < n; i++) {
-            s->diag[i] = sys->mass[i] - s->diag[i];
-            if (!(s->diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
-                s->diag[i] = sys->mass[i];
-        }
-    } else {
-        ts_vec_copy(n, sys->mass, s->diag);
-    }
-    ts_krylov k = {.tol = s->opt.cg_tol, .max_iter = s->opt.cg_max, .diag = s->diag,
-                   .mask = sys->pinned, .work = s->kwork};
-    matvec_ctx ctx = {sys};
-    int iters = 0;
-    st = sys->jacobian_symmetric ? ts_cg_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters)
-                                 : ts_bicgstab_solve(n, system_matvec, &ctx, s->rhs, sol, &k,
-                                                     &iters);
-    stats->linear_iters += iters;
-    return st;
+    return ts_implicit_solve(sys, &s->opt, t, x, v, alpha, beta, s->rhs, sol, s->diag, s->kwork,
+                             &stats->linear_iters);
 }
 
 /* The iterate from the unknown w: order 2 (xk, vk) = (x0 + h (v0 + w), v0 + w),

@@ -101,7 +101,9 @@ START_TEST(run_csv_trajectory)
     /* forward Euler, k = m = 1: (x, v) -> (x + h v, v - h x); E = (x^2 + v^2)/2 */
     ck_assert_str_eq(out, "t,x0,v0,energy\n0,1,0,0.5\n0.5,1,-0.5,0.625\n1,0.75,-1,0.78125\n");
     EXPECT("run --system test1d --stepper forward-euler --dt 0.25 --steps 4 --every 3", 0, NULL);
-    ck_assert_str_eq(out, "# t x0\n0 1\n0.75 0.421875\n1 0.31640625\n");
+    /* test1d energy k x^2 / 2 */
+    ck_assert_str_eq(out, "# t x0 energy\n0 1 0.5\n0.75 0.421875 0.0889892578125\n"
+                          "1 0.31640625 0.0500564575195312\n");
 }
 END_TEST
 
@@ -136,7 +138,8 @@ START_TEST(run_divergence_exit_1)
     buf[n] = '\0';
     fclose(f);
     remove(path);
-    ck_assert_str_eq(buf, "t,x0\n0,1\n0.1,-99\n0.2,9801\n0.3,-970299\n0.4,96059601\n");
+    ck_assert_str_eq(buf, "t,x0,energy\n0,1,500\n0.1,-99,4900500\n0.2,9801,48029800500\n"
+                          "0.3,-970299,470740074700500\n0.4,96059601,4.6137234721396e+18\n");
 }
 END_TEST
 

@@ -20,8 +20,12 @@ static int stepper_count(void)
     return n;
 }
 
-/* One step of `type` on test1d with parameters k, omega; returns x1 (x0 = 1). */
-static double complex one_step(const ts_stepper_type *type, double k, double omega, double h)
+/* One step of `type` on test1d with parameters k, omega; *x1 gets x1 (x0 = 1).
+ * Returns 0 when the stepper refuses the system (TS_ERR_UNSUPPORTED: e.g. a
+ * minimization stepper on the complex test equation, which has no energy);
+ * every stepper must accept the real test equation. */
+static int one_step(const ts_stepper_type *type, double k, double omega, double h,
+                    double complex *x1)
 {
     ts_params p;
     char buf[64];
@@ -33,12 +37,17 @@ static double complex one_step(const ts_stepper_type *type, double k, double ome
     ts_system *sys;
     ts_stepper *st;
     ck_assert_int_eq(ts_system_new(&ts_test1d, &p, &sys), TS_OK);
-    ck_assert_int_eq(ts_stepper_new(type, sys, NULL, &st), TS_OK);
+    int s = ts_stepper_new(type, sys, NULL, &st);
+    if (s == TS_ERR_UNSUPPORTED && omega != 0.0) {
+        ts_system_free(sys);
+        return 0;
+    }
+    ck_assert_int_eq(s, TS_OK);
     ck_assert_int_eq(ts_stepper_step(st, sys, 0.0, h), TS_OK);
-    double complex x1 = sys->x[0] + (sys->n == 2 ? I * sys->x[1] : 0.0);
+    *x1 = sys->x[0] + (sys->n == 2 ? I * sys->x[1] : 0.0);
     ts_stepper_free(st);
     ts_system_free(sys);
-    return x1;
+    return 1;
 }
 
 /* The closed-form stability function R(z) of the built-in steppers. */
@@ -83,7 +92,9 @@ START_TEST(amplification_factor_exact)
         double complex z = cases[c].h * (-cases[c].k + I * cases[c].omega), r;
         if (!known_factor(type->name, z, &r))
             return; /* a stepper without a closed form: covered by the local-order test */
-        double complex x1 = one_step(type, cases[c].k, cases[c].omega, cases[c].h);
+        double complex x1;
+        if (!one_step(type, cases[c].k, cases[c].omega, cases[c].h, &x1))
+            continue;
         ck_assert_msg(cabs(x1 - r) <= 1e-12 * cabs(r), "%s: z = %g%+gi: got %.17g%+.17gi, want %.17g%+.17gi",
                       type->name, creal(z), cimag(z), creal(x1), cimag(x1), creal(r), cimag(r));
     }
@@ -98,8 +109,11 @@ START_TEST(local_order_matches_nominal)
     double omega[] = {0.0, 1.0};
     for (int c = 0; c < 2; c++) {
         double h1 = type->order >= 4 ? 0.08 : 0.02, h2 = h1 / 2.0;
-        double complex e1 = one_step(type, 1.0, omega[c], h1) - cexp(h1 * (-1.0 + I * omega[c]));
-        double complex e2 = one_step(type, 1.0, omega[c], h2) - cexp(h2 * (-1.0 + I * omega[c]));
+        double complex x1, x2;
+        if (!one_step(type, 1.0, omega[c], h1, &x1) || !one_step(type, 1.0, omega[c], h2, &x2))
+            continue;
+        double complex e1 = x1 - cexp(h1 * (-1.0 + I * omega[c]));
+        double complex e2 = x2 - cexp(h2 * (-1.0 + I * omega[c]));
         double local = log2(cabs(e1) / cabs(e2)) - 1.0;
         ck_assert_msg(fabs(local - type->order) < 0.15, "%s: local order %.3f, nominal %d",
                       type->name, local, type->order);

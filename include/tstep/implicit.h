@@ -30,6 +30,17 @@ void ts_implicit_free(void *scratch);
 int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats);
 
+/* The linear solve every implicit Euler variant shares: linearize at
+ * (x, v, t) and solve (M - alpha df/dx - beta df/dv) sol = rhs matrix-free,
+ * Jacobi-preconditioned (diagonal from jacobian_diag where the system has
+ * it, else M), by CG when sys->jacobian_symmetric and BiCGSTAB otherwise,
+ * pinned degrees of freedom filtered (held at 0 in sol).  sol holds the
+ * starting guess; diag is n doubles and work 8n doubles of scratch;
+ * *iters is increased by the iterations taken. */
+int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
+                      const double *v, double alpha, double beta, const double *rhs, double *sol,
+                      double *diag, double *work, long *iters);
+
 /* The options the scratch was allocated with (newton_max, tolerances). */
 const ts_solver_options *ts_implicit_options(const void *scratch);
 
