@@ -62,7 +62,7 @@ static void stability_help(void)
         "  stepper     stepper name\n"
         "  dt_crit     measured critical step (inf, or 0 when below dt_min = 1e-6 T)\n"
         "  dt_fail     the smallest dt found unbounded: the bracket is [dt_crit, dt_fail]\n"
-        "  dt_pred     predicted critical step interval / |lambda| (inf or 0 possible)\n"
+        "  dt_pred     predicted critical step: interval / |lambda| (inf or 0 possible)\n"
         "  ratio       dt_crit / dt_pred (nan when undefined)\n"
         "  interval    the stepper's stability interval r along lambda's direction\n"
         "  lambda_re   the stiffest first-order eigenvalue lambda (same on every row)\n"
