@@ -88,8 +88,12 @@ int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, co
                    .mask = sys->pinned, .work = work};
     matvec_ctx ctx = {sys};
     int it = 0;
-    st = sys->jacobian_symmetric ? ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it)
-                                 : ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    if (sys->jacobian_symmetric)
+        st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    else if (n <= TS_DENSE_MAX) /* small and non-symmetric: BiCGSTAB can break down */
+        st = ts_dense_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    else
+        st = ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
     *iters += it;
     return st;
 }

@@ -5,7 +5,8 @@
  * (1994), B3, with Baraff & Witkin's filter (1998, sec. 5.3): the residual,
  * search directions and solution are projected so filtered entries stay 0.
  * BiCGSTAB: van der Vorst, SIAM J. Sci. Stat. Comput. 13 (1992), right
- * preconditioned, same filter. */
+ * preconditioned, same filter.  Dense: Gaussian elimination with partial
+ * pivoting, Golub & Van Loan, Matrix Computations, 3.4. */
 #include <math.h>
 #include <string.h>
 #include "tstep/linalg.h"
@@ -229,4 +230,63 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
     }
     return ts_error(TS_ERR_LINEAR, "BiCGSTAB: relative residual above %g after %d iterations",
                     k->tol, k->max_iter);
+}
+
+int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
+                   const ts_krylov *k, int *iters)
+{
+    double *a = k->work, *col = a + n * n; /* a row-major, augmented below by b in x */
+    double amax = 0.0;
+    int s;
+    *iters = 0;
+    if (n > TS_DENSE_MAX)
+        return ts_error(TS_ERR_LINEAR, "dense solve: %zu unknowns, at most %d", n,
+                        TS_DENSE_MAX);
+    for (size_t j = 0; j < n; j++) { /* column j = A e_j, filtered */
+        ts_vec_zero(n, x);
+        x[j] = 1.0;
+        if ((s = A(ctx, x, col)))
+            return s;
+        ++*iters;
+        filter(n, k->mask, col);
+        for (size_t i = 0; i < n; i++) {
+            a[i * n + j] = k->mask && k->mask[j] ? (double)(i == j) : col[i];
+            amax = fmax(amax, fabs(a[i * n + j]));
+        }
+    }
+    for (size_t i = 0; i < n; i++) { /* masked rows: x_i = 0 */
+        x[i] = k->mask && k->mask[i] ? 0.0 : b[i];
+        if (k->mask && k->mask[i])
+            for (size_t j = 0; j < n; j++)
+                a[i * n + j] = (double)(i == j);
+    }
+    for (size_t c = 0; c < n; c++) {
+        size_t piv = c;
+        for (size_t i = c + 1; i < n; i++)
+            if (fabs(a[i * n + c]) > fabs(a[piv * n + c]))
+                piv = i;
+        if (!(fabs(a[piv * n + c]) > 1e-14 * amax))
+            return ts_error(TS_ERR_LINEAR, "dense solve: matrix singular to working precision");
+        if (piv != c) {
+            for (size_t j = 0; j < n; j++) {
+                double tmp = a[c * n + j];
+                a[c * n + j] = a[piv * n + j], a[piv * n + j] = tmp;
+            }
+            double tmp = x[c];
+            x[c] = x[piv], x[piv] = tmp;
+        }
+        for (size_t i = c + 1; i < n; i++) {
+            double f = a[i * n + c] / a[c * n + c];
+            for (size_t j = c; j < n; j++)
+                a[i * n + j] -= f * a[c * n + j];
+            x[i] -= f * x[c];
+        }
+    }
+    for (size_t c = n; c-- > 0;) {
+        for (size_t j = c + 1; j < n; j++)
+            x[c] -= a[c * n + j] * x[j];
+        x[c] /= a[c * n + c];
+    }
+    return ts_vec_all_finite(n, x) ? TS_OK
+                                   : ts_error(TS_ERR_LINEAR, "dense solve: non-finite solution");
 }

@@ -10,6 +10,7 @@ Suite *systems_suite(void);
 Suite *cli_suite(void);
 Suite *jacobian_suite(void);
 Suite *opt_suite(void);
+Suite *stability_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"

@@ -3,7 +3,9 @@
  * Backward Euler, x1 = x0 + h v1, M v1 = M v0 + h f(x1, v1) (order 2), or
  * M x1 = M x0 + h f(x1) (order 1), solved by Newton's method with each linear
  * solve matrix-free (Jacobi-preconditioned CG when the Jacobian is
- * symmetric, BiCGSTAB otherwise), pinned degrees of freedom filtered.
+ * symmetric, BiCGSTAB otherwise; a dense solve for a non-symmetric system
+ * of at most TS_DENSE_MAX unknowns, where BiCGSTAB can break down), pinned
+ * degrees of freedom filtered.
  *
  * Order 2, unknown w = v1 - v0 (Baraff & Witkin 1998, eq. 16-18):
  *   first iterate, linearized at (x0, v0):

@@ -42,4 +42,15 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
 int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                       const ts_krylov *k, int *iters);
 
+/* Dense solve for small non-symmetric A: A assembled from n products, then
+ * Gaussian elimination with partial pivoting (Golub & Van Loan, 3.4).  Used
+ * where BiCGSTAB breaks down, e.g. skew-symmetric A (r.A r = 0), which
+ * backward Euler meets on x' = (1 + i omega) x.  Needs n <= TS_DENSE_MAX
+ * (k->work holds n^2 + n doubles within the 8n of BiCGSTAB); honours
+ * k->mask; ignores tol, max_iter and diag.  TS_ERR_LINEAR if A is singular
+ * to working precision; *iters = n products. */
+#define TS_DENSE_MAX 7
+int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
+                   const ts_krylov *k, int *iters);
+
 #endif
