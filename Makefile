@@ -6,9 +6,11 @@
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
 
+# CFLAGS is yours to set (e.g. CFLAGS="-O1 -g -fsanitize=address,undefined");
+# the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -MMD -MP
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
 LDLIBS  += -lm
 BUILD   := build
 
@@ -29,18 +31,18 @@ all: $(BUILD)/tstep
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+	$(CC) $(TS_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
 $(BUILD)/libtstep.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/tstep: $(BUILD)/src/main.o $(BUILD)/libtstep.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/check_tstep: CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 $(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc
 $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
-	$(CC) $(CFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(LDLIBS)
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(LDLIBS)
 
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)

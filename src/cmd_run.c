@@ -377,12 +377,12 @@ int cmd_run(int argc, char **argv)
     const ts_stepper_type *itype;
     int count;
     ts_params p;
+    if (stepname && (strchr(stepname, ',') || strcmp(stepname, "all") == 0))
+        return cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'", stepname);
     if (cli_find_system(cmd, sysname, &stype) ||
         cli_find_steppers(cmd, stepname, &itype, 1, &count) ||
         cli_apply_params(cmd, stype, &params, &p))
         return CLI_EXIT_USAGE;
-    if (strchr(stepname, ',') || strcmp(stepname, "all") == 0)
-        return cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'", stepname);
     if (!have_dt)
         return cli_usage_error(cmd, "--dt is required");
     if (have_tend == have_steps)

@@ -64,7 +64,7 @@ static void stability_help(void)
         "  stepper     stepper name\n"
         "  dt_crit     measured critical step (inf, or 0 when below dt_min = 1e-6 T)\n"
         "  dt_fail     the smallest dt found unbounded: the bracket is [dt_crit, dt_fail]\n"
-        "  dt_pred     predicted critical step interval / |lambda| (inf or 0 possible)\n"
+        "  dt_pred     predicted critical step: interval / |lambda| (inf or 0 possible)\n"
         "  ratio       dt_crit / dt_pred (nan when undefined)\n"
         "  interval    the stepper's stability interval r along lambda's direction\n"
         "  lambda_re   the stiffest first-order eigenvalue lambda (same on every row)\n"
@@ -77,9 +77,12 @@ static void stability_help(void)
         "\n"
         "Measured.  A run takes steps of exactly dt from the system's initial state,\n"
         "the last one shortened to land on T: ceil(T/dt) steps.  It is bounded when\n"
-        "every step succeeds and after every step |Y|_inf <= C * S, with Y = [x; v],\n"
-        "S = max(|Y(0)|_inf, max of |Y_exact|_inf over the step times when the system\n"
-        "has an exact solution), or 1 if that is 0.  dt_crit is the largest bounded dt:\n"
+        "every step succeeds and after every step |x|_inf <= C Sx and (second-order\n"
+        "systems) |v|_inf <= C Sv, where Sx = max(|x(0)|_inf, max of |x_exact|_inf\n"
+        "over the step times when the system has an exact solution) and\n"
+        "Sv = max(|v(0)|_inf, max of |v_exact|_inf, |lambda| Sx), each 1 if it is 0\n"
+        "(|lambda| Sx: the speed of the stiffest mode at amplitude Sx, so a stable\n"
+        "vibration is never taken for growth).  dt_crit is the largest bounded dt:\n"
         "start at T/1000 (not at the prediction), double while bounded or halve\n"
         "while not, then bisect geometrically until the bracket is within 0.5 %%;\n"
         "dt_crit is its bounded end.\n"
@@ -88,11 +91,14 @@ static void stability_help(void)
         "ln C / ln|R| steps to exceed the bound, so dt_crit overshoots a true limit by\n"
         "about ln C / (N s) relative (N = T/dt_crit, s = dln|R|/dln dt there: 2 for\n"
         "Euler), 0.2 %% at the default T.  t-limited: a run at 0.9 dt_crit to 4 T is\n"
-        "not bounded, so the limit moves with T: the stepper has no stable interval\n"
-        "along lambda and dt_crit is only where growth over T stays below C (forward\n"
-        "Euler, midpoint and trapezoid on an undamped oscillator: |R(iy)| > 1 for all\n"
-        "y > 0; there dt_crit ~ 2 ln C / (omega^2 T) for Euler).\n"
-        "\n"
+        "not bounded, so dt_crit still moves with T and is only where the growth over\n"
+        "T stays below C: either the stepper has no stable interval along lambda\n"
+        "(forward Euler, midpoint and trapezoid on an undamped oscillator, where\n"
+        "|R(iy)| > 1 for all y > 0 and dt_crit ~ 2 ln C / (omega^2 T) -> 0 for Euler;\n"
+        "dt_pred is 0 there) or |R| grows so slowly past the limit that T is too\n"
+        "short to see it sharply (lightly damped modes; compare dt_pred).\n"
+        "\n");
+    printf(
         "Predicted.  The stiffest mode by power iteration on Jacobian products at the\n"
         "initial state (forward differences of forces when the system has none):\n"
         "order 1, the eigenvalue lambda of M^-1 df/dx of largest modulus; order 2, the\n"
@@ -269,6 +275,7 @@ int cmd_stability(int argc, char **argv)
     ts_stability_options so = ts_default_stability_options();
     so.t_end = t_end;
     so.bound = bound;
+    so.rate = isfinite(mag) ? mag : 0.0;
     progress_ctx pc = {NULL, 0, ntypes};
     int tty = isatty(STDERR_FILENO);
     if (tty) {

@@ -83,7 +83,8 @@ static void help(void)
            "Standard error gets a table of observed orders over the points not excluded,\n"
            "and a progress line while it works when it is a terminal.\n"
            "With --stepper all, steppers the system cannot run (an implicit stepper on a\n"
-           "system without Jacobian products) are skipped with a note.\n");
+           "system without Jacobian products, an energy-minimizing one on a system without\n"
+           "energy) are skipped with a note.\n");
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -163,23 +164,33 @@ int cmd_sweep(int argc, char **argv)
     int rc = cli_make_system(cmd, stype, &p, &probe);
     if (rc)
         return rc;
-    int has_exact = probe->ops->exact != NULL, has_jac = ts_system_has_jacobian(probe);
-    ts_system_free(probe);
-    if (!has_exact)
+    if (!probe->ops->exact) {
+        ts_system_free(probe);
         return cli_usage_error(cmd, "system '%s' has no exact solution to measure error against",
                                stype->name);
+    }
+    /* a stepper the system cannot run (no Jacobian products, no energy, ...)
+     * is refused by ts_stepper_new with TS_ERR_UNSUPPORTED */
     int all = strcmp(steplist, "all") == 0;
-    for (int i = 0; i < ntypes; i++)
-        if ((types[i]->flags & TS_NEEDS_JACOBIAN) && !has_jac) {
-            if (!all)
-                return cli_usage_error(cmd, "stepper '%s' needs Jacobian products, which "
-                                            "system '%s' does not provide",
-                                       types[i]->name, stype->name);
-            fprintf(stderr, "tstep sweep: skipping '%s': system '%s' has no Jacobian products\n",
-                    types[i]->name, stype->name);
+    for (int i = 0; i < ntypes; i++) {
+        ts_stepper *trial;
+        int s = ts_stepper_new(types[i], probe, &sopt, &trial);
+        ts_stepper_free(trial);
+        if (s == TS_ERR_UNSUPPORTED) {
+            if (!all) {
+                ts_system_free(probe);
+                return cli_usage_error(cmd, "%s", ts_error_detail());
+            }
+            fprintf(stderr, "tstep sweep: skipping '%s': %s\n", types[i]->name,
+                    ts_error_detail());
             memmove(&types[i], &types[i + 1], (size_t)(ntypes - i - 1) * sizeof *types);
             ntypes--, i--;
+        } else if (s) {
+            ts_system_free(probe);
+            return cli_fail(cmd, s);
         }
+    }
+    ts_system_free(probe);
 
     FILE *out = NULL, *plotdata = NULL;
     if ((outpath || !plot) && (rc = cli_open_output(cmd, outpath, &out)))

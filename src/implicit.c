@@ -65,47 +65,54 @@ static int system_matvec(void *ctx, const double *u, double *out)
     return TS_OK;
 }
 
-/* Linearize at (x, v) and solve (M - J) sol = rhs, sol holding the start. */
-static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
-                        const double *v, double alpha, double beta, double *sol,
-                        ts_step_stats *stats)
+int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
+                      const double *v, double alpha, double beta, const double *rhs, double *sol,
+                      double *diag, double *work, long *iters)
 {
-    size_t n = s->n;
+    size_t n = sys->n;
     int st = ts_system_linearize(sys, t, x, v, alpha, beta);
     if (st)
         return st;
     if (sys->ops->jacobian_diag) {
-        if ((st = sys->ops->jacobian_diag(sys, s->diag)))
+        if ((st = sys->ops->jacobian_diag(sys, diag)))
             return st;
         for (size_t i = 0; i < n; i++) {
-            s->diag[i] = sys->mass[i] - s->diag[i];
-            if (!(s->diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
-                s->diag[i] = sys->mass[i];
+            diag[i] = sys->mass[i] - diag[i];
+            if (!(diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
+                diag[i] = sys->mass[i];
         }
     } else {
-        ts_vec_copy(n, sys->mass, s->diag);
+        ts_vec_copy(n, sys->mass, diag);
     }
-    ts_krylov k = {.tol = s->opt.cg_tol, .max_iter = s->opt.cg_max, .diag = s->diag,
-                   .mask = sys->pinned, .work = s->kwork};
+    ts_krylov k = {.tol = opt->cg_tol, .max_iter = opt->cg_max, .diag = diag,
+                   .mask = sys->pinned, .work = work};
     matvec_ctx ctx = {sys};
-    int iters = 0;
-    int symmetric = sys->jacobian_symmetric;
-    if (symmetric) {
-        st = ts_cg_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
-        stats->linear_iters += iters;
+    int it = 0;
+    if (sys->jacobian_symmetric) {
+        st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+        *iters += it;
         /* Symmetric but not positive definite (M - h df/dx with df/dx > M/h,
          * e.g. backward Euler on a growing mode x' = a x, h a > 1): CG does
          * not apply; solve as for a non-symmetric matrix below. */
         if (st != TS_ERR_LINEAR)
             return st;
-        iters = 0;
+        it = 0;
     }
     if (n <= TS_DENSE_MAX) /* small and non-symmetric: BiCGSTAB can break down */
-        st = ts_dense_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
+        st = ts_dense_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
     else
-        st = ts_bicgstab_solve(n, system_matvec, &ctx, s->rhs, sol, &k, &iters);
-    stats->linear_iters += iters;
+        st = ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    *iters += it;
     return st;
+}
+
+/* Linearize at (x, v) and solve (M - J) sol = rhs, sol holding the start. */
+static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
+                        const double *v, double alpha, double beta, double *sol,
+                        ts_step_stats *stats)
+{
+    return ts_implicit_solve(sys, &s->opt, t, x, v, alpha, beta, s->rhs, sol, s->diag, s->kwork,
+                             &stats->linear_iters);
 }
 
 /* The iterate from the unknown w: order 2 (xk, vk) = (x0 + h (v0 + w), v0 + w),
@@ -128,7 +135,7 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, double h)
                 s->xk[i] = s->x0[i];
 }
 
-int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int max_newton,
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats)
 {
     implicit_scratch *s = scratch;
@@ -164,8 +171,10 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
         return st;
     }
 
-    int converged = max_newton <= 1;
-    for (int it = 2; !converged && it <= max_newton; it++) {
+    /* Newton: stop when the residual of the implicit equation is at the
+     * first solve's linear accuracy, or the update is below newton_tol. */
+    int converged = linear_only;
+    for (int it = 1; !converged;) {
         iterate_state(s, sys, h);
         if ((st = ts_system_forces(sys, t + h, s->xk, vk, s->f)))
             return st;
@@ -174,10 +183,12 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
             s->rhs[i] = h * s->f[i] - sys->mass[i] * s->w[i];
         ts_system_filter(sys, s->rhs);
         if (ts_vec_norm2(n, s->rhs) <= s->opt.cg_tol * rhs1) {
-            converged = 1; /* residual already at linear-solver accuracy */
+            converged = 1;
             break;
         }
-        stats->newton_iters = it;
+        if (it >= s->opt.newton_max || !ts_vec_all_finite(n, s->w))
+            break;
+        stats->newton_iters = ++it;
         ts_vec_zero(n, s->dw);
         st = linear_solve(s, sys, t + h, s->xk, vk, alpha, beta, s->dw, stats);
         if (st) {
@@ -187,15 +198,12 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
         ts_vec_axpy(n, 1.0, s->dw, s->w);
         iterate_state(s, sys, h);
         double scale = fmax(1.0, ts_vec_norm_inf(n, order2 ? s->vk : s->xk));
-        if (ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale)
-            converged = 1;
-        if (!ts_vec_all_finite(n, s->w))
-            break;
+        converged = ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale;
     }
     if (!converged) {
         s->have_warm = 0;
         return ts_error(TS_ERR_NEWTON, "Newton did not converge in %d iterations (tol %g)",
-                        max_newton, s->opt.newton_tol);
+                        s->opt.newton_max, s->opt.newton_tol);
     }
     iterate_state(s, sys, h);
     ts_vec_copy(n, s->xk, sys->x);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cli.h"
 
+int cmd_check(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
@@ -15,6 +16,7 @@ const cli_command cli_commands[] = {
     {"list", "list steppers and systems with their parameters", cmd_list},
     {"run", "integrate a system and write its trajectory", cmd_run},
     {"sweep", "error at t_end against step size; observed orders", cmd_sweep},
+    {"check-system", "Jacobian products against finite differences, Taylor test", cmd_check},
     {"stability", "critical step size per stepper, measured and predicted", cmd_stability},
     {"amplification", "one-step amplification factor on the test equation", cmd_amplification},
     {"region", "stability regions |R(z)| on a grid of the complex plane", cmd_region},

@@ -10,6 +10,7 @@ const ts_stepper_type *const ts_stepper_registry[] = {
     &ts_rk4,
     &ts_backward_euler,
     &ts_backward_euler_linear,
+    &ts_backward_euler_opt,
     NULL,
 };
 

@@ -302,19 +302,13 @@ done:
 ts_stability_options ts_default_stability_options(void)
 {
     return (ts_stability_options){.t_end = 0.0, .bound = 10.0, .dt_min = 0.0, .dt_max = 0.0,
-                                  .rel_tol = 0.005, .recheck = 4.0};
-}
-
-static double state_norm(const ts_system *sys)
-{
-    double m = ts_vec_norm_inf(sys->n, sys->x);
-    return sys->order == 2 ? fmax(m, ts_vec_norm_inf(sys->n, sys->v)) : m;
+                                  .rel_tol = 0.005, .recheck = 4.0, .rate = 0.0};
 }
 
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
-                         double t_end, double dt, double bound, int *bounded, int *status,
-                         long *steps)
+                         const ts_stability_options *opt, double t_end, double dt,
+                         int *bounded, int *status, long *steps)
 {
     ts_system *sys = NULL;
     ts_stepper *st = NULL;
@@ -335,26 +329,34 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
         return s;
     if ((s = ts_stepper_new(type, sys, sopt, &st)))
         goto done;
-    double scale = state_norm(sys);
+    size_t n = sys->n;
+    int order2 = sys->order == 2;
+    double sx = ts_vec_norm_inf(n, sys->x), sv = order2 ? ts_vec_norm_inf(n, sys->v) : 0.0;
     if (sys->ops->exact) {
-        size_t m = ts_system_ydim(sys);
-        if (!(ye = malloc(m * sizeof *ye))) {
+        if (!(ye = malloc(ts_system_ydim(sys) * sizeof *ye))) {
             s = ts_error(TS_ERR_NOMEM, "stability run");
             goto done;
         }
         for (long k = 0; k <= nsteps; k++) {
             if ((s = ts_system_exact_y(sys, fmin((double)k * dt, t_end), ye)))
                 goto done;
-            scale = fmax(scale, ts_vec_norm_inf(m, ye));
+            sx = fmax(sx, ts_vec_norm_inf(n, ye));
+            if (order2)
+                sv = fmax(sv, ts_vec_norm_inf(n, ye + n));
         }
     }
-    if (!(scale > 0.0))
-        scale = 1.0;
-    double limit = bound * scale;
+    if (!(sx > 0.0))
+        sx = 1.0;
+    if (opt->rate > 0.0 && isfinite(opt->rate))
+        sv = fmax(sv, opt->rate * sx);
+    if (!(sv > 0.0))
+        sv = 1.0;
+    double xlim = opt->bound * sx, vlim = opt->bound * sv;
     for (long k = 1; k <= nsteps; k++) {
         double t = (double)(k - 1) * dt, h = k == nsteps ? t_end - t : dt;
         int r = ts_stepper_step(st, sys, t, h);
-        if (!r && !(state_norm(sys) <= limit))
+        if (!r && !(ts_vec_norm_inf(n, sys->x) <= xlim &&
+                    (!order2 || ts_vec_norm_inf(n, sys->v) <= vlim)))
             r = TS_ERR_DIVERGED;
         if (r) {
             *status = r;
@@ -378,8 +380,8 @@ static int trial(const ts_system_type *stype, const ts_params *params,
     res->runs++;
     if (opt->progress)
         opt->progress(opt->progress_ctx, res->runs, dt);
-    return ts_stability_bounded(stype, params, type, sopt, t_end, dt, opt->bound, bounded,
-                                status, steps);
+    return ts_stability_bounded(stype, params, type, sopt, opt, t_end, dt, bounded, status,
+                                steps);
 }
 
 int ts_stability_measure(const ts_system_type *stype, const ts_params *params,

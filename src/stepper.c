@@ -26,6 +26,11 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
         return ts_error(TS_ERR_UNSUPPORTED,
                         "stepper '%s' needs Jacobian products, which system '%s' does not provide",
                         type->name, sys->type ? sys->type->name : "?");
+    if ((type->flags & TS_NEEDS_ENERGY) && !sys->ops->energy)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "stepper '%s' needs the potential energy, which system '%s' does not "
+                        "provide",
+                        type->name, sys->type ? sys->type->name : "?");
     ts_stepper *st = calloc(1, sizeof *st);
     if (!st)
         return ts_error(TS_ERR_NOMEM, "stepper");

@@ -9,8 +9,7 @@
 
 static int be_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
-    return ts_implicit_euler_step(scratch, sys, t, h, ts_implicit_options(scratch)->newton_max,
-                                  stats);
+    return ts_implicit_euler_step(scratch, sys, t, h, 0, stats);
 }
 
 const ts_stepper_type ts_backward_euler = {

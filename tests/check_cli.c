@@ -1,3 +1,205 @@
-/* placeholder replaced below */
+/* The command line: exit codes (0 success, 1 computation failed, 2 usage or
+ * input error), messages that name the bad option or value, valid-name
+ * lists, output formats, and the acceptance sweep of the README. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli_run.h"
 #include "tests.h"
-Suite *cli_suite(void) { return suite_create("cli"); }
+#include "tstep/stepper.h"
+
+static char out[1 << 16], err[1 << 14];
+
+#define EXPECT(args, code, needle)                                                          \
+    do {                                                                                    \
+        int rc_ = cli_run(args, out, sizeof out, err, sizeof err);                          \
+        ck_assert_msg(rc_ == (code), "tstep %s: exit %d, want %d; stderr: %s", args, rc_,    \
+                      code, err);                                                           \
+        const char *needle_ = (needle);                                                     \
+        if (needle_)                                                                        \
+            ck_assert_msg(strstr(err, needle_) != NULL,                                     \
+                          "tstep %s: stderr lacks \"%s\": %s", args, needle_, err);          \
+    } while (0)
+
+static const struct {
+    const char *args;
+    const char *needle; /* must appear in stderr */
+} usage_errors[] = {
+    {"", "Usage"},
+    {"frobnicate", "unknown command 'frobnicate'"},
+    {"run --system nope --stepper rk4 --dt 0.1 --steps 1", "unknown system 'nope' (valid: test1d, oscillator"},
+    {"run --system test1d --stepper rk5 --dt 0.1 --steps 1", "unknown stepper 'rk5' (valid: forward-euler, midpoint"},
+    {"run --system test1d --stepper rk4 --dt abc --steps 1", "--dt: 'abc' is not a finite number"},
+    {"run --system test1d --stepper rk4 --dt -0.1 --steps 1", "--dt: '-0.1' must be greater than 0"},
+    {"run --system test1d --stepper rk4 --dt 0 --steps 1", "--dt: '0' must be greater than 0"},
+    {"run --system test1d --stepper rk4 --steps 1", "--dt is required"},
+    {"run --system test1d --stepper rk4 --dt 0.1", "exactly one of --t-end and --steps"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 2 --t-end 1", "exactly one of --t-end and --steps"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 2.5", "--steps: '2.5' is not a whole number"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 0", "--steps: '0' must be at least 1"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --param q=1", "unknown parameter 'q' (valid: k, omega, x0)"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --param k=fast", "parameter 'k': 'fast' is not a finite number"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --param k", "'k' is not of the form key=value"},
+    {"run --system oscillator --stepper rk4 --dt 0.1 --steps 1 --param m=-1", "parameter 'm': -1 must be > 0"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --format xml", "--format: 'xml' is not one of dat, csv"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --format frames", "needs a particle system"},
+    {"run --system test1d --stepper rk4,midpoint --dt 0.1 --steps 1", "run takes one stepper"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --bogus", "unrecognized option or missing value: '--bogus'"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --out /nonexistent/dir/f.csv", "cannot write '/nonexistent/dir/f.csv'"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 extra", "unexpected argument 'extra'"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --newton-max 0", "--newton-max: '0' must be at least 1"},
+    {"sweep --system test1d --stepper all --dt-min 0.1 --dt-max 0.01 --t-end 1", "--dt-min 0.1 is larger than --dt-max 0.01"},
+    {"sweep --system test1d --stepper all --dt-min 0.01 --dt-max 0.1", "--t-end is required"},
+    {"sweep --system test1d --stepper all --dt-min 0.01 --dt-max 2 --t-end 1", "--dt-max 2 is larger than --t-end 1"},
+    {"sweep --system test1d --stepper all --dt-min 0.01 --dt-max 0.1 --t-end 1 --levels 0", "--levels: '0' must be at least 1"},
+    {"sweep --system test1d --stepper nope --dt-min 0.01 --dt-max 0.1 --t-end 1", "unknown stepper 'nope'"},
+    {"list extra", "unexpected argument 'extra'"},
+};
+
+START_TEST(usage_errors_exit_2)
+{
+    EXPECT(usage_errors[_i].args, 2, usage_errors[_i].needle);
+}
+END_TEST
+
+START_TEST(help_for_every_command)
+{
+    const char *cmds[] = {"--help", "list --help", "run --help", "sweep --help"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        EXPECT(cmds[i], 0, NULL);
+        ck_assert_ptr_nonnull(strstr(out, "Usage: tstep"));
+    }
+    EXPECT("run --help", 0, NULL);
+    const char *run_opts[] = {"--system", "--stepper", "--dt", "--t-end", "--steps", "--param",
+                              "--out", "--every", "--format", "--stats", "--adaptive"};
+    for (size_t i = 0; i < sizeof run_opts / sizeof *run_opts; i++)
+        ck_assert_msg(strstr(out, run_opts[i]), "run --help lacks %s", run_opts[i]);
+}
+END_TEST
+
+START_TEST(list_shows_every_stepper_and_system)
+{
+    EXPECT("list", 0, NULL);
+    for (size_t i = 0; ts_stepper_registry[i]; i++)
+        ck_assert_msg(strstr(out, ts_stepper_registry[i]->name), "list lacks %s",
+                      ts_stepper_registry[i]->name);
+    for (size_t i = 0; ts_system_registry[i]; i++) {
+        ck_assert_msg(strstr(out, ts_system_registry[i]->name), "list lacks %s",
+                      ts_system_registry[i]->name);
+        for (const ts_param_def *d = ts_system_registry[i]->params; d && d->name; d++)
+            ck_assert_msg(strstr(out, d->summary), "list lacks parameter %s", d->name);
+    }
+}
+END_TEST
+
+/* CSV columns and values: two rk4 steps on the oscillator. */
+START_TEST(run_csv_trajectory)
+{
+    EXPECT("run --system oscillator --stepper forward-euler --dt 0.5 --t-end 1 --format csv", 0,
+           NULL);
+    /* forward Euler, k = m = 1: (x, v) -> (x + h v, v - h x); E = (x^2 + v^2)/2 */
+    ck_assert_str_eq(out, "t,x0,v0,energy\n0,1,0,0.5\n0.5,1,-0.5,0.625\n1,0.75,-1,0.78125\n");
+    EXPECT("run --system test1d --stepper forward-euler --dt 0.25 --steps 4 --every 3", 0, NULL);
+    /* test1d energy k x^2 / 2 */
+    ck_assert_str_eq(out, "# t x0 energy\n0 1 0.5\n0.75 0.421875 0.0889892578125\n"
+                          "1 0.31640625 0.0500564575195312\n");
+}
+END_TEST
+
+START_TEST(run_stats_columns)
+{
+    EXPECT("run --system oscillator --stepper backward-euler --dt 0.1 --steps 2 --format csv "
+           "--stats",
+           0, "Newton iterations");
+    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters\n"));
+    /* backward Euler, k = m = 1: x1 = x0 / (1 + h^2) */
+    ck_assert_ptr_nonnull(strstr(out, "\n0.1,0.99009900990099,-0.099009900990099,"));
+}
+END_TEST
+
+/* Divergence: exit 1, the message names the step and time, and the rows
+ * written before it are complete. */
+START_TEST(run_divergence_exit_1)
+{
+    char path[] = "/tmp/tstep-div-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    char args[256];
+    snprintf(args, sizeof args,
+             "run --system test1d --param k=1000 --stepper forward-euler --dt 0.1 --t-end 5 "
+             "--format csv --out %s",
+             path);
+    EXPECT(args, 1, "diverged");
+    ck_assert_ptr_nonnull(strstr(err, "at step 5 (t = 0.4 to 0.5)"));
+    FILE *f = fopen(path, "r");
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    remove(path);
+    ck_assert_str_eq(buf, "t,x0,energy\n0,1,500\n0.1,-99,4900500\n0.2,9801,48029800500\n"
+                          "0.3,-970299,470740074700500\n0.4,96059601,4.6137234721396e+18\n");
+}
+END_TEST
+
+/* The acceptance sweep: observed orders 1, 2, 2, 4, 1 within 0.1 on test1d
+ * and on the oscillator, read from the order table on stderr. */
+START_TEST(sweep_orders)
+{
+    const char *systems[] = {"test1d", "oscillator"};
+    for (int s = 0; s < 2; s++) {
+        char args[256];
+        snprintf(args, sizeof args,
+                 "sweep --system %s --stepper all --dt-min 1e-3 --dt-max 1e-1 --levels 7 "
+                 "--t-end 1 --format csv",
+                 systems[s]);
+        EXPECT(args, 0, "observed order");
+        ck_assert_ptr_nonnull(strstr(out, "stepper,dt,steps,error"));
+        for (size_t i = 0; ts_stepper_registry[i]; i++) {
+            const ts_stepper_type *t = ts_stepper_registry[i];
+            char key[64];
+            snprintf(key, sizeof key, "\n  %s ", t->name);
+            const char *row = strstr(err, key);
+            ck_assert_msg(row, "no order row for %s", t->name);
+            int nominal;
+            double observed;
+            char name[64];
+            ck_assert_int_eq(sscanf(row, " %63s %d %lf", name, &nominal, &observed), 3);
+            ck_assert_int_eq(nominal, t->order);
+            ck_assert_msg(fabs(observed - t->order) <= 0.1, "%s on %s: observed %g", t->name,
+                          systems[s], observed);
+        }
+    }
+}
+END_TEST
+
+START_TEST(sweep_dat_blocks)
+{
+    EXPECT("sweep --system test1d --stepper forward-euler,rk4 --dt-min 0.01 --dt-max 0.1 "
+           "--levels 3 --t-end 1",
+           0, NULL);
+    ck_assert_ptr_nonnull(strstr(out, "# stepper dt steps error excluded observed_order "
+                                      "force_evals jacobian_products newton_iters linear_iters "
+                                      "seconds\nforward-euler 0.1 10 "));
+    ck_assert_ptr_nonnull(strstr(out, "\n\n\nrk4 0.1 10 ")); /* a new gnuplot index block */
+}
+END_TEST
+
+Suite *cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, usage_errors_exit_2, 0,
+                        (int)(sizeof usage_errors / sizeof *usage_errors));
+    tcase_add_test(tc, help_for_every_command);
+    tcase_add_test(tc, list_shows_every_stepper_and_system);
+    tcase_add_test(tc, run_csv_trajectory);
+    tcase_add_test(tc, run_stats_columns);
+    tcase_add_test(tc, run_divergence_exit_1);
+    tcase_add_test(tc, sweep_orders);
+    tcase_add_test(tc, sweep_dat_blocks);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -306,7 +306,7 @@ START_TEST(diag_divergence_keeps_rows)
     free(text);
     table t = read_table(d, ',');
     ck_assert_int_eq(t.nrow, 9); /* steps 0 .. 8 */
-    ck_assert_int_lt(col(&t, "energy"), 0); /* test1d defines no energy */
+    ck_assert_int_lt(col(&t, "px"), 0); /* test1d defines no momentum */
     ck_assert_double_eq(at(&t, 8, "force_evals"), 8);
     free(t.v);
     remove_tmpdir();

@@ -8,6 +8,9 @@ Suite *linalg_suite(void);
 Suite *steppers_suite(void);
 Suite *systems_suite(void);
 Suite *cli_suite(void);
+Suite *jacobian_suite(void);
+Suite *opt_suite(void);
+Suite *stability_suite(void);
 Suite *plots_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */

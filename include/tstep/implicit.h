@@ -14,8 +14,11 @@
  *     (M - h df/dv - h^2 df/dx) dw = h f(xk, vk) - M w,   w += dw
  * Order 1, unknown w = x1 - x0:
  *     (M - h df/dx) dw = h f(x0 + w) - M w,   w += dw
- * With max_newton = 1 only the first iterate is taken: the linearly
- * implicit ("one-step") Euler of Baraff & Witkin. */
+ * Newton stops when the residual h f - M w is within cg_tol of the first
+ * right-hand side, or the update is below newton_tol (solver options);
+ * newton_max caps the number of linear solves.  With linear_only only the
+ * first iterate is taken: the linearly implicit ("one-step") Euler of
+ * Baraff & Witkin. */
 #ifndef TSTEP_IMPLICIT_H
 #define TSTEP_IMPLICIT_H
 
@@ -24,10 +27,21 @@
 int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
 void ts_implicit_free(void *scratch);
 
-/* One backward Euler step of the system's stored state with at most
- * max_newton Newton iterations; TS_ERR_NEWTON if they do not converge. */
-int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int max_newton,
+/* One backward Euler step of the system's stored state; TS_ERR_NEWTON if
+ * Newton does not converge within newton_max linear solves. */
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats);
+
+/* The linear solve every implicit Euler variant shares: linearize at
+ * (x, v, t) and solve (M - alpha df/dx - beta df/dv) sol = rhs matrix-free,
+ * Jacobi-preconditioned (diagonal from jacobian_diag where the system has
+ * it, else M), by CG when sys->jacobian_symmetric and BiCGSTAB otherwise,
+ * pinned degrees of freedom filtered (held at 0 in sol).  sol holds the
+ * starting guess; diag is n doubles and work 8n doubles of scratch;
+ * *iters is increased by the iterations taken. */
+int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
+                      const double *v, double alpha, double beta, const double *rhs, double *sol,
+                      double *diag, double *work, long *iters);
 
 /* The options the scratch was allocated with (newton_max, tolerances). */
 const ts_solver_options *ts_implicit_options(const void *scratch);

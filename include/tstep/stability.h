@@ -96,13 +96,14 @@ typedef struct {
     double dt_max;  /* largest dt tried (default T, one step); bounded there: inf */
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
     double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (4) */
+    double rate;    /* |lambda| of the stiffest mode, for the velocity scale (0: none) */
     /* optional: called before each run (for a progress line) */
     void (*progress)(void *ctx, int run, double dt);
     void *progress_ctx;
 } ts_stability_options;
 
 /* t_end 0 (the caller must set it), bound 10, dt_min 0 and dt_max 0
- * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4. */
+ * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4, rate 0. */
 ts_stability_options ts_default_stability_options(void);
 
 /* How a measurement ended. */
@@ -130,16 +131,20 @@ typedef struct {
 /* One run of `type` on a fresh system from (stype, params) with steps of
  * exactly dt, the last one shortened to land on T: N = ceil(T/dt) steps
  * (a remainder below 1e-9 dt is dropped).  Bounded means: every step
- * succeeds and, after every step, |Y|_inf <= C * S, where
- *   S = max(|Y(0)|_inf, max over the step times t_n of |Y_exact(t_n)|_inf
- *           when the system has an exact solution), or 1 if that is 0.
+ * succeeds and, after every step,
+ *     |x|_inf <= C * Sx   and (order 2)   |v|_inf <= C * Sv,
+ *   Sx = max(|x(0)|_inf, max over the step times t_n of |x_exact(t_n)|_inf),
+ *   Sv = max(|v(0)|_inf, max of |v_exact(t_n)|_inf, rate * Sx),
+ * the exact terms when the system has an exact solution, rate = opt->rate
+ * (the stiffest mode's |lambda|: a velocity that mode reaches at amplitude
+ * Sx), and Sx or Sv taken as 1 where they come out 0.  C = opt->bound.
  * *bounded gets 1 or 0, *status the failing status (TS_ERR_DIVERGED for
  * exceeding the bound) and *steps the steps N.  Returns nonzero only when
  * the run could not be set up (e.g. out of memory, bad parameters). */
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
-                         double t_end, double dt, double bound, int *bounded, int *status,
-                         long *steps);
+                         const ts_stability_options *opt, double t_end, double dt,
+                         int *bounded, int *status, long *steps);
 
 /* The critical step: start at dt_start (clamped to [dt_min, dt_max]; e.g.
  * the prediction), double while bounded (up to dt_max, then inf) or halve

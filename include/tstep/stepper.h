@@ -20,7 +20,8 @@
 enum {
     TS_IMPLICIT = 1u << 0,   /* solves a (non)linear system each step */
     TS_SYMPLECTIC = 1u << 1, /* preserves phase-space volume */
-    TS_NEEDS_JACOBIAN = 1u << 2 /* needs the system's Jacobian products */
+    TS_NEEDS_JACOBIAN = 1u << 2, /* needs the system's Jacobian products */
+    TS_NEEDS_ENERGY = 1u << 3    /* needs the system's potential energy (ops->energy) */
 };
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
@@ -47,7 +48,7 @@ typedef struct ts_stepper_type {
     const char *name;
     const char *summary;
     int order;         /* nominal order of accuracy */
-    unsigned flags;    /* TS_IMPLICIT, TS_SYMPLECTIC, TS_NEEDS_JACOBIAN */
+    unsigned flags;    /* TS_IMPLICIT, TS_SYMPLECTIC, TS_NEEDS_JACOBIAN, TS_NEEDS_ENERGY */
     int (*alloc)(const ts_system *sys, const ts_solver_options *opt, void **scratch);
     int (*step)(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
     void (*free)(void *scratch); /* accepts NULL */
@@ -63,7 +64,8 @@ typedef struct {
 } ts_stepper;
 
 /* Allocate an instance for `sys`; refuses (TS_ERR_UNSUPPORTED) a system
- * lacking Jacobian products when the type needs them.  opt may be NULL. */
+ * lacking Jacobian products or energy when the type needs them, or that the
+ * type's alloc refuses.  opt may be NULL. */
 int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
                    const ts_solver_options *opt, ts_stepper **out);
 void ts_stepper_free(ts_stepper *st);
@@ -88,7 +90,7 @@ const ts_system_type *ts_system_find(const char *name);
 
 /* Every built-in stepper and system type. */
 extern const ts_stepper_type ts_forward_euler, ts_midpoint, ts_trapezoid, ts_rk4,
-    ts_backward_euler, ts_backward_euler_linear;
+    ts_backward_euler, ts_backward_euler_linear, ts_backward_euler_opt;
 extern const ts_system_type ts_test1d, ts_oscillator;
 
 #endif

@@ -1,0 +1,592 @@
+/* Stability: one-step amplification against the closed-form factors,
+ * stability intervals and regions found by running the steppers, the power
+ * iteration against known eigenvalues, the measured critical step on test1d
+ * (the values of issue 4) and on a spring chain against its prediction, and
+ * the stability commands' exit codes and messages.
+ *
+ * Closed forms (z = hk on x' = -k x): forward Euler 1 - z; midpoint and
+ * trapezoid 1 - z + z^2/2; rk4 1 - z + z^2/2 - z^3/6 + z^4/24; backward
+ * Euler 1/(1 + z).  Hairer & Wanner, Solving ODEs II, IV.2.  The fixed-fixed
+ * chain of N equal masses m and springs k has M^-1 K eigenvalues
+ * -(4k/m) sin^2(j pi / (2(N+1))), j = 1..N. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "tests.h"
+#include "tstep/linalg.h"
+#include "tstep/stability.h"
+
+#define PI 3.14159265358979323846
+#define SQRT2 1.41421356237309504880
+
+/* --- a spring chain between two walls, for power iteration and dt_crit ------ */
+
+typedef struct {
+    ts_system base;
+    double k;
+} chain;
+
+static void chain_destroy(ts_system *sys)
+{
+    ts_system_release(sys);
+    free(sys);
+}
+
+/* f = K x, K = k tridiag(1, -2, 1) (walls at both ends) */
+static void chain_apply(const chain *c, const double *x, double *f)
+{
+    size_t n = c->base.n;
+    for (size_t i = 0; i < n; i++)
+        f[i] = c->k * (-2.0 * x[i] + (i > 0 ? x[i - 1] : 0.0) + (i + 1 < n ? x[i + 1] : 0.0));
+}
+
+static int chain_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
+{
+    (void)t, (void)v;
+    chain_apply((const chain *)sys, x, f);
+    return TS_OK;
+}
+
+static int chain_dfdx(ts_system *sys, double t, const double *x, const double *v,
+                      const double *u, double *out)
+{
+    (void)t, (void)x, (void)v;
+    chain_apply((const chain *)sys, u, out);
+    return TS_OK;
+}
+
+static int chain_dfdv(ts_system *sys, double t, const double *x, const double *v,
+                      const double *u, double *out)
+{
+    (void)sys, (void)t, (void)x, (void)v;
+    ts_vec_zero(sys->n, out);
+    (void)u;
+    return TS_OK;
+}
+
+static const ts_system_ops chain_ops = {
+    .destroy = chain_destroy, .forces = chain_forces, .dfdx_mul = chain_dfdx,
+    .dfdv_mul = chain_dfdv};
+/* the same without Jacobian products: power iteration by differences */
+static const ts_system_ops chain_ops_nojac = {.destroy = chain_destroy,
+                                              .forces = chain_forces};
+
+static const ts_param_def chain_params[] = {
+    {"n", TS_PARAM_INT, "10", "particles"},
+    {"k", TS_PARAM_REAL, "100", "spring stiffness"},
+    {"m", TS_PARAM_REAL, "1", "mass of even particles"},
+    {"m_odd", TS_PARAM_REAL, "1", "mass of odd particles"},
+    {"jacobian", TS_PARAM_INT, "1", "offer Jacobian products"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const ts_system_type chain_type;
+
+static int chain_create(const ts_params *p, ts_system **out)
+{
+    chain *c = calloc(1, sizeof *c);
+    if (!c)
+        return TS_ERR_NOMEM;
+    size_t n = (size_t)ts_params_int(p, "n");
+    int s = ts_system_init(&c->base, ts_params_int(p, "jacobian") ? &chain_ops : &chain_ops_nojac,
+                           &chain_type, 2, n);
+    if (s) {
+        free(c);
+        return s;
+    }
+    c->k = ts_params_real(p, "k");
+    for (size_t i = 0; i < n; i++) {
+        c->base.mass[i] = ts_params_real(p, i % 2 ? "m_odd" : "m");
+        /* a zigzag (the stiffest mode) plus a smooth part */
+        c->base.x[i] = 0.1 * (i % 2 ? -1.0 : 1.0) + 0.05 * sin((double)i);
+    }
+    *out = &c->base;
+    return TS_OK;
+}
+
+static const ts_system_type chain_type = {
+    .name = "chain", .summary = "test chain", .params = chain_params, .create = chain_create};
+
+static ts_system *make(const ts_system_type *type, const char *const *pairs)
+{
+    ts_params p;
+    ts_params_init(&p, type->params);
+    for (; pairs && *pairs; pairs++)
+        ck_assert_int_eq(ts_params_set_pair(&p, *pairs), TS_OK);
+    ts_system *sys = NULL;
+    ck_assert_int_eq(ts_system_new(type, &p, &sys), TS_OK);
+    return sys;
+}
+
+/* --- one-step amplification ---------------------------------------------------- */
+
+static const char *const expected_names[] = {"forward-euler", "midpoint", "trapezoid", "rk4",
+                                             "backward-euler", "backward-euler-linear"};
+
+static double closed_form(const char *name, double z)
+{
+    if (strcmp(name, "forward-euler") == 0)
+        return 1.0 - z;
+    if (strcmp(name, "midpoint") == 0 || strcmp(name, "trapezoid") == 0)
+        return 1.0 - z + z * z / 2.0;
+    if (strcmp(name, "rk4") == 0)
+        return 1.0 - z + z * z / 2.0 - z * z * z / 6.0 + z * z * z * z / 24.0;
+    return 1.0 / (1.0 + z); /* both backward Euler steppers, exact on linear systems */
+}
+
+START_TEST(amplification_matches_closed_form)
+{
+    const ts_stepper_type *type = ts_stepper_find(expected_names[_i]);
+    ck_assert_ptr_nonnull(type);
+    static const double zs[] = {0.0, 0.1, 0.5, 1.0, 2.0, 2.5, 3.7};
+    for (size_t j = 0; j < sizeof zs / sizeof *zs; j++) {
+        double re, im, want = closed_form(type->name, zs[j]);
+        ck_assert_int_eq(ts_amplification(type, NULL, -zs[j], 0.0, &re, &im), TS_OK);
+        ck_assert_msg(fabs(re - want) <= 1e-12 * fmax(1.0, fabs(want)) && im == 0.0,
+                      "%s: R(-%g) = %.17g, closed form %.17g", type->name, zs[j], re, want);
+    }
+}
+END_TEST
+
+START_TEST(amplification_complex_forward_euler_and_backward_euler)
+{
+    /* z = -0.5 + 1.5 i: forward Euler 1 + z, backward Euler 1 / (1 - z) */
+    double re, im;
+    ck_assert_int_eq(ts_amplification(&ts_forward_euler, NULL, -0.5, 1.5, &re, &im), TS_OK);
+    ck_assert_double_eq_tol(re, 0.5, 1e-14);
+    ck_assert_double_eq_tol(im, 1.5, 1e-14);
+    ck_assert_int_eq(ts_amplification(&ts_backward_euler, NULL, -0.5, 1.5, &re, &im), TS_OK);
+    double complex_abs2 = 1.5 * 1.5 + 1.5 * 1.5; /* |1 - z|^2 */
+    ck_assert_double_eq_tol(re, 1.5 / complex_abs2, 1e-12);
+    ck_assert_double_eq_tol(im, 1.5 / complex_abs2, 1e-12);
+    /* on Re z = 1 the implicit matrix is skew-symmetric: still solved */
+    ck_assert_int_eq(ts_amplification(&ts_backward_euler, NULL, 1.0, 1.0, &re, &im), TS_OK);
+    ck_assert_double_eq_tol(hypot(re, im), 1.0, 1e-12); /* |1/(1 - z)| = 1 at z = 1 + i */
+}
+END_TEST
+
+/* --- regions and intervals, over every registered stepper --------------------- */
+
+START_TEST(region_contains_minus_one_and_explicit_ends)
+{
+    const ts_stepper_type *type = ts_stepper_registry[_i];
+    double re, im;
+    ck_assert_int_eq(ts_amplification(type, NULL, -1.0, 0.0, &re, &im), TS_OK);
+    ck_assert_msg(hypot(re, im) <= 1.0, "%s: |R(-1)| = %g > 1", type->name, hypot(re, im));
+    if (!(type->flags & TS_IMPLICIT)) {
+        /* an explicit stepper's R is a polynomial: the interval ends */
+        double r;
+        ck_assert_int_eq(ts_stability_interval(type, NULL, -1.0, 0.0, &r), TS_OK);
+        ck_assert_msg(isfinite(r) && r >= 1.0, "%s: interval %g", type->name, r);
+        ck_assert_int_eq(ts_amplification(type, NULL, -1.01 * r - 0.01, 0.0, &re, &im), TS_OK);
+        ck_assert_double_gt(hypot(re, im), 1.0);
+    }
+}
+END_TEST
+
+START_TEST(region_minus_three_outside_for_builtin_explicit)
+{
+    static const char *const names[] = {"forward-euler", "midpoint", "trapezoid", "rk4"};
+    for (size_t i = 0; i < 4; i++) {
+        double re, im;
+        ck_assert_int_eq(ts_amplification(ts_stepper_find(names[i]), NULL, -3.0, 0.0, &re, &im),
+                         TS_OK);
+        ck_assert_msg(fabs(re) > 1.0, "%s: |R(-3)| = %g", names[i], fabs(re));
+    }
+}
+END_TEST
+
+START_TEST(intervals_of_builtin_steppers)
+{
+    static const struct {
+        const char *name;
+        double real, imag;
+    } want[] = {
+        {"forward-euler", 2.0, 0.0},  {"midpoint", 2.0, 0.0},
+        {"trapezoid", 2.0, 0.0},      {"rk4", 2.785293563405282, 2.0 * SQRT2},
+        {"backward-euler", INFINITY, INFINITY},
+        {"backward-euler-linear", INFINITY, INFINITY},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        const ts_stepper_type *type = ts_stepper_find(want[i].name);
+        double r, q;
+        ck_assert_int_eq(ts_stability_interval(type, NULL, -1.0, 0.0, &r), TS_OK);
+        ck_assert_int_eq(ts_stability_interval(type, NULL, 0.0, 1.0, &q), TS_OK);
+        if (isinf(want[i].real))
+            ck_assert_msg(isinf(r) && isinf(q), "%s: %g %g", want[i].name, r, q);
+        else {
+            ck_assert_msg(fabs(r - want[i].real) <= 1e-8, "%s real: %.12g", want[i].name, r);
+            ck_assert_msg(fabs(q - want[i].imag) <= 1e-8, "%s imag: %.12g", want[i].name, q);
+        }
+    }
+}
+END_TEST
+
+/* --- the stiffest mode ----------------------------------------------------------- */
+
+START_TEST(power_iteration_oscillator_is_k_over_m)
+{
+    ts_system *sys = make(&ts_oscillator, (const char *const[]){"k=100", "m=4", NULL});
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    ck_assert(mode.converged && !mode.finite_differences);
+    ck_assert_double_eq_tol(mode.mu_re, -25.0, 1e-12);  /* -k/m */
+    ck_assert_double_eq_tol(mode.re, 0.0, 1e-12);       /* +-i sqrt(k/m) */
+    ck_assert_double_eq_tol(mode.im, 5.0, 1e-12);
+    ts_system_free(sys);
+    /* damped: lambda = -c/(2m) + i sqrt(k/m - (c/(2m))^2) */
+    sys = make(&ts_oscillator, (const char *const[]){"k=100", "m=4", "c=8", NULL});
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    ck_assert_double_eq_tol(mode.damping, -2.0, 1e-12);
+    ck_assert_double_eq_tol(mode.re, -1.0, 1e-12);
+    ck_assert_double_eq_tol(mode.im, sqrt(24.0), 1e-12);
+    ts_system_free(sys);
+}
+END_TEST
+
+START_TEST(power_iteration_complex_test_equation)
+{
+    ts_system *sys = make(&ts_test1d, (const char *const[]){"k=3", "omega=-7", NULL});
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    ck_assert(mode.converged);
+    ck_assert_double_eq_tol(mode.re, -3.0, 1e-10);
+    ck_assert_double_eq_tol(mode.im, 7.0, 1e-10); /* the pair, reported with im >= 0 */
+    ts_system_free(sys);
+}
+END_TEST
+
+START_TEST(power_iteration_chain)
+{
+    /* equal masses: the largest |mu| is (4k/m) sin^2(N pi / (2(N+1))); both with the
+     * system's Jacobian and with differences of forces */
+    for (int fd = 0; fd < 2; fd++) {
+        ts_system *sys = make(&chain_type, (const char *const[]){"n=12", "k=50", "m=2", "m_odd=2",
+                                                                  fd ? "jacobian=0" : "jacobian=1",
+                                                                  NULL});
+        ts_stiff_mode mode;
+        ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+        ck_assert_int_eq(mode.finite_differences, fd);
+        double s = sin(12.0 * PI / 26.0), want = -(4.0 * 50.0 / 2.0) * s * s;
+        ck_assert_msg(fabs(mode.mu_re - want) <= 1e-6 * fabs(want),
+                      "fd %d: mu %.15g, want %.15g", fd, mode.mu_re, want);
+        ck_assert_double_eq_tol(mode.im, sqrt(-want), 1e-6 * sqrt(-want));
+        ts_system_free(sys);
+    }
+    /* two unequal masses: m1 m2 mu^2 + 2k (m1 + m2) mu + 3k^2 = 0, larger |root| */
+    ts_system *sys = make(&chain_type, (const char *const[]){"n=2", "k=3", "m=1", "m_odd=5",
+                                                              NULL});
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    double a = 5.0, b = 2.0 * 3.0 * 6.0, c = 27.0;
+    double want = (-b - sqrt(b * b - 4.0 * a * c)) / (2.0 * a);
+    ck_assert_double_eq_tol(mode.mu_re, want, 1e-10 * fabs(want));
+    ts_system_free(sys);
+}
+END_TEST
+
+/* --- measured critical step ---------------------------------------------------- */
+
+/* Measure as `tstep stability` does: rate = |lambda| of the stiffest mode. */
+static ts_stability_result measure(const ts_system_type *stype, const char *const *pairs,
+                                   const ts_stepper_type *type, double t_end)
+{
+    ts_params p;
+    ts_params_init(&p, stype->params);
+    for (const char *const *q = pairs; q && *q; q++)
+        ck_assert_int_eq(ts_params_set_pair(&p, *q), TS_OK);
+    ts_system *sys = make(stype, pairs);
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    ts_system_free(sys);
+    ts_stability_options o = ts_default_stability_options();
+    o.t_end = t_end;
+    o.rate = hypot(mode.re, mode.im);
+    ts_stability_result res;
+    ck_assert_int_eq(ts_stability_measure(stype, &p, type, NULL, &o, NAN, &res), TS_OK);
+    return res;
+}
+
+START_TEST(bisection_on_test1d_k10)
+{
+    static const struct {
+        const char *name;
+        double dt;
+    } want[] = {{"forward-euler", 0.2}, {"midpoint", 0.2}, {"trapezoid", 0.2},
+                {"rk4", 0.27853},       {"backward-euler", INFINITY},
+                {"backward-euler-linear", INFINITY}};
+    static const char *const k10[] = {"k=10", NULL};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        ts_stability_result r = measure(&ts_test1d, k10, ts_stepper_find(want[i].name), 100.0);
+        if (isinf(want[i].dt)) {
+            ck_assert_msg(r.kind == TS_CRIT_INF && isinf(r.dt_crit), "%s: %g", want[i].name,
+                          r.dt_crit);
+        } else {
+            ck_assert_msg(r.kind == TS_CRIT_FOUND, "%s: kind %d", want[i].name, r.kind);
+            ck_assert_msg(fabs(r.dt_crit / want[i].dt - 1.0) <= 0.01, "%s: dt_crit %g",
+                          want[i].name, r.dt_crit);
+            /* the bracket is 0.5 %: its bounded end below its unbounded end */
+            ck_assert(r.dt_fail > r.dt_crit && r.dt_fail <= 1.005 * r.dt_crit * (1 + 1e-12));
+        }
+    }
+}
+END_TEST
+
+/* Every registered stepper: measured agrees with predicted on test1d (its own
+ * interval, found by one-step runs, over |lambda| = 10). */
+START_TEST(measured_matches_predicted_test1d)
+{
+    const ts_stepper_type *type = ts_stepper_registry[_i];
+    static const char *const k10[] = {"k=10", NULL};
+    ts_system *sys = make(&ts_test1d, k10);
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    ts_system_free(sys);
+    ck_assert_double_eq_tol(mode.re, -10.0, 1e-12);
+    double r;
+    ck_assert_int_eq(ts_stability_interval(type, NULL, mode.re, mode.im, &r), TS_OK);
+    double pred = ts_stability_predict(&mode, r);
+    ts_stability_result res = measure(&ts_test1d, k10, type, 100.0);
+    if (isinf(pred))
+        ck_assert_msg(isinf(res.dt_crit), "%s: predicted inf, measured %g", type->name,
+                      res.dt_crit);
+    else
+        ck_assert_msg(fabs(res.dt_crit / pred - 1.0) <= 0.01, "%s: measured %g, predicted %g",
+                      type->name, res.dt_crit, pred);
+}
+END_TEST
+
+START_TEST(bounded_definition)
+{
+    ts_params p;
+    ts_params_init(&p, ts_test1d.params);
+    ts_params_set_pair(&p, "k=10");
+    ts_stability_options o = ts_default_stability_options();
+    int b, st;
+    long steps;
+    /* 0.2 is exactly |R| = 1: bounded; 0.21 grows by 1.1 per step: 1.1^N > 10 */
+    ck_assert_int_eq(ts_stability_bounded(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 10.0,
+                                          0.2, &b, &st, &steps), TS_OK);
+    ck_assert(b && st == TS_OK && steps == 50);
+    ck_assert_int_eq(ts_stability_bounded(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 10.0,
+                                          0.21, &b, &st, &steps), TS_OK);
+    ck_assert(!b && st == TS_ERR_DIVERGED && steps == 48); /* ceil(10 / 0.21) */
+    /* 1.1^47 = 88 < 100: the bound factor decides */
+    o.bound = 100.0;
+    ck_assert_int_eq(ts_stability_bounded(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 10.0,
+                                          0.21, &b, &st, &steps), TS_OK);
+    ck_assert(b);
+    /* the velocity scale: the chain's zigzag, amplitude about 0.1, moves at
+     * about 0.1 omega_max = 40, more than C = 10 times Sv = 1 (v(0) = 0);
+     * bounded once Sv = rate Sx */
+    ts_params_init(&p, chain_type.params);
+    ts_params_set_pair(&p, "k=40000");
+    o.bound = 10.0;
+    ck_assert_int_eq(ts_stability_bounded(&chain_type, &p, &ts_rk4, NULL, &o, 1.0, 1e-3, &b,
+                                          &st, &steps), TS_OK);
+    ck_assert(!b);
+    o.rate = 2.0 * sqrt(40000.0); /* 2 sqrt(k/m): the chain's highest frequency, about */
+    ck_assert_int_eq(ts_stability_bounded(&chain_type, &p, &ts_rk4, NULL, &o, 1.0, 1e-3, &b,
+                                          &st, &steps), TS_OK);
+    ck_assert(b);
+}
+END_TEST
+
+/* The undamped oscillator: rk4 has a true limit 2 sqrt 2 / omega; forward Euler
+ * has none (|R(iy)| > 1 for y > 0), so its measurement is flagged T-limited. */
+START_TEST(oscillator_rk4_limit_and_euler_t_limited)
+{
+    static const char *const osc[] = {"k=100", NULL};
+    ts_stability_result r = measure(&ts_oscillator, osc, &ts_rk4, 100.0);
+    ck_assert_int_eq(r.kind, TS_CRIT_FOUND);
+    ck_assert_double_eq_tol(r.dt_crit, 0.2 * SQRT2, 0.005 * 0.2 * SQRT2);
+    r = measure(&ts_oscillator, osc, &ts_forward_euler, 100.0);
+    ck_assert_int_eq(r.kind, TS_CRIT_T_LIMITED);
+    /* growth (1 + (h w)^2)^(N/2) = 10 at N = T/h: h ~ 2 ln 10 / (w^2 T) */
+    ck_assert_double_eq_tol(r.dt_crit, 2.0 * log(10.0) / (100.0 * 100.0), 1e-5);
+}
+END_TEST
+
+/* A spring chain of 16 masses: rk4's measured dt_crit within 5 % of the
+ * prediction from power iteration (undamped, so the stiffest mode is on the
+ * imaginary axis and rk4 is the built-in explicit stepper with an interval
+ * there); backward Euler stable at every dt up to T. */
+START_TEST(chain_measured_vs_predicted)
+{
+    static const char *const ch[] = {"n=16", "k=400", "m=0.5", "m_odd=0.8", NULL};
+    ts_system *sys = make(&chain_type, ch);
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
+    ts_system_free(sys);
+    double r;
+    ck_assert_int_eq(ts_stability_interval(&ts_rk4, NULL, mode.re, mode.im, &r), TS_OK);
+    double pred = ts_stability_predict(&mode, r), T = 1000.0 / hypot(mode.re, mode.im);
+    ts_stability_result res = measure(&chain_type, ch, &ts_rk4, T);
+    ck_assert_int_eq(res.kind, TS_CRIT_FOUND);
+    ck_assert_msg(fabs(res.dt_crit / pred - 1.0) <= 0.05, "measured %g, predicted %g",
+                  res.dt_crit, pred);
+    res = measure(&chain_type, ch, &ts_backward_euler, T);
+    ck_assert_int_eq(res.kind, TS_CRIT_INF);
+}
+END_TEST
+
+/* --- the commands ------------------------------------------------------------------ */
+
+/* Run a shell command; its exit status, and stdout + stderr in out. */
+static int run(const char *cmd, char *out, size_t size)
+{
+    char full[1024];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *f = popen(full, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(out, 1, size - 1, f);
+    out[len] = '\0';
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(cli_bad_input)
+{
+    static const struct {
+        const char *args, *message;
+    } cases[] = {
+        {"stability --stepper rk4", "--system is required"},
+        {"stability --system nope --stepper rk4", "unknown system 'nope' (valid: test1d"},
+        {"stability --system test1d --stepper rk5", "unknown stepper 'rk5' (valid: forward-euler"},
+        {"stability --system test1d --stepper rk4 --param q=1", "--param q=1"},
+        {"stability --system test1d --stepper rk4 --bound 1", "--bound: '1' must be greater than 1"},
+        {"stability --system test1d --stepper rk4 --t-end -1", "--t-end: '-1' must be greater"},
+        {"stability --system test1d --stepper rk4 --format frames", "--format"},
+        {"stability --system test1d --stepper rk4 extra", "unexpected argument 'extra'"},
+        {"stability --system test1d --stepper rk4 --bogus", "'--bogus'"},
+        {"amplification --stepper all --points 1", "--points: '1' must be at least 2"},
+        {"amplification --stepper all --axis diagonal", "--axis: 'diagonal' is not one of"},
+        {"amplification --stepper all --z-max x", "--z-max: 'x' is not a finite number"},
+        {"region --stepper all --re-min 1 --re-max 0", "--re-min 1 must be less than --re-max 0"},
+        {"region --stepper all --step 0.0001", "more than 4 million"},
+        {"region", "--stepper is required"},
+    };
+    char out[4096], cmd[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(cmd, sizeof cmd, TSTEP_BIN " %s", cases[i].args);
+        int code = run(cmd, out, sizeof out);
+        ck_assert_msg(code == 2, "'%s' exited %d", cases[i].args, code);
+        ck_assert_msg(strstr(out, cases[i].message), "'%s' said: %s", cases[i].args, out);
+    }
+}
+END_TEST
+
+START_TEST(cli_stability_csv_test1d)
+{
+    char out[4096];
+    int code = run(TSTEP_BIN " stability --system test1d --param k=10 --stepper all "
+                             "--format csv 2>/dev/null",
+                   out, sizeof out);
+    ck_assert_int_eq(code, 0);
+    ck_assert_msg(strncmp(out, "stepper,dt_crit,", 16) == 0, "header: %s", out);
+    static const struct {
+        const char *name;
+        double dt;
+    } want[] = {{"forward-euler", 0.2}, {"midpoint", 0.2}, {"trapezoid", 0.2},
+                {"rk4", 0.2785},        {"backward-euler", INFINITY},
+                {"backward-euler-linear", INFINITY}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "\n%s,", want[i].name);
+        const char *row = strstr(out, key);
+        ck_assert_msg(row, "no row for %s in %s", want[i].name, out);
+        double dt = strtod(row + strlen(key), NULL);
+        if (isinf(want[i].dt))
+            ck_assert_msg(isinf(dt), "%s: %g", want[i].name, dt);
+        else
+            ck_assert_msg(fabs(dt / want[i].dt - 1.0) <= 0.01, "%s: %g", want[i].name, dt);
+    }
+}
+END_TEST
+
+START_TEST(cli_region_and_amplification_layout)
+{
+    char out[8192];
+    /* 3 x 2 grid, two steppers: header, name comment, scan lines, blank lines */
+    int code = run(TSTEP_BIN " region --stepper forward-euler,rk4 --re-min -1 --re-max 0 "
+                             "--im-min 0 --im-max 1 --step 0.5",
+                   out, sizeof out);
+    ck_assert_int_eq(code, 0);
+    ck_assert_str_eq(out, "# stepper re_z im_z abs_R\n"
+                          "# forward-euler\n"
+                          "forward-euler -1 0 0\n"
+                          "forward-euler -1 0.5 0.5\n"
+                          "forward-euler -1 1 1\n"
+                          "\n"
+                          "forward-euler -0.5 0 0.5\n"
+                          "forward-euler -0.5 0.5 0.707106781186548\n"
+                          "forward-euler -0.5 1 1.11803398874989\n"
+                          "\n"
+                          "forward-euler 0 0 1\n"
+                          "forward-euler 0 0.5 1.11803398874989\n"
+                          "forward-euler 0 1 1.4142135623731\n"
+                          "\n"
+                          "\n"
+                          "# rk4\n"
+                          "rk4 -1 0 0.375\n"
+                          "rk4 -1 0.5 0.356466567336226\n"
+                          "rk4 -1 1 0.372677996249965\n"
+                          "\n"
+                          "rk4 -0.5 0 0.606770833333333\n"
+                          "rk4 -0.5 0.5 0.606049508657869\n"
+                          "rk4 -0.5 1 0.619775253634219\n"
+                          "\n"
+                          "rk4 0 0 1\n"
+                          "rk4 0 0.5 0.999894878372291\n"
+                          "rk4 0 1 0.993905036823047\n"
+                          "\n");
+    code = run(TSTEP_BIN " amplification --stepper backward-euler --z-max 1 --points 3 "
+                         "--format csv",
+               out, sizeof out);
+    ck_assert_int_eq(code, 0);
+    ck_assert_str_eq(out, "stepper,z,re_R,im_R,abs_R\n"
+                          "backward-euler,0,1,0,1\n"
+                          "backward-euler,0.5,0.666666666666667,0,0.666666666666667\n"
+                          "backward-euler,1,0.5,0,0.5\n");
+}
+END_TEST
+
+Suite *stability_suite(void)
+{
+    Suite *s = suite_create("stability");
+    int nsteppers = 0;
+    while (ts_stepper_registry[nsteppers])
+        nsteppers++;
+    TCase *tc = tcase_create("amplification");
+    tcase_add_loop_test(tc, amplification_matches_closed_form, 0,
+                        (int)(sizeof expected_names / sizeof *expected_names));
+    tcase_add_test(tc, amplification_complex_forward_euler_and_backward_euler);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("region");
+    tcase_add_loop_test(tc, region_contains_minus_one_and_explicit_ends, 0, nsteppers);
+    tcase_add_test(tc, region_minus_three_outside_for_builtin_explicit);
+    tcase_add_test(tc, intervals_of_builtin_steppers);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("stiffest mode");
+    tcase_add_test(tc, power_iteration_oscillator_is_k_over_m);
+    tcase_add_test(tc, power_iteration_complex_test_equation);
+    tcase_add_test(tc, power_iteration_chain);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("critical step");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, bisection_on_test1d_k10);
+    tcase_add_loop_test(tc, measured_matches_predicted_test1d, 0, nsteppers);
+    tcase_add_test(tc, bounded_definition);
+    tcase_add_test(tc, oscillator_rk4_limit_and_euler_t_limited);
+    tcase_add_test(tc, chain_measured_vs_predicted);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("commands");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, cli_bad_input);
+    tcase_add_test(tc, cli_stability_csv_test1d);
+    tcase_add_test(tc, cli_region_and_amplification_layout);
+    suite_add_tcase(s, tc);
+    return s;
+}
