@@ -6,19 +6,24 @@
 # columns 1 stepper, 2 Re z, 3 Im z, 4 |R(z)|; one grid block per stepper.
 # Each panel shades the set |R(z)| <= 1 (one step does not grow) in the
 # stepper's colour and draws its boundary: inside the curves for the
-# explicit steppers, outside the circle for backward Euler.
+# explicit steppers, outside the circle for backward Euler.  Where a
+# stepper's step fails (|R| nan) the plane is left white; a stepper that
+# fails on most of it (one that refuses the complex test equation) says so.
 # Writes OUTDIR/regions.png (or .svg); see plots/style.gp.
-call 'style.gp' 'regions' 1500 900
+call 'style.gp' 'regions' 1600 900
 
 reg = datadir.'/region.dat'
 stats reg using 2:3 nooutput
 n = STATS_blocks
 remin = STATS_min_x; remax = STATS_max_x; immin = STATS_min_y; immax = STATS_max_y
 array name[n]
+array partial[n]  # most of the grid failed (a stepper that refuses complex z)
 do for [i = 1:n] {
     stats reg index (i-1) using (name[i] = strcol(1), 0) nooutput
+    stats reg index (i-1) using 4 nooutput
+    partial[i] = STATS_records < STATS_invalid
 }
-cols = n <= 4 ? n : 3
+cols = n <= 4 ? n : (n <= 6 ? 3 : 4)
 rows = (n + cols - 1) / cols
 set multiplot layout rows, cols title 'stability regions: where one step does not grow, |R(z)| <= 1, z = h{/Symbol l}'
 set view map
@@ -46,7 +51,7 @@ unset contour
 set surface
 stable(r) = r == r ? (r <= 1 ? 0 : 1) : 1
 do for [i = 1:n] {
-    set title name[i]
+    set title partial[i] ? name[i].' (no step off the real axis: left blank)' : name[i]
     col = sprintf('#%06x', stepper_rgb(name[i], i))
     # cb 0.5: the stepper's colour half-way to white (stable); 1: white
     set palette defined (0 col, 1 '#ffffff')

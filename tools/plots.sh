@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
 done
 data=$out/data
 mkdir -p "$data"
+rm -f "$out"/*.png "$out"/*.svg "$out"/*.gif  # figures of an earlier run
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 section() { printf '\n== %s\n' "$*" >&2; }
