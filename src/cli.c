@@ -216,3 +216,42 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     }
     return CLI_EXIT_USAGE;
 }
+
+void cli_common_init(cli_common *o, int frames_ok)
+{
+    memset(o, 0, sizeof *o);
+    o->format = CLI_FORMAT_DAT;
+    o->frames_ok = frames_ok;
+    o->solver = ts_default_solver_options();
+}
+
+int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
+{
+    switch (c) {
+    case 's': o->system = arg; return 0;
+    case 'i': o->steppers = arg; return 0;
+    case 'p': return cli_add_param(cmd, &o->params, arg);
+    case 'o': o->out = arg; return 0;
+    case 'P': o->plot = 1; return 0;
+    case 'f':
+        if (cli_parse_format(cmd, arg, &o->format))
+            return CLI_EXIT_USAGE;
+        if (o->format == CLI_FORMAT_FRAMES && !o->frames_ok)
+            return cli_usage_error(cmd, "--format: %s writes dat or csv, not frames", cmd);
+        return 0;
+    case 1001: case 1002: case 1003: case 1004:
+        return cli_solver_option(cmd, c, arg, &o->solver);
+    }
+    return -1;
+}
+
+int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
+                       ts_params *p, const ts_stepper_type **types, int max, int *ntypes)
+{
+    if (stype && (cli_find_system(cmd, o->system, stype) ||
+                  cli_apply_params(cmd, *stype, &o->params, p)))
+        return CLI_EXIT_USAGE;
+    if (types && cli_find_steppers(cmd, o->steppers, types, max, ntypes))
+        return CLI_EXIT_USAGE;
+    return 0;
+}

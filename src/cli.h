@@ -67,6 +67,27 @@ int cli_open_output(const char *cmd, const char *path, FILE **out);
 /* Close an output opened by cli_open_output; returns 0 or prints and 2. */
 int cli_close_output(const char *cmd, const char *path, FILE *f);
 
+/* The options most commands share: --system, --stepper, --param, --out,
+ * --format, --plot and the solver options.  A command's getopt loop hands
+ * each option to cli_common_option first (their codes: 's', 'i', 'p', 'o',
+ * 'f', 'P' and CLI_SOLVER_LONGOPTS), then handles its own. */
+typedef struct {
+    const char *system, *steppers, *out;
+    cli_param_list params;
+    cli_format format;
+    int frames_ok; /* --format frames allowed for this command */
+    int plot;
+    ts_solver_options solver;
+} cli_common;
+
+void cli_common_init(cli_common *o, int frames_ok);
+/* -1 when c is not a common option; else 0, or 2 after printing the error. */
+int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o);
+/* Look up --system (when `stype` is not NULL) with its parameters into `p`,
+ * and --stepper into types[0..max) (when `types` is not NULL). */
+int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
+                       ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
+
 /* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max. */
 #define CLI_SOLVER_LONGOPTS                                                  \
     {"newton-tol", required_argument, 0, 1001},                              \

@@ -103,8 +103,9 @@ int cmd_check(int argc, char **argv)
         {"tol", required_argument, 0, 't'},       {"min-slope", required_argument, 0, 'm'},
         {"perturb-x", required_argument, 0, 'x'}, {"perturb-v", required_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    const char *cmd = "check-system", *sysname = NULL;
-    cli_param_list params = {0};
+    const char *cmd = "check-system";
+    cli_common o;
+    cli_common_init(&o, 0);
     ts_jacobian_check_options opt = ts_default_jacobian_check_options();
     long samples = opt.samples, seed = (long)opt.seed;
     int c;
@@ -112,22 +113,23 @@ int cmd_check(int argc, char **argv)
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 's': sysname = optarg; break;
-        case 'p': bad = cli_add_param(cmd, &params, optarg); break;
-        case 'n': bad = cli_parse_count(cmd, "samples", optarg, 1, &samples); break;
-        case 'r': bad = cli_parse_count(cmd, "seed", optarg, 0, &seed); break;
-        case 't': bad = cli_parse_positive(cmd, "tol", optarg, &opt.tol); break;
-        case 'm': bad = cli_parse_positive(cmd, "min-slope", optarg, &opt.min_slope); break;
-        case 'x': bad = cli_parse_positive(cmd, "perturb-x", optarg, &opt.perturb_x); break;
-        case 'v':
-            bad = cli_parse_real(cmd, "perturb-v", optarg, &opt.perturb_v);
-            if (!bad && opt.perturb_v < 0.0)
-                bad = cli_usage_error(cmd, "--perturb-v: '%s' must be at least 0", optarg);
-            break;
-        case 'h': help(); return 0;
-        default: return cli_bad_option(cmd, argc, argv);
+        int bad = cli_common_option(cmd, c, optarg, &o);
+        if (bad < 0) {
+            bad = 0;
+            switch (c) {
+            case 'n': bad = cli_parse_count(cmd, "samples", optarg, 1, &samples); break;
+            case 'r': bad = cli_parse_count(cmd, "seed", optarg, 0, &seed); break;
+            case 't': bad = cli_parse_positive(cmd, "tol", optarg, &opt.tol); break;
+            case 'm': bad = cli_parse_positive(cmd, "min-slope", optarg, &opt.min_slope); break;
+            case 'x': bad = cli_parse_positive(cmd, "perturb-x", optarg, &opt.perturb_x); break;
+            case 'v':
+                bad = cli_parse_real(cmd, "perturb-v", optarg, &opt.perturb_v);
+                if (!bad && opt.perturb_v < 0.0)
+                    bad = cli_usage_error(cmd, "--perturb-v: '%s' must be at least 0", optarg);
+                break;
+            case 'h': help(); return 0;
+            default: return cli_bad_option(cmd, argc, argv);
+            }
         }
         if (bad)
             return bad;
@@ -141,7 +143,7 @@ int cmd_check(int argc, char **argv)
 
     const ts_system_type *stype;
     ts_params p;
-    if (cli_find_system(cmd, sysname, &stype) || cli_apply_params(cmd, stype, &params, &p))
+    if (cli_common_resolve(cmd, &o, &stype, &p, NULL, 0, NULL))
         return CLI_EXIT_USAGE;
     ts_system *sys;
     int rc = cli_make_system(cmd, stype, &p, &sys);

@@ -331,42 +331,42 @@ int cmd_run(int argc, char **argv)
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
-    const char *cmd = "run", *sysname = NULL, *stepname = NULL, *outpath = NULL;
+    const char *cmd = "run";
     const char *diagpath = NULL;
     double dt = 0, t_end = 0, live_speed = 1.0;
     long steps = 0, every = 1;
-    int have_dt = 0, have_tend = 0, have_steps = 0, c, plot = 0, live = 0;
-    cli_param_list params = {0};
-    ts_solver_options sopt = ts_default_solver_options();
+    int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0;
+    cli_common o;
+    cli_common_init(&o, 1);
     ts_run_options ropt = ts_default_run_options();
     writer w = {.format = CLI_FORMAT_DAT};
 
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 's': sysname = optarg; break;
-        case 'i': stepname = optarg; break;
-        case 'd': bad = cli_parse_positive(cmd, "dt", optarg, &dt), have_dt = 1; break;
-        case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end), have_tend = 1; break;
-        case 'n': bad = cli_parse_count(cmd, "steps", optarg, 1, &steps), have_steps = 1; break;
-        case 'p': bad = cli_add_param(cmd, &params, optarg); break;
-        case 'o': outpath = optarg; break;
-        case 'e': bad = cli_parse_count(cmd, "every", optarg, 1, &every); break;
-        case 'f': bad = cli_parse_format(cmd, optarg, &w.format); break;
-        case 'S': w.stats = 1; break;
-        case 'a': ropt.adaptive = 1; break;
-        case 'L': bad = cli_parse_positive(cmd, "strain-limit", optarg, &ropt.strain_limit); break;
-        case 'D': diagpath = optarg; break;
-        case 'P': plot = 1; break;
-        case 'V': live = 1; break;
-        case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
-        case 'h': help(); return 0;
-        case 1001: case 1002: case 1003: case 1004:
-            bad = cli_solver_option(cmd, c, optarg, &sopt);
-            break;
-        default: return cli_bad_option(cmd, argc, argv);
+        int bad = cli_common_option(cmd, c, optarg, &o);
+        if (bad < 0) {
+            bad = 0;
+            switch (c) {
+            case 'd': bad = cli_parse_positive(cmd, "dt", optarg, &dt), have_dt = 1; break;
+            case 'T':
+                bad = cli_parse_positive(cmd, "t-end", optarg, &t_end), have_tend = 1;
+                break;
+            case 'n':
+                bad = cli_parse_count(cmd, "steps", optarg, 1, &steps), have_steps = 1;
+                break;
+            case 'e': bad = cli_parse_count(cmd, "every", optarg, 1, &every); break;
+            case 'S': w.stats = 1; break;
+            case 'a': ropt.adaptive = 1; break;
+            case 'L':
+                bad = cli_parse_positive(cmd, "strain-limit", optarg, &ropt.strain_limit);
+                break;
+            case 'D': diagpath = optarg; break;
+            case 'V': live = 1; break;
+            case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
+            case 'h': help(); return 0;
+            default: return cli_bad_option(cmd, argc, argv);
+            }
         }
         if (bad)
             return bad;
@@ -377,12 +377,11 @@ int cmd_run(int argc, char **argv)
     const ts_stepper_type *itype;
     int count;
     ts_params p;
-    if (stepname && (strchr(stepname, ',') || strcmp(stepname, "all") == 0))
-        return cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'", stepname);
-    if (cli_find_system(cmd, sysname, &stype) ||
-        cli_find_steppers(cmd, stepname, &itype, 1, &count) ||
-        cli_apply_params(cmd, stype, &params, &p))
+    if (o.steppers && (strchr(o.steppers, ',') || strcmp(o.steppers, "all") == 0))
+        return cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'", o.steppers);
+    if (cli_common_resolve(cmd, &o, &stype, &p, &itype, 1, &count))
         return CLI_EXIT_USAGE;
+    w.format = o.format;
     if (!have_dt)
         return cli_usage_error(cmd, "--dt is required");
     if (have_tend == have_steps)
@@ -393,8 +392,8 @@ int cmd_run(int argc, char **argv)
             return cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps", t_end, dt);
         steps = s < 1 ? 1 : (long)s;
     }
-    if (diagpath && strcmp(diagpath, "-") == 0 && (!outpath || strcmp(outpath, "-") == 0) &&
-        !plot && !live)
+    if (diagpath && strcmp(diagpath, "-") == 0 && (!o.out || strcmp(o.out, "-") == 0) &&
+        !o.plot && !live)
         return cli_usage_error(cmd, "--diagnostics -: standard output already gets the "
                                     "trajectory; give --out FILE");
     ropt.dt = dt;
@@ -411,7 +410,7 @@ int cmd_run(int argc, char **argv)
     int rc = cli_make_system(cmd, stype, &p, &sys);
     if (rc)
         return rc;
-    int s = ts_stepper_new(itype, sys, &sopt, &st);
+    int s = ts_stepper_new(itype, sys, &o.solver, &st);
     if (s) {
         rc = cli_fail(cmd, s);
         ts_system_free(sys);
@@ -435,7 +434,7 @@ int cmd_run(int argc, char **argv)
             goto done;
         w.live = &lv;
     }
-    if (plot && !(w.plot = tmpfile())) {
+    if (o.plot && !(w.plot = tmpfile())) {
         rc = cli_usage_error(cmd, "--plot: cannot make a temporary file");
         goto done;
     }
@@ -446,7 +445,7 @@ int cmd_run(int argc, char **argv)
             goto done;
         write_diag_header(&w, sys);
     }
-    if ((outpath || (!plot && !live)) && (rc = cli_open_output(cmd, outpath, &w.out)))
+    if ((o.out || (!o.plot && !live)) && (rc = cli_open_output(cmd, o.out, &w.out)))
         goto done;
     if (w.out)
         write_header(&w, sys);
@@ -454,7 +453,7 @@ int cmd_run(int argc, char **argv)
     s = ts_run(sys, st, &ropt, write_row, &w, &res);
     cli_progress_done(&w.progress);
     if (w.out)
-        rc = cli_close_output(cmd, outpath, w.out);
+        rc = cli_close_output(cmd, o.out, w.out);
     w.out = NULL;
     if (w.diag) {
         int r2 = cli_close_output(cmd, diagpath, w.diag);
@@ -489,7 +488,7 @@ done:
         rc = rc ? rc : r2;
     }
     if (w.out)
-        cli_close_output(cmd, outpath, w.out);
+        cli_close_output(cmd, o.out, w.out);
     if (w.diag)
         cli_close_output(cmd, diagpath, w.diag);
     if (w.plot)

@@ -202,39 +202,28 @@ int cmd_stability(int argc, char **argv)
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
         {"plot", no_argument, 0, 'P'},         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
-    const char *cmd = "stability", *sysname = NULL, *steplist = NULL, *outpath = NULL;
+    const char *cmd = "stability";
     double t_end = 0, bound = 10.0;
-    int c, plot = 0;
-    cli_param_list params = {0};
-    cli_format format = CLI_FORMAT_DAT;
-    ts_solver_options sopt = ts_default_solver_options();
+    int c;
+    cli_common o;
+    cli_common_init(&o, 0);
 
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 's': sysname = optarg; break;
-        case 'i': steplist = optarg; break;
-        case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
-        case 'C':
-            bad = cli_parse_positive(cmd, "bound", optarg, &bound);
-            if (!bad && !(bound > 1.0))
-                bad = cli_usage_error(cmd, "--bound: '%s' must be greater than 1", optarg);
-            break;
-        case 'p': bad = cli_add_param(cmd, &params, optarg); break;
-        case 'f':
-            bad = cli_parse_format(cmd, optarg, &format);
-            if (!bad && format == CLI_FORMAT_FRAMES)
-                bad = cli_usage_error(cmd, "--format: stability writes dat or csv, not frames");
-            break;
-        case 'o': outpath = optarg; break;
-        case 'P': plot = 1; break;
-        case 'h': stability_help(); return 0;
-        case 1001: case 1002: case 1003: case 1004:
-            bad = cli_solver_option(cmd, c, optarg, &sopt);
-            break;
-        default: return cli_bad_option(cmd, argc, argv);
+        int bad = cli_common_option(cmd, c, optarg, &o);
+        if (bad < 0) {
+            bad = 0;
+            switch (c) {
+            case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
+            case 'C':
+                bad = cli_parse_positive(cmd, "bound", optarg, &bound);
+                if (!bad && !(bound > 1.0))
+                    bad = cli_usage_error(cmd, "--bound: '%s' must be greater than 1", optarg);
+                break;
+            case 'h': stability_help(); return 0;
+            default: return cli_bad_option(cmd, argc, argv);
+            }
         }
         if (bad)
             return bad;
@@ -245,9 +234,7 @@ int cmd_stability(int argc, char **argv)
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     ts_params p;
-    if (cli_find_system(cmd, sysname, &stype) ||
-        cli_find_steppers(cmd, steplist, types, MAX_STEPPERS, &ntypes) ||
-        cli_apply_params(cmd, stype, &params, &p))
+    if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
 
     /* the stiffest mode, at the initial state */
@@ -266,7 +253,7 @@ int cmd_stability(int argc, char **argv)
                 *ts_error_detail() ? ": " : "", ts_error_detail());
         mode.re = mode.im = NAN;
     }
-    if ((rc = drop_unrunnable(cmd, steplist, stype, has_jac, types, &ntypes)))
+    if ((rc = drop_unrunnable(cmd, o.steppers, stype, has_jac, types, &ntypes)))
         return rc;
     double mag = hypot(mode.re, mode.im);
     if (t_end == 0)
@@ -289,7 +276,7 @@ int cmd_stability(int argc, char **argv)
         pc.index = i + 1;
         r[i] = pred[i] = NAN;
         if (!ms && mag > 0.0) {
-            int s = ts_stability_interval(types[i], &sopt, mode.re, mode.im, &r[i]);
+            int s = ts_stability_interval(types[i], &o.solver, mode.re, mode.im, &r[i]);
             if (s) {
                 if (tty)
                     clear_progress();
@@ -300,7 +287,7 @@ int cmd_stability(int argc, char **argv)
             pred[i] = INFINITY; /* no stiffness at all */
         }
         /* start at T / 1000, independent of the prediction */
-        int s = ts_stability_measure(stype, &p, types[i], &sopt, &so, NAN, &res[i]);
+        int s = ts_stability_measure(stype, &p, types[i], &o.solver, &so, NAN, &res[i]);
         if (s) {
             if (tty)
                 clear_progress();
@@ -311,13 +298,13 @@ int cmd_stability(int argc, char **argv)
         clear_progress();
 
     FILE *out;
-    if (plot && !outpath) /* --plot without --out: the figure instead of the table */
+    if (o.plot && !o.out) /* --plot without --out: the figure instead of the table */
         out = tmpfile();
-    else if ((rc = cli_open_output(cmd, outpath, &out)))
+    else if ((rc = cli_open_output(cmd, o.out, &out)))
         return rc;
     if (!out)
         return cli_usage_error(cmd, "--plot: cannot make a temporary file");
-    int csv = format == CLI_FORMAT_CSV;
+    int csv = o.format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
     fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
                  "%st_end%ssteps%sruns%sresult\n",
@@ -332,9 +319,9 @@ int cmd_stability(int argc, char **argv)
                 mode.re, sep, mode.im, sep, t_end, sep, res[i].steps, sep, res[i].runs, sep,
                 kind_name(res[i].kind));
     }
-    if (plot && !outpath)
+    if (o.plot && !o.out)
         fclose(out);
-    else if ((rc = cli_close_output(cmd, outpath, out)))
+    else if ((rc = cli_close_output(cmd, o.out, out)))
         return rc;
 
     fprintf(stderr, "stability on %s: stiffest mode lambda = %.6g %+.6gi", stype->name, mode.re,
@@ -353,13 +340,13 @@ int cmd_stability(int argc, char **argv)
         fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %s\n", types[i]->name,
                 res[i].dt_crit, pred[i], ratio, r[i], kind_name(res[i].kind));
     }
-    if (plot) {
+    if (o.plot) {
         fflush(stderr);
         if (ms || !(mag > 0.0)) {
             fprintf(stderr, "tstep stability: --plot: no stiffest mode to draw |R| along\n");
             return 1;
         }
-        return draw_plot(cmd, stype->name, &mode, types, ntypes, res, &sopt);
+        return draw_plot(cmd, stype->name, &mode, types, ntypes, res, &o.solver);
     }
     return 0;
 }
@@ -394,7 +381,7 @@ static void amplification_help(void)
         CLI_SOLVER_HELP
         "\n"
         "Example: tstep amplification --stepper all --out build/amplification.dat\n"
-        "  gnuplot: plot 'build/amplification.dat' index 'rk4' using 2:5 with lines\n");
+        "  gnuplot: o.plot 'build/amplification.dat' index 'rk4' using 2:5 with lines\n");
 }
 
 static void put_value(FILE *out, const char *sep, double x)
@@ -410,41 +397,33 @@ int cmd_amplification(int argc, char **argv)
         {"format", required_argument, 0, 'f'},  {"out", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},          CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
-    const char *cmd = "amplification", *steplist = NULL, *outpath = NULL;
+    const char *cmd = "amplification";
     double z_max = 4.0;
     long points = 401;
     int c, imag = 0;
-    cli_format format = CLI_FORMAT_DAT;
-    ts_solver_options sopt = ts_default_solver_options();
+    cli_common o;
+    cli_common_init(&o, 0);
 
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 'i': steplist = optarg; break;
-        case 'z': bad = cli_parse_positive(cmd, "z-max", optarg, &z_max); break;
-        case 'n': bad = cli_parse_count(cmd, "points", optarg, 2, &points); break;
-        case 'a':
-            if (strcmp(optarg, "real") == 0)
-                imag = 0;
-            else if (strcmp(optarg, "imag") == 0)
-                imag = 1;
-            else
-                bad = cli_usage_error(cmd, "--axis: '%s' is not one of real, imag", optarg);
-            break;
-        case 'f':
-            bad = cli_parse_format(cmd, optarg, &format);
-            if (!bad && format == CLI_FORMAT_FRAMES)
-                bad = cli_usage_error(cmd, "--format: amplification writes dat or csv, not "
-                                           "frames");
-            break;
-        case 'o': outpath = optarg; break;
-        case 'h': amplification_help(); return 0;
-        case 1001: case 1002: case 1003: case 1004:
-            bad = cli_solver_option(cmd, c, optarg, &sopt);
-            break;
-        default: return cli_bad_option(cmd, argc, argv);
+        int bad = cli_common_option(cmd, c, optarg, &o);
+        if (bad < 0) {
+            bad = 0;
+            switch (c) {
+            case 'z': bad = cli_parse_positive(cmd, "z-max", optarg, &z_max); break;
+            case 'n': bad = cli_parse_count(cmd, "points", optarg, 2, &points); break;
+            case 'a':
+                if (strcmp(optarg, "real") == 0)
+                    imag = 0;
+                else if (strcmp(optarg, "imag") == 0)
+                    imag = 1;
+                else
+                    bad = cli_usage_error(cmd, "--axis: '%s' is not one of real, imag", optarg);
+                break;
+            case 'h': amplification_help(); return 0;
+            default: return cli_bad_option(cmd, argc, argv);
+            }
         }
         if (bad)
             return bad;
@@ -453,16 +432,16 @@ int cmd_amplification(int argc, char **argv)
         return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if (cli_find_steppers(cmd, steplist, types, MAX_STEPPERS, &ntypes))
+    if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
     if (points > 1000000)
         return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
 
     FILE *out;
-    int rc = cli_open_output(cmd, outpath, &out);
+    int rc = cli_open_output(cmd, o.out, &out);
     if (rc)
         return rc;
-    int csv = format == CLI_FORMAT_CSV;
+    int csv = o.format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
     fputs(csv ? "stepper,z,re_R,im_R,abs_R\n" : "# stepper z re_R im_R abs_R\n", out);
     for (int i = 0; i < ntypes; i++) {
@@ -470,10 +449,10 @@ int cmd_amplification(int argc, char **argv)
             fprintf(out, "%s# %s\n", i ? "\n\n" : "", types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
-            int s = imag ? ts_amplification(types[i], &sopt, 0.0, z, &re, &im)
-                         : ts_amplification(types[i], &sopt, -z, 0.0, &re, &im);
+            int s = imag ? ts_amplification(types[i], &o.solver, 0.0, z, &re, &im)
+                         : ts_amplification(types[i], &o.solver, -z, 0.0, &re, &im);
             if (s == TS_ERR_NOMEM) {
-                cli_close_output(cmd, outpath, out);
+                cli_close_output(cmd, o.out, out);
                 return cli_fail(cmd, s);
             }
             if (s)
@@ -486,7 +465,7 @@ int cmd_amplification(int argc, char **argv)
             fputc('\n', out);
         }
     }
-    return cli_close_output(cmd, outpath, out);
+    return cli_close_output(cmd, o.out, out);
 }
 
 /* --- tstep region ------------------------------------------------------------------ */
@@ -534,34 +513,27 @@ int cmd_region(int argc, char **argv)
         {"format", required_argument, 0, 'f'},  {"out", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},          CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
-    const char *cmd = "region", *steplist = NULL, *outpath = NULL;
+    const char *cmd = "region";
     double lim[4] = {-4.0, 1.0, -4.0, 4.0}, step = 0.05;
     static const char *const lim_name[4] = {"re-min", "re-max", "im-min", "im-max"};
     int c;
-    cli_format format = CLI_FORMAT_DAT;
-    ts_solver_options sopt = ts_default_solver_options();
+    cli_common o;
+    cli_common_init(&o, 0);
 
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 'i': steplist = optarg; break;
-        case 'a': case 'b': case 'c': case 'd':
-            bad = cli_parse_real(cmd, lim_name[c - 'a'], optarg, &lim[c - 'a']);
-            break;
-        case 'H': bad = cli_parse_positive(cmd, "step", optarg, &step); break;
-        case 'f':
-            bad = cli_parse_format(cmd, optarg, &format);
-            if (!bad && format == CLI_FORMAT_FRAMES)
-                bad = cli_usage_error(cmd, "--format: region writes dat or csv, not frames");
-            break;
-        case 'o': outpath = optarg; break;
-        case 'h': region_help(); return 0;
-        case 1001: case 1002: case 1003: case 1004:
-            bad = cli_solver_option(cmd, c, optarg, &sopt);
-            break;
-        default: return cli_bad_option(cmd, argc, argv);
+        int bad = cli_common_option(cmd, c, optarg, &o);
+        if (bad < 0) {
+            bad = 0;
+            switch (c) {
+            case 'a': case 'b': case 'c': case 'd':
+                bad = cli_parse_real(cmd, lim_name[c - 'a'], optarg, &lim[c - 'a']);
+                break;
+            case 'H': bad = cli_parse_positive(cmd, "step", optarg, &step); break;
+            case 'h': region_help(); return 0;
+            default: return cli_bad_option(cmd, argc, argv);
+            }
         }
         if (bad)
             return bad;
@@ -570,7 +542,7 @@ int cmd_region(int argc, char **argv)
         return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if (cli_find_steppers(cmd, steplist, types, MAX_STEPPERS, &ntypes))
+    if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
     if (!(lim[0] < lim[1]))
         return cli_usage_error(cmd, "--re-min %g must be less than --re-max %g", lim[0], lim[1]);
@@ -583,10 +555,10 @@ int cmd_region(int argc, char **argv)
                                step, nre, nim);
 
     FILE *out;
-    int rc = cli_open_output(cmd, outpath, &out);
+    int rc = cli_open_output(cmd, o.out, &out);
     if (rc)
         return rc;
-    int csv = format == CLI_FORMAT_CSV;
+    int csv = o.format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
     fputs(csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", out);
     for (int i = 0; i < ntypes; i++) {
@@ -596,9 +568,9 @@ int cmd_region(int argc, char **argv)
             double re = lim[0] + (double)a * step;
             for (long b = 0; b < (long)nim; b++) {
                 double im = lim[2] + (double)b * step, rr, ri;
-                int s = ts_amplification(types[i], &sopt, re, im, &rr, &ri);
+                int s = ts_amplification(types[i], &o.solver, re, im, &rr, &ri);
                 if (s == TS_ERR_NOMEM) {
-                    cli_close_output(cmd, outpath, out);
+                    cli_close_output(cmd, o.out, out);
                     return cli_fail(cmd, s);
                 }
                 fputs(types[i]->name, out);
@@ -611,5 +583,5 @@ int cmd_region(int argc, char **argv)
                 fputc('\n', out);
         }
     }
-    return cli_close_output(cmd, outpath, out);
+    return cli_close_output(cmd, o.out, out);
 }

@@ -97,38 +97,27 @@ int cmd_sweep(int argc, char **argv)
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
         {"plot", no_argument, 0, 'P'},
         CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
-    const char *cmd = "sweep", *sysname = NULL, *steplist = NULL, *outpath = NULL;
+    const char *cmd = "sweep";
     double dt_min = 0, dt_max = 0, t_end = 0;
     long levels = 7;
-    int c, plot = 0;
-    cli_param_list params = {0};
-    cli_format format = CLI_FORMAT_DAT;
-    ts_solver_options sopt = ts_default_solver_options();
+    int c;
+    cli_common o;
+    cli_common_init(&o, 0);
 
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
-        switch (c) {
-        case 's': sysname = optarg; break;
-        case 'i': steplist = optarg; break;
-        case 'a': bad = cli_parse_positive(cmd, "dt-min", optarg, &dt_min); break;
-        case 'b': bad = cli_parse_positive(cmd, "dt-max", optarg, &dt_max); break;
-        case 'l': bad = cli_parse_count(cmd, "levels", optarg, 1, &levels); break;
-        case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
-        case 'p': bad = cli_add_param(cmd, &params, optarg); break;
-        case 'f':
-            bad = cli_parse_format(cmd, optarg, &format);
-            if (!bad && format == CLI_FORMAT_FRAMES)
-                bad = cli_usage_error(cmd, "--format: sweep writes dat or csv, not frames");
-            break;
-        case 'o': outpath = optarg; break;
-        case 'P': plot = 1; break;
-        case 'h': help(); return 0;
-        case 1001: case 1002: case 1003: case 1004:
-            bad = cli_solver_option(cmd, c, optarg, &sopt);
-            break;
-        default: return cli_bad_option(cmd, argc, argv);
+        int bad = cli_common_option(cmd, c, optarg, &o);
+        if (bad < 0) {
+            bad = 0;
+            switch (c) {
+            case 'a': bad = cli_parse_positive(cmd, "dt-min", optarg, &dt_min); break;
+            case 'b': bad = cli_parse_positive(cmd, "dt-max", optarg, &dt_max); break;
+            case 'l': bad = cli_parse_count(cmd, "levels", optarg, 1, &levels); break;
+            case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
+            case 'h': help(); return 0;
+            default: return cli_bad_option(cmd, argc, argv);
+            }
         }
         if (bad)
             return bad;
@@ -139,9 +128,7 @@ int cmd_sweep(int argc, char **argv)
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     ts_params p;
-    if (cli_find_system(cmd, sysname, &stype) ||
-        cli_find_steppers(cmd, steplist, types, MAX_STEPPERS, &ntypes) ||
-        cli_apply_params(cmd, stype, &params, &p))
+    if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
     if (dt_min == 0)
         return cli_usage_error(cmd, "--dt-min is required");
@@ -171,10 +158,10 @@ int cmd_sweep(int argc, char **argv)
     }
     /* a stepper the system cannot run (no Jacobian products, no energy, ...)
      * is refused by ts_stepper_new with TS_ERR_UNSUPPORTED */
-    int all = strcmp(steplist, "all") == 0;
+    int all = strcmp(o.steppers, "all") == 0;
     for (int i = 0; i < ntypes; i++) {
         ts_stepper *trial;
-        int s = ts_stepper_new(types[i], probe, &sopt, &trial);
+        int s = ts_stepper_new(types[i], probe, &o.solver, &trial);
         ts_stepper_free(trial);
         if (s == TS_ERR_UNSUPPORTED) {
             if (!all) {
@@ -193,14 +180,14 @@ int cmd_sweep(int argc, char **argv)
     ts_system_free(probe);
 
     FILE *out = NULL, *plotdata = NULL;
-    if ((outpath || !plot) && (rc = cli_open_output(cmd, outpath, &out)))
+    if ((o.out || !o.plot) && (rc = cli_open_output(cmd, o.out, &out)))
         return rc;
-    if (plot && !(plotdata = tmpfile())) {
+    if (o.plot && !(plotdata = tmpfile())) {
         if (out)
-            cli_close_output(cmd, outpath, out);
+            cli_close_output(cmd, o.out, out);
         return cli_usage_error(cmd, "--plot: cannot make a temporary file");
     }
-    int csv = format == CLI_FORMAT_CSV;
+    int csv = o.format == CLI_FORMAT_CSV;
     if (out)
         fprintf(out, csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
                            "jacobian_products,newton_iters,linear_iters,seconds\n"
@@ -214,11 +201,11 @@ int cmd_sweep(int argc, char **argv)
     for (int i = 0; i < ntypes; i++) {
         cli_progress_update(&prog, (double)i / ntypes, "%s (%d of %d)", types[i]->name, i + 1,
                             ntypes);
-        int s = ts_sweep(stype, &p, types[i], &sopt, dt_min, dt_max, (int)levels, t_end, pts);
+        int s = ts_sweep(stype, &p, types[i], &o.solver, dt_min, dt_max, (int)levels, t_end, pts);
         if (s) {
             cli_progress_done(&prog);
             if (out)
-                cli_close_output(cmd, outpath, out);
+                cli_close_output(cmd, o.out, out);
             if (plotdata)
                 fclose(plotdata);
             return cli_fail(cmd, s);
@@ -246,7 +233,7 @@ int cmd_sweep(int argc, char **argv)
         }
     }
     cli_progress_done(&prog);
-    if (out && (rc = cli_close_output(cmd, outpath, out))) {
+    if (out && (rc = cli_close_output(cmd, o.out, out))) {
         if (plotdata)
             fclose(plotdata);
         return rc;
