@@ -6,7 +6,7 @@
 int main(void)
 {
     Suite *(*const suites[])(void) = {
-        linalg_suite, steppers_suite, systems_suite, cli_suite,
+        linalg_suite, steppers_suite, systems_suite, cli_suite, springs_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof *suites; i++)

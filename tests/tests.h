@@ -8,6 +8,7 @@ Suite *linalg_suite(void);
 Suite *steppers_suite(void);
 Suite *systems_suite(void);
 Suite *cli_suite(void);
+Suite *springs_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"
