@@ -3,6 +3,7 @@
 #   make test     install missing dependencies, build, run the Check suite
 #   make demo     install missing dependencies, build, run the main job on defaults
 #   make deps     install what is missing (apt-get; sudo when not root)
+#   make bench    cloth CG matvec throughput against a STREAM triad on this machine
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -18,7 +19,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 # Debian package names of the dependencies, and the commands that prove them.
 DEB_PKGS := build-essential pkg-config check
 
-.PHONY: all test demo deps clean
+.PHONY: all test demo deps clean bench
 all: $(BUILD)/tstep
 
 $(BUILD)/%.o: %.c
@@ -47,7 +48,13 @@ demo: deps $(BUILD)/tstep
 	    --levels 7 --t-end 1 --format csv --out $(BUILD)/sweep-test1d.csv
 	@echo "trajectory data: $(BUILD)/sweep-test1d.csv"
 
+$(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: $(BUILD)/bench_matvec
+	$(BUILD)/bench_matvec
+
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d
