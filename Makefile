@@ -5,6 +5,7 @@
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
+#   make bench    cloth CG matvec throughput against a STREAM triad on this machine
 
 # CFLAGS is yours to set (e.g. CFLAGS="-O1 -g -fsanitize=address,undefined");
 # the flags tstep needs are added to it in TS_CFLAGS.
@@ -26,7 +27,7 @@ GNUPLOT_PKG = $(shell gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo && \
                 gnuplot -e 'set terminal' 2>&1 | grep -qw gif || echo gnuplot-nox)
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG)
 
-.PHONY: all test demo plots deps clean
+.PHONY: all test demo plots deps clean bench
 all: $(BUILD)/tstep
 
 $(BUILD)/%.o: %.c
@@ -57,7 +58,13 @@ demo: deps $(BUILD)/tstep
 	@start=$$(date +%s); sh tools/plots.sh --out $(BUILD)/plots && \
 	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
+$(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: $(BUILD)/bench_matvec
+	$(BUILD)/bench_matvec
+
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d

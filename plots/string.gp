@@ -1,4 +1,4 @@
-# plots/string.gp - the string in 3-D: snapshots (png, svg; fmt gif animates it).
+# plots/string.gp - the string in 3-D: snapshots (png, svg; fmt gif makes an animation).
 # needs system: string
 #
 # Reads DATADIR/frames-string.dat, made by

@@ -18,7 +18,7 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
 {
     size_t n = sys->n;
     implicit_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(18 * n + 1, sizeof *block);
+    double *block = calloc(19 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
@@ -30,7 +30,7 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
                        &s->rhs, &s->f, &s->diag, &s->tmp};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         *vecs[i] = block + i * n;
-    s->kwork = block + 10 * n; /* 8n for BiCGSTAB */
+    s->kwork = block + 10 * n; /* 9n: BiCGSTAB's 8n and a saved start */
     *scratch = s;
     return TS_OK;
 }
@@ -65,9 +65,61 @@ static int system_matvec(void *ctx, const double *u, double *out)
     return TS_OK;
 }
 
+static int linearize_for_solve(ts_system *sys, double t, const double *x, const double *v,
+                               double alpha, double beta, double *diag);
+
 int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
                       const double *v, double alpha, double beta, const double *rhs, double *sol,
                       double *diag, double *work, long *iters)
+{
+    size_t n = sys->n;
+    double *start = work + 8 * n;
+    sys->definite_fix = 0; /* the exact Jacobian first: Newton converges fastest with it */
+    int st = linearize_for_solve(sys, t, x, v, alpha, beta, diag);
+    if (st)
+        return st;
+    ts_krylov k = {.tol = opt->cg_tol, .max_iter = opt->cg_max, .diag = diag,
+                   .mask = sys->pinned, .work = work};
+    matvec_ctx ctx = {sys};
+    int it = 0;
+    if (sys->jacobian_symmetric) {
+        /* save the start: a failed attempt below restarts from it */
+        ts_vec_copy(n, sol, start);
+        st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+        *iters += it;
+        if (st != TS_ERR_INDEFINITE)
+            return st;
+        ts_vec_copy(n, start, sol);
+    }
+    /* Not symmetric, or symmetric but not positive definite (compressed
+     * springs; M - h df/dx on a growing mode x' = a x with h a > 1): CG does
+     * not apply.  The exact Newton step by a non-symmetric solver first. */
+    it = 0;
+    if (n <= TS_DENSE_MAX) /* small: BiCGSTAB can break down */
+        st = ts_dense_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    else
+        st = ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    *iters += it;
+    if (st != TS_ERR_LINEAR || !sys->has_definite_fix)
+        return st;
+    /* Last, the system's definiteness fix (Choi & Ko 2002, sec. 5: clamped
+     * compressed springs): positive definite, so CG applies; a quasi-Newton
+     * step, so Newton then converges only linearly. */
+    sys->definite_fix = 1;
+    st = linearize_for_solve(sys, t, x, v, alpha, beta, diag);
+    sys->definite_fix = 0;
+    if (st)
+        return st;
+    ts_vec_copy(n, start, sol);
+    it = 0;
+    st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
+    *iters += it;
+    return st;
+}
+
+/* Linearize at (x, v) and fill the Jacobi diagonal of M - J. */
+static int linearize_for_solve(ts_system *sys, double t, const double *x, const double *v,
+                               double alpha, double beta, double *diag)
 {
     size_t n = sys->n;
     int st = ts_system_linearize(sys, t, x, v, alpha, beta);
@@ -84,26 +136,7 @@ int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, co
     } else {
         ts_vec_copy(n, sys->mass, diag);
     }
-    ts_krylov k = {.tol = opt->cg_tol, .max_iter = opt->cg_max, .diag = diag,
-                   .mask = sys->pinned, .work = work};
-    matvec_ctx ctx = {sys};
-    int it = 0;
-    if (sys->jacobian_symmetric) {
-        st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-        *iters += it;
-        /* Symmetric but not positive definite (M - h df/dx with df/dx > M/h,
-         * e.g. backward Euler on a growing mode x' = a x, h a > 1): CG does
-         * not apply; solve as for a non-symmetric matrix below. */
-        if (st != TS_ERR_LINEAR)
-            return st;
-        it = 0;
-    }
-    if (n <= TS_DENSE_MAX) /* small and non-symmetric: BiCGSTAB can break down */
-        st = ts_dense_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    else
-        st = ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    *iters += it;
-    return st;
+    return TS_OK;
 }
 
 /* Linearize at (x, v) and solve (M - J) sol = rhs, sol holding the start. */

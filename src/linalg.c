@@ -139,7 +139,7 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
         filter(n, k->mask, q);
         double pq = ts_vec_dot(n, p, q);
         if (!(pq > 0.0))
-            return ts_error(TS_ERR_LINEAR,
+            return ts_error(TS_ERR_INDEFINITE,
                             "CG: matrix not positive definite (p.Ap = %g at iteration %d)", pq,
                             it);
         double alpha = rz / pq;

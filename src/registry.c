@@ -17,6 +17,9 @@ const ts_stepper_type *const ts_stepper_registry[] = {
 const ts_system_type *const ts_system_registry[] = {
     &ts_test1d,
     &ts_oscillator,
+    &ts_string,
+    &ts_hair,
+    &ts_cloth,
     NULL,
 };
 

@@ -69,7 +69,7 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
                         name);
     size_t n = sys->n;
     opt_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(21 * n + 1, sizeof *block);
+    double *block = calloc(22 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
@@ -81,7 +81,7 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
                        &s->xt, &s->vt, &s->gt, &s->f, &s->diag, &s->probe};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         *vecs[i] = block + i * n;
-    s->kwork = block + 13 * n; /* 8n */
+    s->kwork = block + 13 * n; /* 9n, as ts_implicit_solve needs */
     /* a fixed direction with no symmetry, to probe df/dv */
     for (size_t i = 0; i < n; i++)
         s->probe[i] = sin(1.3 * (double)i + 0.7);
@@ -254,7 +254,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
             velocity_of(s, sys, h, s->x, s->v);
         st = ts_implicit_solve(sys, &s->opt, t1, s->x, order2 ? s->v : NULL, a, beta, s->gt,
                                s->d, s->diag, s->kwork, &stats->linear_iters);
-        if (st == TS_ERR_LINEAR) {
+        if (st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE) {
             if (!(ts_vec_dot(n, s->g, s->d) < 0.0))
                 for (size_t i = 0; i < n; i++) /* scaled steepest descent */
                     s->d[i] = -s->g[i] / sys->mass[i];

@@ -99,7 +99,7 @@ START_TEST(cg_rejects_indefinite)
     double b[N] = {1, 0, 0, 0}, x[N] = {0}, work[5 * N];
     ts_krylov k = {.tol = 1e-12, .max_iter = 10, .work = work};
     int iters;
-    ck_assert_int_eq(ts_cg_solve(N, neg_mul, &a, b, x, &k, &iters), TS_ERR_LINEAR);
+    ck_assert_int_eq(ts_cg_solve(N, neg_mul, &a, b, x, &k, &iters), TS_ERR_INDEFINITE);
     ck_assert_int_eq(iters, 1);
 }
 END_TEST

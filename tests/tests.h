@@ -12,6 +12,7 @@ Suite *jacobian_suite(void);
 Suite *opt_suite(void);
 Suite *stability_suite(void);
 Suite *plots_suite(void);
+Suite *springs_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"

@@ -23,9 +23,12 @@
  * set, w . (J u) = u . (J w) is checked for df/dx and df/dv.  A system with
  * the fast path has linearize + jacobian_mul compared with
  * alpha df/dx u + beta df/dv u, and jacobian_diag with the diagonal of the
- * fast path's matrix; the fast path is checked exactly as the system was
- * created (a system that simplifies its fast path, e.g. clamping compressed
- * springs, fails this check unless created with the simplification off).
+ * fast path's matrix.  Symmetry and the fast path are checked at v = 0,
+ * where a symmetric fast path may leave out non-symmetric velocity terms.
+ * A system that declares its fast path approximate on purpose
+ * (sys->fast_path_approximate, e.g. clamping compressed springs) has the
+ * fast-path error reported but not judged; create it with the
+ * approximation off (clamp=0 for springs) to check the fast path exactly.
  * Pinned degrees of freedom are perturbed and checked like the others: their
  * forces are still forces, even if the implicit solvers filter them out.
  *

@@ -5,7 +5,11 @@
  * solve matrix-free (Jacobi-preconditioned CG when the Jacobian is
  * symmetric, BiCGSTAB otherwise; a dense solve for a non-symmetric system
  * of at most TS_DENSE_MAX unknowns, where BiCGSTAB can break down), pinned
- * degrees of freedom filtered.
+ * degrees of freedom filtered.  When CG finds the symmetric matrix
+ * indefinite (compressed springs), the exact Newton step is taken by
+ * BiCGSTAB; only if that fails does the solve fall back to the system's
+ * definiteness fix (sys->has_definite_fix: clamped springs, Choi & Ko 2002),
+ * whose quasi-Newton steps converge linearly.
  *
  * Order 2, unknown w = v1 - v0 (Baraff & Witkin 1998, eq. 16-18):
  *   first iterate, linearized at (x0, v0):
@@ -37,7 +41,7 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
  * Jacobi-preconditioned (diagonal from jacobian_diag where the system has
  * it, else M), by CG when sys->jacobian_symmetric and BiCGSTAB otherwise,
  * pinned degrees of freedom filtered (held at 0 in sol).  sol holds the
- * starting guess; diag is n doubles and work 8n doubles of scratch;
+ * starting guess; diag is n doubles and work 9n doubles of scratch;
  * *iters is increased by the iterations taken. */
 int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
                       const double *v, double alpha, double beta, const double *rhs, double *sol,

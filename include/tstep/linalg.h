@@ -33,8 +33,9 @@ typedef struct {
 
 /* Preconditioned conjugate gradient for symmetric positive definite A.
  * x holds the initial guess (warm start) and receives the solution.
- * Returns TS_OK, TS_ERR_LINEAR (no convergence within max_iter, or A found
- * not positive definite), or the matvec's status; *iters the iterations. */
+ * Returns TS_OK, TS_ERR_LINEAR (no convergence within max_iter),
+ * TS_ERR_INDEFINITE (p.Ap <= 0: A, or the preconditioned A, is not positive
+ * definite), or the matvec's status; *iters the iterations. */
 int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                 const ts_krylov *k, int *iters);
 

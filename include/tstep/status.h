@@ -18,6 +18,7 @@
     X(TS_ERR_DIVERGED,   1, "the state diverged (non-finite or exploding)")\
     X(TS_ERR_NEWTON,     1, "Newton iteration did not converge")           \
     X(TS_ERR_LINEAR,     1, "linear solver did not converge")              \
+    X(TS_ERR_INDEFINITE, 1, "matrix not positive definite")                \
     X(TS_ERR_REJECTED,   1, "step rejected")
 
 typedef enum {

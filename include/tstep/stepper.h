@@ -91,6 +91,6 @@ const ts_system_type *ts_system_find(const char *name);
 /* Every built-in stepper and system type. */
 extern const ts_stepper_type ts_forward_euler, ts_midpoint, ts_trapezoid, ts_rk4,
     ts_backward_euler, ts_backward_euler_linear, ts_backward_euler_opt;
-extern const ts_system_type ts_test1d, ts_oscillator;
+extern const ts_system_type ts_test1d, ts_oscillator, ts_string, ts_hair, ts_cloth;
 
 #endif

@@ -83,7 +83,15 @@ struct ts_system {
     double *x, *v;       /* the stored state; v is NULL for order 1 */
     double *mass;        /* diagonal of M, n entries, all > 0 */
     unsigned char *pinned; /* n flags, or NULL when nothing is pinned */
-    int jacobian_symmetric; /* 1 if df/dx and df/dv are symmetric (CG applies) */
+    int jacobian_symmetric; /* 1 if the fast path's matrix is symmetric (CG applies); the
+                               exact products may add non-symmetric terms that vanish at
+                               v = 0, e.g. the position derivative of spring damping */
+    int fast_path_approximate; /* 1 if the fast path approximates the Jacobian on purpose
+                                  (e.g. clamped compressed springs, Choi & Ko 2002) */
+    int has_definite_fix; /* 1 if, with definite_fix set, the fast path modifies the
+                             Jacobian so that M - alpha df/dx - beta df/dv is positive
+                             definite (springs: clamp compressed springs) */
+    int definite_fix;     /* set by the implicit solver before linearize: apply that fix */
     long force_evals;    /* incremented by ts_system_forces */
     long jacobian_products; /* incremented by ts_system_jacobian_mul */
     /* framework-owned scratch */

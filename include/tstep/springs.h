@@ -1,0 +1,174 @@
+/* tstep/springs.h - spring networks: the machinery shared by string, hair
+ * and cloth (systems/string.c, systems/hair.c, systems/cloth.c).
+ *
+ * A spring network is a ParticleSystem (order 2, dim 3) of np particles and
+ * ns springs, each (i, j, rest length L, stiffness k, damping kd), kept in
+ * arrays sorted by first particle (i < j).  A system file only builds the
+ * topology and reads its parameters; forces, Jacobians, energy, momentum,
+ * the strain measure and the post-step projections live once in
+ * src/springs.c.
+ *
+ * Per spring, with d = x_i - x_j, l = |d|, n = d / l, u = v_i - v_j:
+ *
+ *   energy      E_s = k (l - L)^2 / 2
+ *   force on i  f_i = -k (l - L) n  -  kd (n . u) n,        f_j = -f_i
+ *
+ *   df_i/dx_i = -K,  K = k [n n^T + (1 - L/l)(I - n n^T)]           (stretch)
+ *                        + kd/l [n (P u)^T + (n . u) P],  P = I - n n^T
+ *                                                          (axis damping)
+ *   df_i/dv_i = -D,  D = kd n n^T
+ *   df_i/dx_j = +K, df_i/dv_j = +D; the same blocks with j and i swapped.
+ *
+ * The position derivative of the axis damping (second line of K) is not
+ * symmetric.  dfdx_mul keeps it: it is the exact derivative of the forces,
+ * so central finite differences of `forces` agree with it (what
+ * `tstep check-system` tests).  The fast path used by the implicit solver
+ * (linearize / jacobian_mul / jacobian_diag) drops it, as Baraff & Witkin
+ * (1998, sec. 5.2) do, so the matrix M - h df/dv - h^2 df/dx that CG sees is
+ * symmetric; Newton's iteration still converges to the backward Euler
+ * solution because its residual uses the exact forces.  At zero relative
+ * velocity the dropped term vanishes.
+ *
+ * Compressed springs (l < L) make 1 - L/l negative and can make the matrix
+ * indefinite.  Clamped, the fast path uses max(0, 1 - L/l) instead (Choi &
+ * Ko 2002, sec. 5), which keeps it positive definite but makes Newton's
+ * iteration a quasi-Newton one that converges only linearly (measured: a
+ * contraction of about 0.67 per iteration on a cloth draping over a sphere,
+ * 37 iterations to 1e-8, against 5 to 7 with the exact matrix).  So by
+ * default (clamp = 2, TS_SPRINGS_CLAMP_AUTO) the implicit solve uses the
+ * exact matrix and asks for the clamp (sys->definite_fix) only when CG finds
+ * that matrix indefinite; clamp = 1 always clamps, clamp = 0 never does.
+ * dfdx_mul is never clamped.  Unclamped, with kd = 0 (or v = 0), the fast
+ * path equals alpha dfdx_mul + beta dfdv_mul exactly.
+ *
+ * The fast path caches, per spring, the symmetric 3x3 block
+ *   B = alpha K + beta D   (6 entries: xx xy xz yy yz zz)
+ * at each linearization, and every CG product reuses it (Kauppila, sec.
+ * 4.1): out_i -= B (u_i - u_j), out_j += B (u_i - u_j).  No matrix is
+ * assembled and nothing is allocated after ts_springs_finish.
+ *
+ * External forces on particle p of mass m_p:
+ *   gravity  m_p g (0, -1, 0), potential m_p g y_p
+ *   air      -c m_p (v_p - w(t)),  w(t) = w0 (1 + a sin(2 pi f t))
+ * so wind (the air's velocity w, optionally gusting with amplitude a and
+ * frequency f) acts through the drag rate c: with c = 0 there is no wind.
+ * Their Jacobians: df/dx = 0, df/dv = -c m_p I.
+ *
+ * Post-step projections (after each accepted step, never on pinned
+ * particles):
+ *   strain limit (Provot 1995): a spring of a limited kind stretched beyond
+ *     (1 + tau) L has its ends pulled together along n, split by inverse
+ *     mass, and its separating relative velocity along n removed (both
+ *     keep the momentum).  Gauss-Seidel passes in spring order repeat until
+ *     none exceeds the limit, at most TS_SPRINGS_STRAIN_PASSES; a state
+ *     stretched far beyond the limit may keep an excess of order 1e-7 L.
+ *   sphere collider: a particle inside the sphere is moved to the nearest
+ *     point of the surface and the inward normal part of its velocity removed.
+ *
+ * References: Baraff & Witkin, "Large Steps in Cloth Simulation", SIGGRAPH
+ * 1998; Choi & Ko, "Stable but Responsive Cloth", SIGGRAPH 2002; Provot,
+ * "Deformation Constraints in a Mass-Spring Model to Describe Rigid Cloth
+ * Behavior", Graphics Interface 1995; Kauppila, "Implementing the implicit
+ * Euler method for mass-spring systems"; Macklin, "Implicit Springs". */
+#ifndef TSTEP_SPRINGS_H
+#define TSTEP_SPRINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tstep/system.h"
+
+/* Spring kinds: what a spring models, for counting and strain limiting. */
+enum {
+    TS_SPRING_STRETCH, /* structural / mesh edge / chain link */
+    TS_SPRING_SHEAR,   /* cloth grid diagonals */
+    TS_SPRING_BEND,    /* flexion: two apart, or across a mesh edge */
+    TS_SPRING_TORSION, /* hair (i, i+3) */
+    TS_SPRING_KINDS
+};
+
+#define TS_SPRINGS_STRAIN_PASSES 50
+
+/* When the fast path clamps compressed springs (the `clamp` parameter). */
+enum {
+    TS_SPRINGS_CLAMP_NEVER = 0,  /* exact: CG may meet an indefinite matrix */
+    TS_SPRINGS_CLAMP_ALWAYS = 1, /* always: positive definite; Newton converges linearly */
+    TS_SPRINGS_CLAMP_AUTO = 2    /* when the solver asks (sys->definite_fix): the implicit
+                                    solve tries the exact matrix first and clamps only when
+                                    CG finds it indefinite */
+};
+
+/* The environment: gravity, air, and the fast path's clamp switch. */
+typedef struct {
+    double gravity;   /* g >= 0, acceleration along -y */
+    double drag;      /* c >= 0, rate (1/s) */
+    double wind[3];   /* w0, the air's velocity (m/s) */
+    double gust;      /* a >= 0, relative gust amplitude */
+    double gust_freq; /* f >= 0 (Hz) */
+    int clamp;        /* TS_SPRINGS_CLAMP_*: when the fast path clamps 1 - L/l at 0 */
+} ts_springs_options;
+
+/* The parameter table entries every spring system shares; put this inside a
+ * system's ts_param_def table and read them with ts_springs_read_options. */
+#define TS_SPRINGS_COMMON_PARAMS(drag_default)                                              \
+    {"gravity", TS_PARAM_REAL, "9.81", "g (m/s^2, >= 0), gravity along -y"},               \
+    {"drag", TS_PARAM_REAL, drag_default, "air drag rate c (1/s, >= 0): f = -c m (v - wind)"}, \
+    {"wind_x", TS_PARAM_REAL, "0", "air velocity w0 (m/s); acts through drag"},            \
+    {"wind_y", TS_PARAM_REAL, "0", "air velocity w0, y component"},                        \
+    {"wind_z", TS_PARAM_REAL, "0", "air velocity w0, z component"},                        \
+    {"gust", TS_PARAM_REAL, "0", "gust amplitude a >= 0: w(t) = w0 (1 + a sin(2 pi f t))"}, \
+    {"gust_freq", TS_PARAM_REAL, "0.5", "gust frequency f (Hz, >= 0)"},                    \
+    {"clamp", TS_PARAM_INT, "2", "compressed springs in the implicit solve: 2 clamp if indefinite, 1 always (Choi-Ko), 0 never"}
+
+/* A spring network.  Read-only for users once finished; system files fill
+ * base.x, base.v and masses between ts_springs_new and ts_springs_finish. */
+typedef struct {
+    ts_system base;
+    size_t np;        /* particles; base.n = 3 np */
+    size_t ns, cap;   /* springs, and allocated room */
+    uint32_t *si, *sj;    /* ends, si[s] < sj[s], sorted by (si, sj) */
+    double *rest, *k, *kd; /* rest length L, stiffness, damping */
+    unsigned char *kind;  /* TS_SPRING_* */
+    ts_springs_options opt;
+    /* post-step projections */
+    double strain_max;     /* tau > 0 enables the strain limit */
+    unsigned strain_kinds; /* bit (1u << kind) set: this kind is limited */
+    double sphere_c[3], sphere_r; /* sphere_r > 0 enables the collider */
+    /* the fast path's cache, filled by linearize */
+    double *block;         /* 6 per spring */
+    double lin_alpha, lin_beta;
+    double lin_wdrag;      /* beta * c, the drag part per unit mass */
+} ts_springs;
+
+/* Read and validate the common parameters (TS_ERR_INPUT naming a bad one). */
+int ts_springs_read_options(const ts_params *p, ts_springs_options *opt);
+
+/* A network of `np` particles at the origin, at rest, mass 1, nothing
+ * pinned, no springs.  `type` names the system; opt may be NULL (no
+ * gravity, no air, clamp when indefinite). */
+int ts_springs_new(const ts_system_type *type, size_t np, const ts_springs_options *opt,
+                   ts_springs **out);
+
+/* Add a spring between particles i != j with rest length the current
+ * distance |x_i - x_j| (> 0).  k >= 0, kd >= 0. */
+int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int kind);
+
+/* Mass of particle p (all three degrees of freedom), > 0. */
+void ts_springs_set_mass(ts_springs *s, size_t p, double m);
+
+/* Pin particle p: it never moves. */
+int ts_springs_pin(ts_springs *s, size_t p);
+
+/* Sort the springs and allocate the fast path's cache; call once, after the
+ * last ts_springs_add. */
+int ts_springs_finish(ts_springs *s);
+
+/* The network behind a system, or NULL if `sys` is not a spring network. */
+ts_springs *ts_springs_of(ts_system *sys);
+
+/* Number of springs of a kind, or of all kinds for kind < 0. */
+size_t ts_springs_count(const ts_springs *s, int kind);
+
+/* The air's velocity at time t, w(t). */
+void ts_springs_wind(const ts_springs *s, double t, double w[3]);
+
+#endif

@@ -1,0 +1,554 @@
+/* Spring networks: forces, exact Jacobian products, the cached fast path for
+ * the implicit solver, energy, momentum, the strain measure of adaptive
+ * stepping and the post-step projections.  The maths is in tstep/springs.h.
+ *
+ * References: Baraff & Witkin, "Large Steps in Cloth Simulation" (SIGGRAPH
+ * 1998), sec. 4-5; Choi & Ko, "Stable but Responsive Cloth" (SIGGRAPH
+ * 2002), sec. 5; Provot, Graphics Interface 1995; Kauppila, "Implementing
+ * the implicit Euler method for mass-spring systems", sec. 2 and 4.1;
+ * Macklin, "Implicit Springs". */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tstep/linalg.h"
+#include "tstep/springs.h"
+
+#define TS_PI 3.14159265358979323846
+
+static const ts_system_ops springs_ops;
+
+ts_springs *ts_springs_of(ts_system *sys)
+{
+    return sys && sys->ops == &springs_ops ? (ts_springs *)sys : NULL;
+}
+
+/* --- small 3-vector helpers ------------------------------------------------ */
+
+static double dot3(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void sub3(const double *a, const double *b, double *out)
+{
+    out[0] = a[0] - b[0], out[1] = a[1] - b[1], out[2] = a[2] - b[2];
+}
+
+/* d = x_i - x_j, its length and direction; 0 (and n = 0) when coincident */
+static double spring_axis(const double *x, uint32_t i, uint32_t j, double *d, double *n)
+{
+    sub3(x + 3 * (size_t)i, x + 3 * (size_t)j, d);
+    double l = sqrt(dot3(d, d));
+    double inv = l > 0.0 ? 1.0 / l : 0.0;
+    n[0] = d[0] * inv, n[1] = d[1] * inv, n[2] = d[2] * inv;
+    return l;
+}
+
+/* out_i += g, out_j -= g */
+static void add_pair(double *out, uint32_t i, uint32_t j, const double *g)
+{
+    double *a = out + 3 * (size_t)i, *b = out + 3 * (size_t)j;
+    a[0] += g[0], a[1] += g[1], a[2] += g[2];
+    b[0] -= g[0], b[1] -= g[1], b[2] -= g[2];
+}
+
+/* --- construction ------------------------------------------------------------ */
+
+int ts_springs_read_options(const ts_params *p, ts_springs_options *o)
+{
+    o->gravity = ts_params_real(p, "gravity");
+    o->drag = ts_params_real(p, "drag");
+    o->wind[0] = ts_params_real(p, "wind_x");
+    o->wind[1] = ts_params_real(p, "wind_y");
+    o->wind[2] = ts_params_real(p, "wind_z");
+    o->gust = ts_params_real(p, "gust");
+    o->gust_freq = ts_params_real(p, "gust_freq");
+    long clamp = ts_params_int(p, "clamp");
+    if (o->gravity < 0.0)
+        return ts_error(TS_ERR_INPUT, "parameter 'gravity': %g must be >= 0", o->gravity);
+    if (o->drag < 0.0)
+        return ts_error(TS_ERR_INPUT, "parameter 'drag': %g must be >= 0", o->drag);
+    if (o->gust < 0.0)
+        return ts_error(TS_ERR_INPUT, "parameter 'gust': %g must be >= 0", o->gust);
+    if (o->gust_freq < 0.0)
+        return ts_error(TS_ERR_INPUT, "parameter 'gust_freq': %g must be >= 0", o->gust_freq);
+    if (clamp < 0 || clamp > 2)
+        return ts_error(TS_ERR_INPUT, "parameter 'clamp': %ld must be 0, 1 or 2", clamp);
+    o->clamp = (int)clamp;
+    return TS_OK;
+}
+
+static void springs_destroy(ts_system *sys)
+{
+    ts_springs *s = (ts_springs *)sys;
+    free(s->si);
+    free(s->sj);
+    free(s->rest);
+    free(s->k);
+    free(s->kd);
+    free(s->kind);
+    free(s->block);
+    ts_system_release(sys);
+    free(s);
+}
+
+int ts_springs_new(const ts_system_type *type, size_t np, const ts_springs_options *opt,
+                   ts_springs **out)
+{
+    *out = NULL;
+    if (np == 0 || np > UINT32_MAX / 3)
+        return ts_error(TS_ERR_INPUT, "spring network of %zu particles", np);
+    ts_springs *s = calloc(1, sizeof *s);
+    if (!s)
+        return ts_error(TS_ERR_NOMEM, "spring network");
+    int st = ts_system_init(&s->base, &springs_ops, type, 2, 3 * np);
+    if (st) {
+        free(s);
+        return st;
+    }
+    s->base.dim = 3;
+    s->np = np;
+    if (opt)
+        s->opt = *opt;
+    else
+        s->opt = (ts_springs_options){.clamp = TS_SPRINGS_CLAMP_AUTO};
+    s->base.fast_path_approximate = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS;
+    s->base.has_definite_fix = s->opt.clamp == TS_SPRINGS_CLAMP_AUTO;
+    *out = s;
+    return TS_OK;
+}
+
+static int springs_grow(ts_springs *s)
+{
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    void *p[6] = {realloc(s->si, cap * sizeof *s->si), NULL, NULL, NULL, NULL, NULL};
+    /* each realloc that succeeds replaces its array at once, so a failure
+     * part way leaves every array valid (and freed by destroy) */
+    if (p[0])
+        s->si = p[0];
+    if (p[0] && (p[1] = realloc(s->sj, cap * sizeof *s->sj)))
+        s->sj = p[1];
+    if (p[1] && (p[2] = realloc(s->rest, cap * sizeof *s->rest)))
+        s->rest = p[2];
+    if (p[2] && (p[3] = realloc(s->k, cap * sizeof *s->k)))
+        s->k = p[3];
+    if (p[3] && (p[4] = realloc(s->kd, cap * sizeof *s->kd)))
+        s->kd = p[4];
+    if (p[4] && (p[5] = realloc(s->kind, cap * sizeof *s->kind)))
+        s->kind = p[5];
+    if (!p[5])
+        return ts_error(TS_ERR_NOMEM, "%zu springs", cap);
+    s->cap = cap;
+    return TS_OK;
+}
+
+int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int kind)
+{
+    if (i >= s->np || j >= s->np || i == j)
+        return ts_error(TS_ERR_INPUT, "spring (%zu, %zu) in a network of %zu particles", i, j,
+                        s->np);
+    if (!(k >= 0.0) || !(kd >= 0.0) || kind < 0 || kind >= TS_SPRING_KINDS)
+        return ts_error(TS_ERR_INPUT, "spring (%zu, %zu): k %g, kd %g, kind %d", i, j, k, kd,
+                        kind);
+    double d[3], n[3];
+    double l = spring_axis(s->base.x, (uint32_t)i, (uint32_t)j, d, n);
+    if (!(l > 0.0))
+        return ts_error(TS_ERR_INPUT, "spring (%zu, %zu) has rest length 0", i, j);
+    if (s->ns == s->cap) {
+        int st = springs_grow(s);
+        if (st)
+            return st;
+    }
+    size_t m = s->ns++;
+    s->si[m] = (uint32_t)(i < j ? i : j);
+    s->sj[m] = (uint32_t)(i < j ? j : i);
+    s->rest[m] = l;
+    s->k[m] = k;
+    s->kd[m] = kd;
+    s->kind[m] = (unsigned char)kind;
+    return TS_OK;
+}
+
+void ts_springs_set_mass(ts_springs *s, size_t p, double m)
+{
+    s->base.mass[3 * p] = s->base.mass[3 * p + 1] = s->base.mass[3 * p + 2] = m;
+}
+
+int ts_springs_pin(ts_springs *s, size_t p)
+{
+    if (p >= s->np)
+        return ts_error(TS_ERR_INPUT, "pin: particle %zu of %zu", p, s->np);
+    if (ts_system_alloc_pins(&s->base))
+        return ts_error(TS_ERR_NOMEM, "pin flags");
+    s->base.pinned[3 * p] = s->base.pinned[3 * p + 1] = s->base.pinned[3 * p + 2] = 1;
+    return TS_OK;
+}
+
+/* sort key: (si, sj) packed into 64 bits, with the spring's index alongside */
+typedef struct {
+    uint64_t key;
+    size_t index;
+} spring_order;
+
+static int order_cmp(const void *a, const void *b)
+{
+    const spring_order *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Apply the permutation `ord` to an array of `size`-byte elements via tmp. */
+static void permute(void *array, size_t size, const spring_order *ord, size_t ns, void *tmp)
+{
+    unsigned char *a = array, *t = tmp;
+    for (size_t m = 0; m < ns; m++)
+        memcpy(t + m * size, a + ord[m].index * size, size);
+    memcpy(a, t, ns * size);
+}
+
+int ts_springs_finish(ts_springs *s)
+{
+    size_t ns = s->ns;
+    spring_order *ord = malloc((ns ? ns : 1) * sizeof *ord);
+    double *tmp = malloc((ns ? ns : 1) * sizeof *tmp);
+    s->block = calloc(6 * (ns ? ns : 1), sizeof *s->block);
+    if (!ord || !tmp || !s->block) {
+        free(ord);
+        free(tmp);
+        return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
+    }
+    for (size_t m = 0; m < ns; m++)
+        ord[m] = (spring_order){((uint64_t)s->si[m] << 32) | s->sj[m], m};
+    qsort(ord, ns, sizeof *ord, order_cmp);
+    permute(s->si, sizeof *s->si, ord, ns, tmp);
+    permute(s->sj, sizeof *s->sj, ord, ns, tmp);
+    permute(s->rest, sizeof *s->rest, ord, ns, tmp);
+    permute(s->k, sizeof *s->k, ord, ns, tmp);
+    permute(s->kd, sizeof *s->kd, ord, ns, tmp);
+    permute(s->kind, sizeof *s->kind, ord, ns, tmp);
+    free(ord);
+    free(tmp);
+    /* the fast path's matrix is symmetric by construction (see springs.h) */
+    s->base.jacobian_symmetric = 1;
+    return TS_OK;
+}
+
+size_t ts_springs_count(const ts_springs *s, int kind)
+{
+    if (kind < 0)
+        return s->ns;
+    size_t c = 0;
+    for (size_t m = 0; m < s->ns; m++)
+        c += s->kind[m] == kind;
+    return c;
+}
+
+void ts_springs_wind(const ts_springs *s, double t, double w[3])
+{
+    double f = 1.0 + s->opt.gust * sin(2.0 * TS_PI * s->opt.gust_freq * t);
+    w[0] = s->opt.wind[0] * f, w[1] = s->opt.wind[1] * f, w[2] = s->opt.wind[2] * f;
+}
+
+/* --- forces and exact Jacobian products ------------------------------------- */
+
+static int springs_forces(ts_system *sys, double t, const double *x, const double *v,
+                          double *f)
+{
+    ts_springs *s = (ts_springs *)sys;
+    const double *m = sys->mass;
+    double w[3], c = s->opt.drag, g = s->opt.gravity;
+    ts_springs_wind(s, t, w);
+    /* f_p = m_p (0, -g, 0) - c m_p (v_p - w) */
+    for (size_t p = 0; p < s->np; p++)
+        for (int a = 0; a < 3; a++) {
+            size_t q = 3 * p + (size_t)a;
+            f[q] = -c * m[q] * (v[q] - w[a]) - (a == 1 ? g * m[q] : 0.0);
+        }
+    for (size_t e = 0; e < s->ns; e++) {
+        uint32_t i = s->si[e], j = s->sj[e];
+        double d[3], n[3], u[3], g3[3];
+        double l = spring_axis(x, i, j, d, n);
+        sub3(v + 3 * (size_t)i, v + 3 * (size_t)j, u);
+        /* f_i = -k (l - L) n - kd (n . u) n */
+        double mag = -s->k[e] * (l - s->rest[e]) - s->kd[e] * dot3(n, u);
+        g3[0] = mag * n[0], g3[1] = mag * n[1], g3[2] = mag * n[2];
+        add_pair(f, i, j, g3);
+    }
+    return TS_OK;
+}
+
+/* out = (df/dx) du: exact, with the axis damping's position derivative */
+static int springs_dfdx_mul(ts_system *sys, double t, const double *x, const double *v,
+                            const double *du, double *out)
+{
+    ts_springs *s = (ts_springs *)sys;
+    (void)t;
+    ts_vec_zero(sys->n, out);
+    for (size_t e = 0; e < s->ns; e++) {
+        uint32_t i = s->si[e], j = s->sj[e];
+        double d[3], n[3], u[3], dd[3], pd[3], pu[3], g3[3];
+        double l = spring_axis(x, i, j, d, n);
+        if (!(l > 0.0))
+            continue;
+        sub3(v + 3 * (size_t)i, v + 3 * (size_t)j, u);
+        sub3(du + 3 * (size_t)i, du + 3 * (size_t)j, dd);
+        double nd = dot3(n, dd), nu = dot3(n, u);
+        for (int a = 0; a < 3; a++) {
+            pd[a] = dd[a] - n[a] * nd; /* P dd */
+            pu[a] = u[a] - n[a] * nu;  /* P u */
+        }
+        double c = 1.0 - s->rest[e] / l, kdl = s->kd[e] / l, pud = dot3(pu, dd);
+        /* df_i/dd dd = -k [n (n.dd) + c P dd] - kd/l [n (Pu . dd) + (n.u) P dd] */
+        for (int a = 0; a < 3; a++)
+            g3[a] = -s->k[e] * (n[a] * nd + c * pd[a]) - kdl * (n[a] * pud + nu * pd[a]);
+        add_pair(out, i, j, g3);
+    }
+    return TS_OK;
+}
+
+/* out = (df/dv) du = -c M du - sum over springs of the D blocks */
+static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const double *v,
+                            const double *du, double *out)
+{
+    ts_springs *s = (ts_springs *)sys;
+    (void)t, (void)v;
+    for (size_t q = 0; q < sys->n; q++)
+        out[q] = -s->opt.drag * sys->mass[q] * du[q];
+    for (size_t e = 0; e < s->ns; e++) {
+        uint32_t i = s->si[e], j = s->sj[e];
+        double d[3], n[3], dd[3], g3[3];
+        spring_axis(x, i, j, d, n);
+        sub3(du + 3 * (size_t)i, du + 3 * (size_t)j, dd);
+        double a = -s->kd[e] * dot3(n, dd);
+        g3[0] = a * n[0], g3[1] = a * n[1], g3[2] = a * n[2];
+        add_pair(out, i, j, g3);
+    }
+    return TS_OK;
+}
+
+/* --- the fast path ------------------------------------------------------------ */
+
+/* B = alpha K + beta D per spring, K without the damping term and with
+ * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I, stored as
+ * xx xy xz yy yz zz. */
+static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
+                             double alpha, double beta)
+{
+    ts_springs *s = (ts_springs *)sys;
+    (void)t, (void)v;
+    s->lin_alpha = alpha;
+    s->lin_beta = beta;
+    s->lin_wdrag = beta * s->opt.drag;
+    int clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
+                (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
+    for (size_t e = 0; e < s->ns; e++) {
+        double d[3], n[3], *b = s->block + 6 * e;
+        double l = spring_axis(x, s->si[e], s->sj[e], d, n);
+        double c = l > 0.0 ? 1.0 - s->rest[e] / l : 0.0;
+        if (clamp && c < 0.0)
+            c = 0.0;
+        double q = alpha * s->k[e] * c;
+        double p = alpha * s->k[e] * (1.0 - c) + beta * s->kd[e];
+        if (!(l > 0.0))
+            p = q = 0.0;
+        b[0] = p * n[0] * n[0] + q;
+        b[1] = p * n[0] * n[1];
+        b[2] = p * n[0] * n[2];
+        b[3] = p * n[1] * n[1] + q;
+        b[4] = p * n[1] * n[2];
+        b[5] = p * n[2] * n[2] + q;
+    }
+    return TS_OK;
+}
+
+/* out = (alpha df/dx + beta df/dv) u from the cached blocks.  Springs are
+ * sorted by first particle, so the first particle's sum stays in registers
+ * while its springs are visited. */
+static int springs_jacobian_mul(ts_system *sys, const double *u, double *out)
+{
+    ts_springs *s = (ts_springs *)sys;
+    const double *m = sys->mass, *blk = s->block;
+    const uint32_t *si = s->si, *sj = s->sj;
+    double wd = s->lin_wdrag;
+    for (size_t q = 0; q < sys->n; q++)
+        out[q] = -wd * m[q] * u[q];
+    size_t e = 0, ns = s->ns;
+    while (e < ns) {
+        uint32_t i = si[e];
+        const double *ui = u + 3 * (size_t)i;
+        double u0 = ui[0], u1 = ui[1], u2 = ui[2];
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0;
+        for (; e < ns && si[e] == i; e++) {
+            const double *b = blk + 6 * e;
+            double *oj = out + 3 * (size_t)sj[e];
+            const double *uj = u + 3 * (size_t)sj[e];
+            double d0 = u0 - uj[0], d1 = u1 - uj[1], d2 = u2 - uj[2];
+            double y0 = b[0] * d0 + b[1] * d1 + b[2] * d2;
+            double y1 = b[1] * d0 + b[3] * d1 + b[4] * d2;
+            double y2 = b[2] * d0 + b[4] * d1 + b[5] * d2;
+            a0 -= y0, a1 -= y1, a2 -= y2;
+            oj[0] += y0, oj[1] += y1, oj[2] += y2;
+        }
+        double *oi = out + 3 * (size_t)i;
+        oi[0] += a0, oi[1] += a1, oi[2] += a2;
+    }
+    return TS_OK;
+}
+
+/* diagonal of (alpha df/dx + beta df/dv) at the last linearization */
+static int springs_jacobian_diag(ts_system *sys, double *diag)
+{
+    ts_springs *s = (ts_springs *)sys;
+    for (size_t q = 0; q < sys->n; q++)
+        diag[q] = -s->lin_wdrag * sys->mass[q];
+    for (size_t e = 0; e < s->ns; e++) {
+        const double *b = s->block + 6 * e;
+        double bd[3] = {b[0], b[3], b[5]};
+        double *di = diag + 3 * (size_t)s->si[e], *dj = diag + 3 * (size_t)s->sj[e];
+        for (int a = 0; a < 3; a++)
+            di[a] -= bd[a], dj[a] -= bd[a];
+    }
+    return TS_OK;
+}
+
+/* --- energy, momentum, strain ---------------------------------------------------- */
+
+static int springs_energy(ts_system *sys, double t, const double *x, const double *v,
+                          double *kinetic, double *potential)
+{
+    ts_springs *s = (ts_springs *)sys;
+    double ke = 0.0, pe = 0.0;
+    (void)t;
+    for (size_t q = 0; q < sys->n; q++)
+        ke += 0.5 * sys->mass[q] * v[q] * v[q];
+    for (size_t p = 0; p < s->np; p++)
+        pe += sys->mass[3 * p + 1] * s->opt.gravity * x[3 * p + 1];
+    for (size_t e = 0; e < s->ns; e++) {
+        double d[3], n[3];
+        double ext = spring_axis(x, s->si[e], s->sj[e], d, n) - s->rest[e];
+        pe += 0.5 * s->k[e] * ext * ext;
+    }
+    *kinetic = ke;
+    *potential = pe;
+    return TS_OK;
+}
+
+static int springs_momentum(ts_system *sys, const double *x, const double *v, double p[3])
+{
+    (void)x;
+    p[0] = p[1] = p[2] = 0.0;
+    for (size_t q = 0; q < sys->n; q++)
+        p[q % 3] += sys->mass[q] * v[q];
+    return TS_OK;
+}
+
+/* max over springs of |l_new - l_old| / L */
+static double springs_max_strain_change(ts_system *sys, const double *x_old,
+                                        const double *x_new)
+{
+    ts_springs *s = (ts_springs *)sys;
+    double worst = 0.0;
+    for (size_t e = 0; e < s->ns; e++) {
+        double d[3], n[3];
+        double l0 = spring_axis(x_old, s->si[e], s->sj[e], d, n);
+        double l1 = spring_axis(x_new, s->si[e], s->sj[e], d, n);
+        double r = fabs(l1 - l0) / s->rest[e];
+        if (r > worst || r != r)
+            worst = r;
+    }
+    return worst;
+}
+
+/* --- post-step projections ------------------------------------------------------- */
+
+static int is_pinned(const ts_springs *s, size_t p)
+{
+    return s->base.pinned && s->base.pinned[3 * p];
+}
+
+/* One Provot pass; returns how many springs were over the limit. */
+static size_t strain_limit_pass(ts_springs *s, double *x, double *v)
+{
+    size_t over = 0;
+    for (size_t e = 0; e < s->ns; e++) {
+        if (!(s->strain_kinds & (1u << s->kind[e])))
+            continue;
+        uint32_t i = s->si[e], j = s->sj[e];
+        double d[3], n[3], u[3];
+        double l = spring_axis(x, i, j, d, n), lmax = (1.0 + s->strain_max) * s->rest[e];
+        if (!(l > lmax * (1.0 + 1e-12)))
+            continue;
+        double wi = is_pinned(s, i) ? 0.0 : 1.0 / s->base.mass[3 * (size_t)i];
+        double wj = is_pinned(s, j) ? 0.0 : 1.0 / s->base.mass[3 * (size_t)j];
+        if (wi + wj == 0.0)
+            continue;
+        over++;
+        double *xi = x + 3 * (size_t)i, *xj = x + 3 * (size_t)j;
+        double *vi = v + 3 * (size_t)i, *vj = v + 3 * (size_t)j;
+        /* pull the ends together by l - lmax, split by inverse mass */
+        double corr = (l - lmax) / (wi + wj);
+        sub3(vi, vj, u);
+        double sep = dot3(n, u) / (wi + wj); /* separating speed, mass-weighted */
+        for (int a = 0; a < 3; a++) {
+            xi[a] -= wi * corr * n[a];
+            xj[a] += wj * corr * n[a];
+            if (sep > 0.0) {
+                vi[a] -= wi * sep * n[a];
+                vj[a] += wj * sep * n[a];
+            }
+        }
+    }
+    return over;
+}
+
+static void sphere_project(ts_springs *s, double *x, double *v)
+{
+    const double *c = s->sphere_c;
+    double r = s->sphere_r;
+    for (size_t p = 0; p < s->np; p++) {
+        if (is_pinned(s, p))
+            continue;
+        double *xp = x + 3 * p, *vp = v + 3 * p, d[3];
+        sub3(xp, c, d);
+        double dist = sqrt(dot3(d, d));
+        if (!(dist < r))
+            continue;
+        double n[3] = {0.0, 1.0, 0.0}; /* at the centre exactly: push up */
+        if (dist > 0.0)
+            n[0] = d[0] / dist, n[1] = d[1] / dist, n[2] = d[2] / dist;
+        double vn = dot3(vp, n);
+        for (int a = 0; a < 3; a++) {
+            xp[a] = c[a] + r * n[a];
+            if (vn < 0.0)
+                vp[a] -= vn * n[a];
+        }
+    }
+}
+
+static int springs_post_step(ts_system *sys, double t, double *x, double *v)
+{
+    ts_springs *s = (ts_springs *)sys;
+    (void)t;
+    if (s->strain_max > 0.0 && s->strain_kinds)
+        for (int pass = 0; pass < TS_SPRINGS_STRAIN_PASSES; pass++)
+            if (strain_limit_pass(s, x, v) == 0)
+                break;
+    if (s->sphere_r > 0.0)
+        sphere_project(s, x, v);
+    return TS_OK;
+}
+
+static const ts_system_ops springs_ops = {
+    .destroy = springs_destroy,
+    .forces = springs_forces,
+    .dfdx_mul = springs_dfdx_mul,
+    .dfdv_mul = springs_dfdv_mul,
+    .linearize = springs_linearize,
+    .jacobian_mul = springs_jacobian_mul,
+    .jacobian_diag = springs_jacobian_diag,
+    .energy = springs_energy,
+    .momentum = springs_momentum,
+    .post_step = springs_post_step,
+    .max_strain_change = springs_max_strain_change,
+};
