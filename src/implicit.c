@@ -10,7 +10,7 @@
 typedef struct {
     ts_solver_options opt;
     size_t n;
-    double *x0, *v0, *xk, *vk, *w, *dw, *rhs, *f, *diag, *tmp, *kwork;
+    double *x0, *v0, *xk, *vk, *w, *wprev, *dw, *rhs, *f, *diag, *tmp, *kwork;
     int have_warm; /* w holds the previous step's solution */
 } implicit_scratch;
 
@@ -18,7 +18,7 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
 {
     size_t n = sys->n;
     implicit_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(19 * n + 1, sizeof *block);
+    double *block = calloc(20 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
@@ -26,11 +26,11 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
     }
     s->opt = *opt;
     s->n = n;
-    double **vecs[] = {&s->x0, &s->v0, &s->xk, &s->vk, &s->w, &s->dw,
+    double **vecs[] = {&s->x0, &s->v0, &s->xk, &s->vk, &s->w, &s->wprev, &s->dw,
                        &s->rhs, &s->f, &s->diag, &s->tmp};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         *vecs[i] = block + i * n;
-    s->kwork = block + 10 * n; /* 9n: BiCGSTAB's 8n and a saved start */
+    s->kwork = block + 11 * n; /* 9n: BiCGSTAB's 8n and a saved start */
     *scratch = s;
     return TS_OK;
 }
@@ -168,6 +168,25 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, double h)
                 s->xk[i] = s->x0[i];
 }
 
+/* The iterate from w, and rhs = h f(xk, vk) - M w, the residual of the
+ * implicit equation (filtered); *norm its 2-norm. */
+static int residual(implicit_scratch *s, ts_system *sys, double t, double h, double *norm)
+{
+    size_t n = s->n;
+    iterate_state(s, sys, h);
+    int st = ts_system_forces(sys, t + h, s->xk, sys->order == 2 ? s->vk : NULL, s->f);
+    if (st)
+        return st;
+    for (size_t i = 0; i < n; i++)
+        s->rhs[i] = h * s->f[i] - sys->mass[i] * s->w[i];
+    ts_system_filter(sys, s->rhs);
+    *norm = ts_vec_norm2(n, s->rhs);
+    return TS_OK;
+}
+
+/* Halvings of a Newton update before it is taken as it is. */
+#define TS_NEWTON_BACKTRACKS 10
+
 int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats)
 {
@@ -205,17 +224,17 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
     }
 
     /* Newton: stop when the residual of the implicit equation is at the
-     * first solve's linear accuracy, or the update is below newton_tol. */
+     * first solve's linear accuracy, or a full update is below newton_tol.
+     * Each update is damped by backtracking until the residual norm
+     * decreases (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical
+     * Optimization, 2nd ed., 11.5): without it Newton can wander on
+     * non-convex problems such as cloth buckling against a collider. */
     int converged = linear_only;
+    double rnorm = 0.0;
+    if (!converged && (st = residual(s, sys, t, h, &rnorm)))
+        return st;
     for (int it = 1; !converged;) {
-        iterate_state(s, sys, h);
-        if ((st = ts_system_forces(sys, t + h, s->xk, vk, s->f)))
-            return st;
-        /* rhs = h f(xk, vk) - M w: the residual of the implicit equation */
-        for (size_t i = 0; i < n; i++)
-            s->rhs[i] = h * s->f[i] - sys->mass[i] * s->w[i];
-        ts_system_filter(sys, s->rhs);
-        if (ts_vec_norm2(n, s->rhs) <= s->opt.cg_tol * rhs1) {
+        if (rnorm <= s->opt.cg_tol * rhs1) {
             converged = 1;
             break;
         }
@@ -228,10 +247,24 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
             s->have_warm = 0;
             return st;
         }
-        ts_vec_axpy(n, 1.0, s->dw, s->w);
-        iterate_state(s, sys, h);
         double scale = fmax(1.0, ts_vec_norm_inf(n, order2 ? s->vk : s->xk));
-        converged = ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale;
+        if (ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale) {
+            ts_vec_axpy(n, 1.0, s->dw, s->w); /* a full step this small: converged */
+            converged = 1;
+            break;
+        }
+        ts_vec_copy(n, s->w, s->wprev);
+        double lambda = 1.0, rtrial = 0.0;
+        for (int ls = 0;; ls++) {
+            ts_vec_copy(n, s->wprev, s->w);
+            ts_vec_axpy(n, lambda, s->dw, s->w);
+            if ((st = residual(s, sys, t, h, &rtrial)))
+                return st;
+            if (rtrial <= (1.0 - 1e-4 * lambda) * rnorm || ls == TS_NEWTON_BACKTRACKS)
+                break;
+            lambda *= 0.5;
+        }
+        rnorm = rtrial;
     }
     if (!converged) {
         s->have_warm = 0;
