@@ -94,7 +94,7 @@ if has_system hair; then
 fi
 if has_system cloth; then
     if [ $quick = 1 ]; then grid="--param nx=10 --param ny=10"; else grid=""; fi
-    run "$TSTEP" run --system cloth --stepper backward-euler --dt 0.01 --t-end $t_anim \
+    run "$TSTEP" run --system cloth --stepper backward-euler --adaptive --dt 0.01 --t-end $t_anim \
         --param plane=xz --param sphere_r=0.3 $grid --every 5 \
         --format frames --out "$data/frames-cloth.dat" \
         --diagnostics "$data/diagnostics-cloth.csv"
