@@ -59,7 +59,7 @@ demo: deps $(BUILD)/tstep
 	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
 $(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: $(BUILD)/bench_matvec
 	$(BUILD)/bench_matvec
