@@ -26,6 +26,17 @@ static const char *kind_name(ts_crit_kind k)
     return "?";
 }
 
+/* The result column: a bracket closed by a solver failure, not by growth,
+ * is said as such. */
+static const char *result_name(const ts_stability_result *r)
+{
+    if (r->kind == TS_CRIT_FOUND &&
+        (r->fail_status == TS_ERR_NEWTON || r->fail_status == TS_ERR_LINEAR ||
+         r->fail_status == TS_ERR_INDEFINITE))
+        return "solver-failed";
+    return kind_name(r->kind);
+}
+
 /* Drop steppers needing Jacobian products the system lacks: a note with
  * --stepper all, an error naming them otherwise. */
 static int drop_unrunnable(const char *cmd, const char *list, const ts_system_type *stype,
@@ -72,7 +83,7 @@ static void stability_help(void)
         "  t_end       T of the runs\n"
         "  steps       steps of the run at dt_crit\n"
         "  runs        runs the search made\n"
-        "  result      found | inf | below-min | t-limited\n"
+        "  result      found | inf | below-min | t-limited | solver-failed\n"
         "Standard error gets the same as a table, with the stiffest mode.\n"
         "\n"
         "Measured.  A run takes steps of exactly dt from the system's initial state,\n"
@@ -97,6 +108,9 @@ static void stability_help(void)
         "|R(iy)| > 1 for all y > 0 and dt_crit ~ 2 ln C / (omega^2 T) -> 0 for Euler;\n"
         "dt_pred is 0 there) or |R| grows so slowly past the limit that T is too\n"
         "short to see it sharply (lightly damped modes; compare dt_pred).\n"
+        "solver-failed: the run at dt_fail stopped because its Newton or linear solver\n"
+        "did not converge, not because it grew: for an implicit stepper dt_crit is\n"
+        "then where its solver gives up on this system, not a stability limit.\n"
         "\n");
     printf(
         "Predicted.  The stiffest mode by power iteration on Jacobian products at the\n"
@@ -277,12 +291,20 @@ int cmd_stability(int argc, char **argv)
         r[i] = pred[i] = NAN;
         if (!ms && mag > 0.0) {
             int s = ts_stability_interval(types[i], &o.solver, mode.re, mode.im, &r[i]);
-            if (s) {
+            if (s == TS_ERR_UNSUPPORTED) { /* e.g. a minimization stepper: no energy */
+                if (tty)
+                    clear_progress();
+                fprintf(stderr, "tstep stability: no prediction for '%s': the test equation "
+                                "along lambda is refused: %s\n", types[i]->name,
+                        ts_error_detail());
+                r[i] = NAN;
+            } else if (s) {
                 if (tty)
                     clear_progress();
                 return cli_fail(cmd, s);
+            } else {
+                pred[i] = ts_stability_predict(&mode, r[i]);
             }
-            pred[i] = ts_stability_predict(&mode, r[i]);
         } else if (!ms) {
             pred[i] = INFINITY; /* no stiffness at all */
         }
@@ -317,7 +339,7 @@ int cmd_stability(int argc, char **argv)
                 types[i]->name, sep, res[i].dt_crit, sep, res[i].dt_fail, sep, pred[i], sep,
                 ratio, sep, r[i], sep,
                 mode.re, sep, mode.im, sep, t_end, sep, res[i].steps, sep, res[i].runs, sep,
-                kind_name(res[i].kind));
+                result_name(&res[i]));
     }
     if (o.plot && !o.out)
         fclose(out);
@@ -338,7 +360,7 @@ int cmd_stability(int argc, char **argv)
         if (isinf(res[i].dt_crit) && isinf(pred[i]))
             ratio = 1.0;
         fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %s\n", types[i]->name,
-                res[i].dt_crit, pred[i], ratio, r[i], kind_name(res[i].kind));
+                res[i].dt_crit, pred[i], ratio, r[i], result_name(&res[i]));
     }
     if (o.plot) {
         fflush(stderr);
