@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
@@ -258,23 +259,31 @@ int cmd_stability(int argc, char **argv)
         return rc;
     int has_jac = ts_system_has_jacobian(probe);
     ts_stiff_mode mode;
-    int ms = ts_stiffest_mode(probe, &mode);
+    /* the mode's vector seeds every run (ts_stability_options.seed) */
+    double *seed = malloc(probe->n * sizeof *seed);
+    int ms = seed ? ts_stiffest_mode_vector(probe, &mode, seed)
+                  : ts_error(TS_ERR_NOMEM, "stiffest mode");
     ts_system_free(probe);
-    if (ms && ts_status_exit_code(ms) == CLI_EXIT_USAGE)
+    if (ms && ts_status_exit_code(ms) == CLI_EXIT_USAGE) {
+        free(seed);
         return cli_fail(cmd, ms);
+    }
     if (ms) {
         fprintf(stderr, "tstep stability: no prediction: %s%s%s\n", ts_status_message(ms),
                 *ts_error_detail() ? ": " : "", ts_error_detail());
         mode.re = mode.im = NAN;
     }
-    if ((rc = drop_unrunnable(cmd, o.steppers, stype, has_jac, types, &ntypes)))
+    if ((rc = drop_unrunnable(cmd, o.steppers, stype, has_jac, types, &ntypes))) {
+        free(seed);
         return rc;
+    }
     double mag = hypot(mode.re, mode.im);
     if (t_end == 0)
         t_end = isfinite(mag) && mag > 0.0 ? 1000.0 / mag : 10.0;
 
     ts_stability_options so = ts_default_stability_options();
     so.t_end = t_end;
+    so.seed = ms ? NULL : seed;
     so.bound = bound;
     so.rate = isfinite(mag) ? mag : 0.0;
     progress_ctx pc = {NULL, 0, ntypes};
@@ -301,6 +310,7 @@ int cmd_stability(int argc, char **argv)
             } else if (s) {
                 if (tty)
                     clear_progress();
+                free(seed);
                 return cli_fail(cmd, s);
             } else {
                 pred[i] = ts_stability_predict(&mode, r[i]);
@@ -313,9 +323,11 @@ int cmd_stability(int argc, char **argv)
         if (s) {
             if (tty)
                 clear_progress();
+            free(seed);
             return cli_fail(cmd, s);
         }
     }
+    free(seed);
     if (tty)
         clear_progress();
 

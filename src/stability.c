@@ -205,6 +205,11 @@ static double complex dominant_root(double complex p, double complex q)
 
 int ts_stiffest_mode(ts_system *sys, ts_stiff_mode *mode)
 {
+    return ts_stiffest_mode_vector(sys, mode, NULL);
+}
+
+int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
+{
     size_t n = sys->n;
     *mode = (ts_stiff_mode){0};
     double *block = calloc(8 * n, sizeof *block);
@@ -292,6 +297,8 @@ int ts_stiffest_mode(ts_system *sys, ts_stiff_mode *mode)
         lambda = dominant_root(mode->damping, mu);
     }
     mode->re = creal(lambda), mode->im = cimag(lambda);
+    if (vector)
+        ts_vec_copy(n, u, vector);
 done:
     free(block);
     return s;
@@ -302,7 +309,8 @@ done:
 ts_stability_options ts_default_stability_options(void)
 {
     return (ts_stability_options){.t_end = 0.0, .bound = 10.0, .dt_min = 0.0, .dt_max = 0.0,
-                                  .rel_tol = 0.005, .recheck = 4.0, .rate = 0.0};
+                                  .rel_tol = 0.005, .recheck = 4.0, .rate = 0.0,
+                                  .seed = NULL, .seed_size = 1e-3};
 }
 
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
@@ -344,6 +352,15 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
             if (order2)
                 sv = fmax(sv, ts_vec_norm_inf(n, ye + n));
         }
+    }
+    if (opt->seed && opt->seed_size > 0.0) {
+        /* x(0) += seed_size max(1, |x(0)|) seed / |seed|: the stiffest mode
+         * present from the start (see tstep/stability.h) */
+        double sn = ts_vec_norm_inf(n, opt->seed);
+        double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, sys->x)) / sn : 0.0;
+        for (size_t i = 0; i < n; i++)
+            if (!sys->pinned || !sys->pinned[i])
+                sys->x[i] += a * opt->seed[i];
     }
     if (!(sx > 0.0))
         sx = 1.0;

@@ -86,6 +86,9 @@ typedef struct {
  * Uses the system's Jacobian products, or forward differences of forces
  * when it has none.  Deterministic start vector. */
 int ts_stiffest_mode(ts_system *sys, ts_stiff_mode *mode);
+/* The same, and the mode's vector (n doubles, |vector|_M = 1) when vector
+ * is not NULL. */
+int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector);
 
 /* --- measured critical step ------------------------------------------------ */
 
@@ -97,6 +100,13 @@ typedef struct {
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
     double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (4) */
     double rate;    /* |lambda| of the stiffest mode, for the velocity scale (0: none) */
+    /* optional: each run starts from x(0) + seed_size max(1, |x(0)|_inf)
+     * seed / |seed|_inf (pinned DOFs untouched): with seed the stiffest mode's
+     * vector, the mode the prediction is about is present from the start;
+     * a state without it shows an instability only once round-off has grown
+     * into it, and dt_crit overshoots the limit (by 10-20 % on the string). */
+    const double *seed;
+    double seed_size; /* default 1e-3 */
     /* optional: called before each run (for a progress line) */
     void (*progress)(void *ctx, int run, double dt);
     void *progress_ctx;
