@@ -29,6 +29,16 @@ static const char *kind_name(ts_crit_kind k)
 
 /* The result column: a bracket closed by a solver failure, not by growth,
  * is said as such. */
+/* measured / predicted: 1 when both are inf, nan (written "nan", never
+ * "-nan") where undefined, e.g. 0 / 0 */
+static double crit_ratio(double measured, double predicted)
+{
+    if (isinf(measured) && isinf(predicted))
+        return 1.0;
+    double ratio = measured / predicted;
+    return isnan(ratio) ? NAN : ratio;
+}
+
 static const char *result_name(const ts_stability_result *r)
 {
     if (r->kind == TS_CRIT_FOUND &&
@@ -87,14 +97,26 @@ static void stability_help(void)
         "  result      found | inf | below-min | t-limited | solver-failed\n"
         "Standard error gets the same as a table, with the stiffest mode.\n"
         "\n"
-        "Measured.  A run takes steps of exactly dt from the system's initial state,\n"
-        "the last one shortened to land on T: ceil(T/dt) steps.  It is bounded when\n"
-        "every step succeeds and after every step |x|_inf <= C Sx and (second-order\n"
-        "systems) |v|_inf <= C Sv, where Sx = max(|x(0)|_inf, max of |x_exact|_inf\n"
-        "over the step times when the system has an exact solution) and\n"
-        "Sv = max(|v(0)|_inf, max of |v_exact|_inf, |lambda| Sx), each 1 if it is 0\n"
-        "(|lambda| Sx: the speed of the stiffest mode at amplitude Sx, so a stable\n"
-        "vibration is never taken for growth).  dt_crit is the largest bounded dt:\n"
+        "Measured.  A run takes steps of exactly dt from the system's initial state\n"
+        "plus delta = 1e-3 max(1, |x(0)|_inf) times the stiffest mode's vector\n"
+        "(scaled to |.|_inf = 1; pinned coordinates untouched), the last step\n"
+        "shortened to land on T: ceil(T/dt) steps.  It is bounded when every step\n"
+        "succeeds and after every step:\n"
+        "  |x|_inf <= C Sx and (second-order systems) |v|_inf <= C Sv, where\n"
+        "    Sx = max(|x(0)|_inf, max of |x_exact|_inf over the step times when the\n"
+        "    system has an exact solution) and Sv = max(|v(0)|_inf, max of\n"
+        "    |v_exact|_inf, |lambda| Sx), each 1 if it is 0 (|lambda| Sx: the speed\n"
+        "    of the stiffest mode at amplitude Sx, so a stable vibration is never\n"
+        "    taken for growth);\n"
+        "  and, where the system defines an energy E, E(t) <= E(0) + C S: with\n"
+        "    E(x0 + s delta) ~ E(x0) + d1 s + d2 s^2 (E at s = -1, 0, 1), S is the\n"
+        "    seed's energy |d2| plus the energy the initial state already holds in\n"
+        "    the mode, d1^2 / (4 |d2|) (and the same along v): k x0^2/2 + k delta^2/2\n"
+        "    on test1d, the seed's energy alone for springs at rest.  This catches a\n"
+        "    mode that grows and then saturates inside the state bounds (the\n"
+        "    string's stiff mode stops growing near the spring rest length).\n"
+        "    Energy fed in by forcing (wind) counts as growth.\n"
+        "dt_crit is the largest bounded dt:\n"
         "start at T/1000 (not at the prediction), double while bounded or halve\n"
         "while not, then bisect geometrically until the bracket is within 0.5 %%;\n"
         "dt_crit is its bounded end.\n"
@@ -106,9 +128,9 @@ static void stability_help(void)
         "not bounded, so dt_crit still moves with T and is only where the growth over\n"
         "T stays below C: either the stepper has no stable interval along lambda\n"
         "(forward Euler, midpoint and trapezoid on an undamped oscillator, where\n"
-        "|R(iy)| > 1 for all y > 0 and dt_crit ~ 2 ln C / (omega^2 T) -> 0 for Euler;\n"
-        "dt_pred is 0 there) or |R| grows so slowly past the limit that T is too\n"
-        "short to see it sharply (lightly damped modes; compare dt_pred).\n"
+        "|R(iy)| > 1 for all y > 0: dt_crit shrinks as T grows, and Euler is\n"
+        "below-min; dt_pred is 0 there) or |R| grows so slowly past the limit that T\n"
+        "is too short to see it sharply (lightly damped modes; compare dt_pred).\n"
         "solver-failed: the run at dt_fail stopped because its Newton or linear solver\n"
         "did not converge, not because it grew: for an implicit stepper dt_crit is\n"
         "then where its solver gives up on this system, not a stability limit.\n"
@@ -344,9 +366,7 @@ int cmd_stability(int argc, char **argv)
                  "%st_end%ssteps%sruns%sresult\n",
             csv ? "" : "# ", sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep);
     for (int i = 0; i < ntypes; i++) {
-        double ratio = res[i].dt_crit / pred[i];
-        if (isinf(res[i].dt_crit) && isinf(pred[i]))
-            ratio = 1.0;
+        double ratio = crit_ratio(res[i].dt_crit, pred[i]);
         fprintf(out, "%s%s%.8g%s%.8g%s%.8g%s%.6g%s%.8g%s%.10g%s%.10g%s%.10g%s%ld%s%d%s%s\n",
                 types[i]->name, sep, res[i].dt_crit, sep, res[i].dt_fail, sep, pred[i], sep,
                 ratio, sep, r[i], sep,
@@ -368,9 +388,7 @@ int cmd_stability(int argc, char **argv)
     fprintf(stderr, "  %-22s %12s %12s %8s %10s  %s\n", "stepper", "measured", "predicted",
             "ratio", "interval", "result");
     for (int i = 0; i < ntypes; i++) {
-        double ratio = res[i].dt_crit / pred[i];
-        if (isinf(res[i].dt_crit) && isinf(pred[i]))
-            ratio = 1.0;
+        double ratio = crit_ratio(res[i].dt_crit, pred[i]);
         fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %s\n", types[i]->name,
                 res[i].dt_crit, pred[i], ratio, r[i], result_name(&res[i]));
     }

@@ -313,6 +313,66 @@ ts_stability_options ts_default_stability_options(void)
                                   .seed = NULL, .seed_size = 1e-3};
 }
 
+/* z += a dir on the free (unpinned) degrees of freedom (z = x or v) */
+static void shift_free(double *z, const ts_system *sys, double a, const double *dir)
+{
+    for (size_t i = 0; i < sys->n; i++)
+        if (!sys->pinned || !sys->pinned[i])
+            z[i] += a * dir[i];
+}
+
+/* kinetic + potential energy at the stored state */
+static int total_energy(ts_system *sys, double *e)
+{
+    double ke, pe;
+    int s = ts_system_energy(sys, 0.0, &ke, &pe);
+    *e = ke + pe;
+    return s;
+}
+
+/* Along z -> z + s a dir (z = x or v), E's quadratic model from E at
+ * s = -1, 0, 1: first-order part d1 = (E+ - E-) / 2, second-order part
+ * d2 = (E+ + E-) / 2 - E0.  z is left as it was. */
+static int energy_along(ts_system *sys, double *z, double a, const double *dir, double *d1,
+                        double *d2)
+{
+    double e0, em = 0.0, ep = 0.0;
+    int s = total_energy(sys, &e0);
+    shift_free(z, sys, -a, dir);
+    if (!s)
+        s = total_energy(sys, &em);
+    shift_free(z, sys, 2.0 * a, dir);
+    if (!s)
+        s = total_energy(sys, &ep);
+    shift_free(z, sys, -a, dir);
+    *d1 = 0.5 * (ep - em);
+    *d2 = fabs(0.5 * (ep + em) - e0);
+    return s;
+}
+
+/* The energy scale S of the energy test: the seed's energy E_seed (the
+ * second-order part along x, k delta^2 / 2 on test1d) plus the energy the
+ * initial state already holds in the seeded mode, d1^2 / (4 d2) along x and
+ * (order 2) along v: what E would release relaxing to its minimum along
+ * the mode (the quadratic model), 0 when the state has none of it. */
+static int mode_energy(ts_system *sys, double a, const double *dir, double *scale)
+{
+    double d1, d2;
+    int s = energy_along(sys, sys->x, a, dir, &d1, &d2);
+    if (s)
+        return s;
+    *scale = d2 > 0.0 ? d2 + d1 * d1 / (4.0 * d2) : 0.0;
+    if (sys->order == 2) {
+        if ((s = energy_along(sys, sys->v, a, dir, &d1, &d2)))
+            return s;
+        if (d2 > 0.0)
+            *scale += d1 * d1 / (4.0 * d2);
+    }
+    if (!isfinite(*scale))
+        *scale = 0.0;
+    return TS_OK;
+}
+
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
                          const ts_stability_options *opt, double t_end, double dt,
@@ -353,14 +413,24 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                 sv = fmax(sv, ts_vec_norm_inf(n, ye + n));
         }
     }
+    /* the energy test, E(t) <= E(0) + C S (see tstep/stability.h) */
+    int use_energy = 0;
+    double elim = 0.0;
     if (opt->seed && opt->seed_size > 0.0) {
-        /* x(0) += seed_size max(1, |x(0)|) seed / |seed|: the stiffest mode
-         * present from the start (see tstep/stability.h) */
+        /* delta = seed_size max(1, |x(0)|) seed / |seed|: the stiffest mode
+         * present from the start */
         double sn = ts_vec_norm_inf(n, opt->seed);
         double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, sys->x)) / sn : 0.0;
-        for (size_t i = 0; i < n; i++)
-            if (!sys->pinned || !sys->pinned[i])
-                sys->x[i] += a * opt->seed[i];
+        use_energy = sys->ops->energy != NULL && a > 0.0;
+        double scale = 0.0;
+        if (use_energy && (s = mode_energy(sys, a, opt->seed, &scale)))
+            goto done;
+        shift_free(sys->x, sys, a, opt->seed); /* x0 + delta: where the run starts */
+        double e0 = 0.0;
+        if (use_energy && (s = total_energy(sys, &e0)))
+            goto done;
+        use_energy = use_energy && isfinite(e0) && scale > 0.0;
+        elim = e0 + opt->bound * scale;
     }
     if (!(sx > 0.0))
         sx = 1.0;
@@ -375,6 +445,13 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
         if (!r && !(ts_vec_norm_inf(n, sys->x) <= xlim &&
                     (!order2 || ts_vec_norm_inf(n, sys->v) <= vlim)))
             r = TS_ERR_DIVERGED;
+        if (!r && use_energy) {
+            double ke, pe;
+            if ((s = ts_system_energy(sys, t + h, &ke, &pe)))
+                goto done;
+            if (!(ke + pe <= elim))
+                r = TS_ERR_DIVERGED;
+        }
         if (r) {
             *status = r;
             goto done;

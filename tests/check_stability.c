@@ -1,8 +1,10 @@
 /* Stability: one-step amplification against the closed-form factors,
  * stability intervals and regions found by running the steppers, the power
- * iteration against known eigenvalues, the measured critical step on test1d
- * (the values of issue 4) and on a spring chain against its prediction, and
- * the stability commands' exit codes and messages.
+ * iteration against known eigenvalues, the bounded test (state bounds and
+ * energy test) against exact growth factors, the measured critical step on
+ * test1d (the values of issue 4), on the oscillator and on a spring chain
+ * and the string against its prediction, and the stability commands' exit
+ * codes and messages.
  *
  * Closed forms (z = hk on x' = -k x): forward Euler 1 - z; midpoint and
  * trapezoid 1 - z + z^2/2; rk4 1 - z + z^2/2 - z^3/6 + z^4/24; backward
@@ -309,6 +311,35 @@ static ts_stability_result measure(const ts_system_type *stype, const char *cons
     return res;
 }
 
+/* Measure exactly as `tstep stability` does: rate = |lambda| and every run
+ * seeded with the stiffest mode's vector (so the energy test applies where
+ * the system defines an energy).  *pred gets dt_pred. */
+static ts_stability_result measure_seeded(const ts_system_type *stype, const char *const *pairs,
+                                          const ts_stepper_type *type, double *pred)
+{
+    ts_params p;
+    ts_params_init(&p, stype->params);
+    for (const char *const *q = pairs; q && *q; q++)
+        ck_assert_int_eq(ts_params_set_pair(&p, *q), TS_OK);
+    ts_system *sys = make(stype, pairs);
+    double *u = malloc(sys->n * sizeof *u);
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode_vector(sys, &mode, u), TS_OK);
+    ck_assert(mode.converged);
+    ts_system_free(sys);
+    double r;
+    ck_assert_int_eq(ts_stability_interval(type, NULL, mode.re, mode.im, &r), TS_OK);
+    *pred = ts_stability_predict(&mode, r);
+    ts_stability_options o = ts_default_stability_options();
+    o.rate = hypot(mode.re, mode.im);
+    o.t_end = 1000.0 / o.rate; /* the command's default T */
+    o.seed = u;
+    ts_stability_result res;
+    ck_assert_int_eq(ts_stability_measure(stype, &p, type, NULL, &o, NAN, &res), TS_OK);
+    free(u);
+    return res;
+}
+
 START_TEST(bisection_on_test1d_k10)
 {
     static const struct {
@@ -394,6 +425,122 @@ START_TEST(bounded_definition)
 }
 END_TEST
 
+/* The energy test on test1d (k = 10, x0 = 1, seed 1e-3): E = k x^2 / 2,
+ * E_seed = k delta^2 / 2 and E_mode = k x0^2 / 2 exactly, so with
+ * x(0) = 1.001 the run is bounded while E / E(0) <= 1 + C S / E(0)
+ * = 1 + 10 (1 + 1e-6) / 1.002001 = 10.980.  Forward Euler at dt = 0.2 + e
+ * has |R| = 1 + 10 e; over the 49 full steps of T = 10 the energy grows by
+ * 1.024^98 = 10.22 for e = 0.0024 (bounded) and 1.026^98 = 12.37 for
+ * e = 0.0026 (not), while |x| stays below 3.6, inside the state bound 10. */
+START_TEST(energy_bound_on_test1d)
+{
+    ts_params p;
+    ts_params_init(&p, ts_test1d.params);
+    ts_params_set_pair(&p, "k=10");
+    static const double one = 1.0;
+    ts_stability_options o = ts_default_stability_options();
+    int b, st;
+    long steps;
+    for (int seeded = 0; seeded < 2; seeded++) {
+        o.seed = seeded ? &one : NULL;
+        ck_assert_int_eq(ts_stability_bounded(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 10.0,
+                                              0.2024, &b, &st, &steps),
+                         TS_OK);
+        ck_assert(b && steps == 50);
+        ck_assert_int_eq(ts_stability_bounded(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 10.0,
+                                              0.2026, &b, &st, &steps),
+                         TS_OK);
+        ck_assert_msg(b == !seeded, "seeded %d: bounded %d", seeded, b);
+        if (seeded)
+            ck_assert_int_eq(st, TS_ERR_DIVERGED);
+    }
+}
+END_TEST
+
+/* The string past rk4's limit: the stiff longitudinal mode grows and then
+ * saturates near the spring rest length, so at 1.1 dt_pred the state bounds
+ * alone call the run bounded; the energy test does not.  The string starts
+ * straight and at rest, holding none of the mode, so S = E_seed here. */
+START_TEST(energy_bound_catches_saturated_mode_on_string)
+{
+    ts_params p;
+    ts_params_init(&p, ts_string.params);
+    ts_system *sys;
+    ck_assert_int_eq(ts_system_new(&ts_string, &p, &sys), TS_OK);
+    double *u = malloc(sys->n * sizeof *u);
+    ts_stiff_mode mode;
+    ck_assert_int_eq(ts_stiffest_mode_vector(sys, &mode, u), TS_OK);
+    ts_system_free(sys);
+    double r;
+    ck_assert_int_eq(ts_stability_interval(&ts_rk4, NULL, mode.re, mode.im, &r), TS_OK);
+    double dt = 1.1 * ts_stability_predict(&mode, r);
+    ts_stability_options o = ts_default_stability_options();
+    o.rate = hypot(mode.re, mode.im);
+    o.seed = u;
+    int b, st;
+    long steps;
+    ck_assert_int_eq(ts_stability_bounded(&ts_string, &p, &ts_rk4, NULL, &o, 1000.0 / o.rate, dt,
+                                          &b, &st, &steps),
+                     TS_OK);
+    ck_assert(!b && st == TS_ERR_DIVERGED);
+    /* the same run by hand: the state stays far inside the state bounds
+     * (|x| <= C Sx, |v| <= C |lambda| Sx: 1.0 of 10 and 38 of 4400 here) while
+     * the energy climbs far past E(0) + C E_seed (29 J against 0.05 J) */
+    ck_assert_int_eq(ts_system_new(&ts_string, &p, &sys), TS_OK);
+    size_t n = sys->n;
+    double sx = ts_vec_norm_inf(n, sys->x), a = 1e-3 * fmax(1.0, sx) / ts_vec_norm_inf(n, u);
+    double e[3];
+    for (int j = 0; j < 3; j++) { /* E(x0), E(x0 - delta), E(x0 + delta) */
+        for (size_t i = 0; j && i < n; i++)
+            if (!sys->pinned[i])
+                sys->x[i] += (j == 1 ? -a : 2.0 * a) * u[i];
+        double ke, pe;
+        ck_assert_int_eq(ts_system_energy(sys, 0.0, &ke, &pe), TS_OK);
+        e[j] = ke + pe;
+    }
+    double e_seed = fabs(0.5 * (e[1] + e[2]) - e[0]);
+    ck_assert(e_seed > 0.0);
+    ts_stepper *stp;
+    ck_assert_int_eq(ts_stepper_new(&ts_rk4, sys, NULL, &stp), TS_OK);
+    double xmax = 0.0, vmax = 0.0, emax = -INFINITY;
+    for (long k = 0; k < steps; k++) {
+        ck_assert_int_eq(ts_stepper_step(stp, sys, (double)k * dt, dt), TS_OK);
+        double ke, pe;
+        ck_assert_int_eq(ts_system_energy(sys, 0.0, &ke, &pe), TS_OK);
+        xmax = fmax(xmax, ts_vec_norm_inf(n, sys->x));
+        vmax = fmax(vmax, ts_vec_norm_inf(n, sys->v));
+        emax = fmax(emax, ke + pe);
+    }
+    ck_assert_msg(xmax <= 0.2 * o.bound * sx && vmax <= 0.02 * o.bound * o.rate * sx,
+                  "|x| %g |v| %g", xmax, vmax);
+    ck_assert_msg(emax > e[2] + 100.0 * o.bound * e_seed, "max E %g, E(0) %g, E_seed %g", emax,
+                  e[2], e_seed);
+    ts_stepper_free(stp);
+    ts_system_free(sys);
+    free(u);
+}
+END_TEST
+
+/* The string: every built-in explicit stepper's measured dt_crit within 5 %
+ * of the prediction (the command's defaults: T = 1000 / |lambda|, C = 10,
+ * seeded runs), and backward Euler far beyond it. */
+START_TEST(string_measured_vs_predicted)
+{
+    static const char *const names[] = {"forward-euler", "midpoint", "trapezoid", "rk4"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        double pred;
+        ts_stability_result res =
+            measure_seeded(&ts_string, NULL, ts_stepper_find(names[i]), &pred);
+        ck_assert_msg(isfinite(pred) && pred > 0.0, "%s: prediction %g", names[i], pred);
+        ck_assert_msg(fabs(res.dt_crit / pred - 1.0) <= 0.05, "%s: measured %g, predicted %g",
+                      names[i], res.dt_crit, pred);
+    }
+    double pred;
+    ts_stability_result res = measure_seeded(&ts_string, NULL, &ts_backward_euler, &pred);
+    ck_assert(isinf(pred) && res.dt_crit > 20.0 * 0.0065);
+}
+END_TEST
+
 /* The undamped oscillator: rk4 has a true limit 2 sqrt 2 / omega; forward Euler
  * has none (|R(iy)| > 1 for y > 0), so its measurement is flagged T-limited. */
 START_TEST(oscillator_rk4_limit_and_euler_t_limited)
@@ -406,6 +553,25 @@ START_TEST(oscillator_rk4_limit_and_euler_t_limited)
     ck_assert_int_eq(r.kind, TS_CRIT_T_LIMITED);
     /* growth (1 + (h w)^2)^(N/2) = 10 at N = T/h: h ~ 2 ln 10 / (w^2 T) */
     ck_assert_double_eq_tol(r.dt_crit, 2.0 * log(10.0) / (100.0 * 100.0), 1e-5);
+    /* as the command measures (seeded, so with the energy test): x0 = 1 + 1e-3,
+     * E(0) = k x0^2 / 2, S = E_seed + E_mode = k (1e-6 + 1) / 2, and the energy
+     * grows by (1 + (h w)^2)^N ~ exp(T h w^2) up to 1 + C S / E(0):
+     * h = ln(1 + 10 (1 + 1e-6) / 1.001^2) / (w^2 T), still T-limited */
+    double pred;
+    r = measure_seeded(&ts_oscillator, osc, &ts_forward_euler, &pred);
+    ck_assert_int_eq(r.kind, TS_CRIT_T_LIMITED);
+    double h = log(1.0 + 10.0 * (1.0 + 1e-6) / (1.001 * 1.001)) / (100.0 * 100.0);
+    ck_assert_msg(fabs(r.dt_crit / h - 1.0) <= 0.006, "dt_crit %g, expected %g", r.dt_crit, h);
+    r = measure_seeded(&ts_oscillator, osc, &ts_rk4, &pred);
+    ck_assert_int_eq(r.kind, TS_CRIT_FOUND);
+    ck_assert_double_eq_tol(r.dt_crit, pred, 0.005 * pred);
+    /* damped (c = 0.5): Euler's true interval 2 |Re lambda| / |lambda|^2 = 0.005
+     * in dt; |R| barely exceeds 1 past it, so the measurement may overshoot */
+    static const char *const damped[] = {"k=100", "c=0.5", NULL};
+    r = measure_seeded(&ts_oscillator, damped, &ts_forward_euler, &pred);
+    ck_assert_double_eq_tol(pred, 0.005, 1e-6);
+    ck_assert_msg(r.kind == TS_CRIT_FOUND && r.dt_crit >= pred && r.dt_crit <= 1.05 * pred,
+                  "damped Euler: measured %g, predicted %g", r.dt_crit, pred);
 }
 END_TEST
 
@@ -557,10 +723,7 @@ END_TEST
  * chain of N = n - 1 free masses m: its stiffest mode has
  *   mu = -(4 k / m) sin^2((2N - 1) pi / (2 (2N + 1))),  lambda = i sqrt(-mu),
  * and its vector is longitudinal (along the string, x).  The measured
- * dt_crit on the string is not asserted: explicit instabilities of the
- * stiff mode saturate at amplitudes near the rest length (geometric
- * nonlinearity) before reaching the bound, so rk4 measures 14-18 % above
- * the linear prediction there. */
+ * dt_crit against this prediction: string_measured_vs_predicted. */
 START_TEST(power_iteration_string_is_fixed_free_chain)
 {
     ts_params p;
@@ -616,6 +779,9 @@ Suite *stability_suite(void)
     tcase_add_test(tc, bounded_definition);
     tcase_add_test(tc, oscillator_rk4_limit_and_euler_t_limited);
     tcase_add_test(tc, chain_measured_vs_predicted);
+    tcase_add_test(tc, energy_bound_on_test1d);
+    tcase_add_test(tc, energy_bound_catches_saturated_mode_on_string);
+    tcase_add_test(tc, string_measured_vs_predicted);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");
     tcase_set_timeout(tc, 60);

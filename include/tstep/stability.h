@@ -100,11 +100,12 @@ typedef struct {
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
     double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (4) */
     double rate;    /* |lambda| of the stiffest mode, for the velocity scale (0: none) */
-    /* optional: each run starts from x(0) + seed_size max(1, |x(0)|_inf)
-     * seed / |seed|_inf (pinned DOFs untouched): with seed the stiffest mode's
-     * vector, the mode the prediction is about is present from the start;
-     * a state without it shows an instability only once round-off has grown
-     * into it, and dt_crit overshoots the limit (by 10-20 % on the string). */
+    /* optional: each run starts from x(0) + delta, delta = seed_size
+     * max(1, |x(0)|_inf) seed / |seed|_inf (pinned DOFs untouched).  With
+     * seed the stiffest mode's vector, the mode the prediction is about is
+     * present from the start (a state without it shows an instability only
+     * once round-off has grown into it), and, where the system defines an
+     * energy, the energy test of ts_stability_bounded applies. */
     const double *seed;
     double seed_size; /* default 1e-3 */
     /* optional: called before each run (for a progress line) */
@@ -147,9 +148,29 @@ typedef struct {
  *   Sv = max(|v(0)|_inf, max of |v_exact(t_n)|_inf, rate * Sx),
  * the exact terms when the system has an exact solution, rate = opt->rate
  * (the stiffest mode's |lambda|: a velocity that mode reaches at amplitude
- * Sx), and Sx or Sv taken as 1 where they come out 0.  C = opt->bound.
+ * Sx), and Sx or Sv taken as 1 where they come out 0; and, when the run is
+ * seeded (opt->seed) and the system defines an energy E,
+ *     E(t_n) <= E(0) + C * S,   S = E_seed + E_mode,
+ *   E(0) the seeded initial state's energy; along the seed delta, with
+ *   E(x0 + s delta) ~ E(x0) + d1 s + d2 s^2 (from E at s = -1, 0, 1),
+ *   E_seed = |d2|, the energy the seed adds (k delta^2 / 2 on test1d,
+ *   delta^T (-df/dx) delta / 2 on a spring system), and
+ *   E_mode = d1^2 / (4 |d2|),
+ *   the energy the initial state already holds in that mode (what E would
+ *   release relaxing along it: k x0^2 / 2 on test1d, 0 for springs at rest),
+ *   plus the same along v for order 2 (m v0^2 / 2 on the oscillator).
+ *   For a linear system S is the mode's energy at the start, and the test
+ *   allows its energy to grow by about 1 + C.
+ * C = opt->bound.  The energy test is what catches a mode that grows and then
+ * saturates: on the string the stiff longitudinal mode, past the limit,
+ * grows until its amplitude nears the spring rest length and stops there,
+ * far inside the state bounds, but with its energy up a hundredfold and
+ * more.  A passive system cannot gain energy; energy fed in by forcing
+ * (wind, gusts) or by a projection (collisions) counts as growth, and a
+ * stepper that adds energy without blowing up (backward-euler-linear's
+ * linearized step at large dt on the string) is not bounded by this test.
  * *bounded gets 1 or 0, *status the failing status (TS_ERR_DIVERGED for
- * exceeding the bound) and *steps the steps N.  Returns nonzero only when
+ * exceeding a bound) and *steps the steps N.  Returns nonzero only when
  * the run could not be set up (e.g. out of memory, bad parameters). */
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
