@@ -63,6 +63,9 @@ if [ $quick = 1 ]; then grid=0.1; else grid=0.04; fi
 section "stability: dt_crit measured and predicted, amplification, regions"
 run "$TSTEP" stability --system test1d --param k=10 --stepper all \
     --out "$data/stability-test1d.dat"
+if has_system string; then # a spring system: measured against predicted
+    run "$TSTEP" stability --system string --stepper all --out "$data/stability-string.dat"
+fi
 run "$TSTEP" amplification --stepper all --z-max 4 --out "$data/amplification.dat"
 run "$TSTEP" region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 \
     --step $grid --out "$data/region.dat"
