@@ -20,12 +20,15 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-# Debian package names of the dependencies.  gnuplot: the headless build
-# (pngcairo, svg, gif, dumb), unless a gnuplot with pngcairo and gif is there
-# already (gnuplot-x11 or gnuplot-qt, which conflict with gnuplot-nox).
-GNUPLOT_PKG = $(shell gnuplot -e 'set terminal' 2>&1 | grep -q pngcairo && \
-                gnuplot -e 'set terminal' 2>&1 | grep -qw gif || echo gnuplot-nox)
-DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG)
+# Debian package names of the dependencies.  gnuplot: gnuplot-x11 (pngcairo,
+# svg, gif, dumb, and the x11 and wxt windows of `run --live`), unless a
+# gnuplot with pngcairo, gif and an interactive terminal is there already
+# (gnuplot-qt; the gnuplot packages conflict, and apt replaces gnuplot-nox).
+# xvfb, xauth and x11-apps (xwd): the test of `run --live` in a virtual X server.
+GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
+                echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
+                echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
+DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
 
 .PHONY: all test demo plots deps clean bench
 all: $(BUILD)/tstep

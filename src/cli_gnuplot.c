@@ -179,8 +179,10 @@ int cli_live_open(const char *cmd, const ts_system *sys, const char *title, doub
     lv->title = title;
     fprintf(lv->gp, "set terminal %s noraise title 'tstep run --live'\n", term);
     if (lv->particles) {
-        fputs("set view equal xyz\nset xyplane 0\nset key off\n"
-              "set xlabel 'x'\nset ylabel 'y'\nset zlabel 'z'\n",
+        /* y up, as in plots/ (gravity is along -y): gnuplot's axes x, y, z
+         * show the system's x, z, y */
+        fputs("set view 62, 28, 1.1\nset view equal xyz\nset xyplane 0\nset key off\n"
+              "set xlabel 'x'\nset ylabel 'z'\nset zlabel 'y (up)' rotate parallel\n",
               lv->gp);
     } else {
         lv->columns = sys->n * (size_t)sys->order;
@@ -223,7 +225,7 @@ static void grow_box(cli_live *lv, const ts_system *sys)
         lv->lo[k] = lo[k] - pad, lv->hi[k] = hi[k] + pad;
     lv->have_box = 1;
     fprintf(lv->gp, "set xrange [%g:%g]\nset yrange [%g:%g]\nset zrange [%g:%g]\n", lv->lo[0],
-            lv->hi[0], lv->lo[1], lv->hi[1], lv->lo[2], lv->hi[2]);
+            lv->hi[0], lv->lo[2], lv->hi[2], lv->lo[1], lv->hi[1]);
 }
 
 int cli_live_frame(cli_live *lv, const ts_system *sys, double t, int last)
@@ -253,7 +255,7 @@ int cli_live_frame(cli_live *lv, const ts_system *sys, double t, int last)
     fputc('\n', gp);
     if (lv->particles) {
         grow_box(lv, sys);
-        fputs("splot '-' using 1:2:3 with linespoints pt 7 ps 0.4 lc rgb '#1f5fa0'\n", gp);
+        fputs("splot '-' using 1:3:2 with linespoints pt 7 ps 0.4 lc rgb '#1f5fa0'\n", gp);
         size_t np = sys->n / sys->dim;
         for (size_t i = 0; i < np; i++) {
             for (size_t k = 0; k < 3; k++)

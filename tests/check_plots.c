@@ -1,4 +1,5 @@
-/* Diagnostics, terminal figures, the live view's refusals, sweep's cost
+/* Diagnostics, terminal figures, the live view (its refusals, and the cloth
+ * in a real X server under Xvfb), sweep's cost
  * columns, and that every gnuplot script in plots/ renders.
  *
  * These run build/tstep (and tools/plots.sh, gnuplot) from the repository
@@ -465,6 +466,146 @@ START_TEST(live_refuses_without_display)
 }
 END_TEST
 
+/* A TrueColor XWD screenshot of 24 or 32 bits per pixel (as `xwd -root` writes it): counts
+ * of the pixels near rgb (within tol per channel) and of white pixels. */
+static void xwd_count(const char *path, unsigned rgb, int tol, long *near, long *white)
+{
+    size_t len;
+    unsigned char *b = (unsigned char *)slurp(path, &len);
+    ck_assert_msg(len >= 100, "%s: not an XWD file", path);
+    unsigned long h[25]; /* the header: 25 big-endian 32-bit words */
+    for (int i = 0; i < 25; i++)
+        h[i] = (unsigned long)b[4 * i] << 24 | (unsigned long)b[4 * i + 1] << 16 |
+               (unsigned long)b[4 * i + 2] << 8 | b[4 * i + 3];
+    unsigned long width = h[4], height = h[5], lsb = h[7] == 0, bpp = h[11], bpl = h[12];
+    unsigned long masks[3] = {h[14], h[15], h[16]}, ncolors = h[19];
+    ck_assert_msg(h[1] == 7 && (bpp == 24 || bpp == 32), "%s: XWD version %lu, %lu bits per pixel",
+                  path, h[1], bpp);
+    unsigned long bytes = bpp / 8;
+    size_t off = h[0] + 12 * ncolors;
+    ck_assert_msg(off + height * bpl <= len, "%s: truncated", path);
+    *near = *white = 0;
+    int want[3] = {(int)(rgb >> 16 & 255), (int)(rgb >> 8 & 255), (int)(rgb & 255)};
+    for (unsigned long y = 0; y < height; y++)
+        for (unsigned long x = 0; x < width; x++) {
+            const unsigned char *q = b + off + y * bpl + bytes * x;
+            unsigned long px = 0;
+            for (unsigned long j = 0; j < bytes; j++)
+                px = px << 8 | q[lsb ? bytes - 1 - j : j];
+            int c[3], close = 1, bright = 1;
+            for (int k = 0; k < 3; k++) {
+                unsigned long m = masks[k];
+                int shift = 0;
+                while (m && !(m & 1))
+                    m >>= 1, shift++;
+                c[k] = (int)((px >> shift) & m);
+                close &= abs(c[k] - want[k]) <= tol;
+                bright &= c[k] >= 250;
+            }
+            *near += close;
+            *white += bright;
+        }
+    free(b);
+}
+
+/* The live view in a real X server (Xvfb) with the interactive gnuplot that
+ * `make deps` installs: the 3-D cloth.  The commands tstep sends are logged
+ * by a stand-in gnuplot that passes them on to the real one.  Oracles: the
+ * run exits 0 and gnuplot reports no error; the last frame sent is the
+ * run's final state (the same run's --format frames output), as a 6 x 6
+ * grid drawn with y up; and a screenshot of the display shows the window
+ * (white, on the server's black root) with the cloth in its colour. */
+START_TEST(live_cloth_under_xvfb)
+{
+    ck_assert_msg(sh("command -v xvfb-run >/dev/null && command -v xwd >/dev/null") == 0,
+                  "needs xvfb-run and xwd (Debian: xvfb xauth x11-apps; make deps installs "
+                  "them)");
+    ck_assert_msg(sh("gnuplot -e 'set terminal' 2>&1 | grep -Eqw 'qt|wxt|x11'") == 0,
+                  "needs a gnuplot with an interactive terminal (gnuplot-x11 or gnuplot-qt; "
+                  "make deps installs gnuplot-x11)");
+    make_tmpdir();
+    static const char *const args = "--system cloth --param nx=6 --param ny=6 "
+                                    "--stepper backward-euler --dt 0.02 --steps 10";
+    FILE *f = fopen(in_tmp("gnuplot"), "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "#!/bin/sh\ncase \"$*\" in *-e*) exec gnuplot \"$@\" ;; esac\n"
+               "tee '%s' | gnuplot \"$@\"\n",
+            in_tmp("stream.gp"));
+    fclose(f);
+    ck_assert_int_eq(chmod(in_tmp("gnuplot"), 0755), 0);
+    f = fopen(in_tmp("live.sh"), "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "GNUPLOT='%s' build/tstep run %s --live --live-speed 1000 --out /dev/null 2>'%s'\n"
+               "echo $? >'%s'\nsleep 2\nxwd -root -silent >'%s'\n",
+            in_tmp("gnuplot"), args, in_tmp("err.txt"), in_tmp("rc.txt"), in_tmp("shot.xwd"));
+    fclose(f);
+    ck_assert_int_eq(sh("xvfb-run -a -s '-screen 0 640x480x24 -br' sh '%s'", in_tmp("live.sh")), 0);
+    char *text = slurp(in_tmp("rc.txt"), NULL);
+    ck_assert_str_eq(text, "0\n");
+    free(text);
+    text = slurp(in_tmp("err.txt"), NULL);
+    ck_assert_msg(text[0] == '\0', "stderr of the live run: %s", text);
+    free(text);
+
+    /* the stream: an interactive terminal, y up, and frames of 6 rows of 6 */
+    char *stream = slurp(in_tmp("stream.gp"), NULL);
+    ck_assert_msg(strstr(stream, "set terminal qt ") || strstr(stream, "set terminal wxt ") ||
+                      strstr(stream, "set terminal x11 "),
+                  "no interactive terminal set");
+    ck_assert_ptr_nonnull(strstr(stream, "set zlabel 'y (up)'"));
+    int frames = 0;
+    const char *last = NULL;
+    for (const char *p = stream; (p = strstr(p, "splot '-' using 1:3:2")); p++)
+        frames++, last = p;
+    ck_assert_msg(frames >= 2, "%d frames", frames);
+    ck_assert_ptr_nonnull(strstr(stream, "t = 0.200'"));
+    const char *q = strchr(last, '\n') + 1;
+    double live[36][3];
+    for (int i = 0; i < 36; i++) {
+        char *end;
+        for (int k = 0; k < 3; k++) {
+            live[i][k] = strtod(q, &end);
+            ck_assert_msg(end != q, "frame row %d: '%.40s'", i, q);
+            q = end;
+        }
+        ck_assert(*q == '\n');
+        q++;
+        if (i % 6 == 5 && i < 35) { /* a blank line between grid rows */
+            ck_assert(*q == '\n');
+            q++;
+        }
+    }
+    ck_assert(strncmp(q, "e\n", 2) == 0);
+    free(stream);
+
+    /* the last frame is the run's final state */
+    ck_assert_int_eq(sh("build/tstep run %s --format frames --out '%s'", args, in_tmp("fr.dat")),
+                     0);
+    char *frames_text = slurp(in_tmp("fr.dat"), NULL);
+    const char *fin = strstr(frames_text, "# t = 0.2 step 10");
+    ck_assert_ptr_nonnull(fin);
+    fin = strchr(fin, '\n') + 1;
+    for (int i = 0; i < 36; i++)
+        for (int k = 0; k < 3; k++) {
+            char *end;
+            double want = strtod(fin, &end);
+            ck_assert(end != fin);
+            fin = end;
+            ck_assert_msg(fabs(live[i][k] - want) <= 1e-7 * fmax(1.0, fabs(want)),
+                          "particle %d coordinate %d: live %.10g, run %.10g", i, k, live[i][k],
+                          want);
+        }
+    free(frames_text);
+
+    /* the screenshot: a white window and the cloth's colour (#1f5fa0) */
+    long near, white;
+    xwd_count(in_tmp("shot.xwd"), 0x1f5fa0, 40, &near, &white);
+    ck_assert_msg(white >= 20000 && near >= 100, "screenshot: %ld white, %ld cloth-coloured",
+                  white, near);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(progress_only_on_terminals)
 {
     make_tmpdir();
@@ -591,6 +732,7 @@ Suite *plots_suite(void)
     TCase *gp = tcase_create("gnuplot");
     tcase_add_test(gp, plot_in_terminal);
     tcase_add_test(gp, live_refuses_without_display);
+    tcase_add_test(gp, live_cloth_under_xvfb);
     tcase_add_test(gp, progress_only_on_terminals);
     tcase_add_test(gp, scripts_render);
     tcase_set_timeout(gp, 240);
