@@ -255,3 +255,16 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
         return CLI_EXIT_USAGE;
     return 0;
 }
+
+void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits)
+{
+    size_t np = sys->n / sys->dim;
+    for (size_t i = 0; i < np; i++) {
+        for (size_t k = 0; k < columns; k++)
+            fprintf(out, k ? " %.*g" : "%.*g", digits,
+                    k < sys->dim ? sys->x[i * sys->dim + k] : 0.0);
+        fputc('\n', out);
+        if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
+            fputc('\n', out);
+    }
+}

@@ -67,6 +67,12 @@ int cli_open_output(const char *cmd, const char *path, FILE **out);
 /* Close an output opened by cli_open_output; returns 0 or prints and 2. */
 int cli_close_output(const char *cmd, const char *path, FILE *f);
 
+/* A particle system's positions, a line per particle with `columns`
+ * coordinates at `digits` significant digits (coordinates past sys->dim
+ * written as 0), and a blank line after every frame_row particles of a grid,
+ * so that gnuplot's splot draws it as a mesh. */
+void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits);
+
 /* The options most commands share: --system, --stepper, --param, --out,
  * --format, --plot and the solver options.  A command's getopt loop hands
  * each option to cli_common_option first (their codes: 's', 'i', 'p', 'o',

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
 
@@ -256,14 +257,7 @@ int cli_live_frame(cli_live *lv, const ts_system *sys, double t, int last)
     if (lv->particles) {
         grow_box(lv, sys);
         fputs("splot '-' using 1:3:2 with linespoints pt 7 ps 0.4 lc rgb '#1f5fa0'\n", gp);
-        size_t np = sys->n / sys->dim;
-        for (size_t i = 0; i < np; i++) {
-            for (size_t k = 0; k < 3; k++)
-                fprintf(gp, k ? " %.8g" : "%.8g", k < sys->dim ? sys->x[i * sys->dim + k] : 0.0);
-            fputc('\n', gp);
-            if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
-                fputc('\n', gp);
-        }
+        cli_write_particles(gp, sys, 3, 8);
         fputs("e\n", gp);
     } else {
         fputs("plot", gp);

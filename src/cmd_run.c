@@ -51,14 +51,7 @@ static int write_frame(const writer *w, const ts_system *sys, long step, double 
     if (step > 0)
         fputs("\n\n", w->out);
     fprintf(w->out, "# t = %.15g step %ld\n", t, step);
-    size_t np = sys->n / sys->dim;
-    for (size_t i = 0; i < np; i++) {
-        for (size_t d = 0; d < sys->dim; d++)
-            fprintf(w->out, d ? " %.10g" : "%.10g", sys->x[i * sys->dim + d]);
-        fputc('\n', w->out);
-        if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
-            fputc('\n', w->out);
-    }
+    cli_write_particles(w->out, sys, sys->dim, 10);
     return ferror(w->out) ? ts_error(TS_ERR_IO, "writing the frames") : TS_OK;
 }
 
@@ -237,19 +230,15 @@ static int draw_plot(const char *cmd, const writer *w, const ts_system *sys,
         fputc('\n', gp);
     } else {
         fputs("$frame << EOD\n", gp);
-        size_t np = sys->n / sys->dim;
-        for (size_t i = 0; i < np; i++) {
-            for (size_t k = 0; k < 3; k++)
-                fprintf(gp, k ? " %.8g" : "%.8g", k < sys->dim ? sys->x[i * sys->dim + k] : 0.0);
-            fputc('\n', gp);
-            if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
-                fputc('\n', gp);
-        }
+        cli_write_particles(gp, sys, 3, 8);
         fputs("EOD\n", gp);
         snprintf(title, sizeof title, "%s, %s, dt = %g: the last frame", name, stepper, dt);
         fputs("set title ", gp);
         cli_gnuplot_quote(gp, title);
-        fputs("\nset view equal xyz\nset key off\nsplot $frame using 1:2:3 with lines\n", gp);
+        /* y up, as in plots/ and the live view (gravity is along -y) */
+        fputs("\nset view 62, 28\nset key off\nset xlabel 'x'\nset ylabel 'z'\n"
+              "set zlabel 'y (up)'\nsplot $frame using 1:3:2 with lines\n",
+              gp);
     }
     if (sys->ops->energy) {
         snprintf(title, sizeof title, "%s, %s, dt = %g: total energy against t", name, stepper,
