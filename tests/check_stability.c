@@ -111,12 +111,18 @@ static int chain_create(const ts_params *p, ts_system **out)
 static const ts_system_type chain_type = {
     .name = "chain", .summary = "test chain", .params = chain_params, .create = chain_create};
 
+/* The parameters of stype with the key=value pairs (NULL-terminated) set. */
+static void params_of(const ts_system_type *stype, const char *const *pairs, ts_params *p)
+{
+    ts_params_init(p, stype->params);
+    for (const char *const *q = pairs; q && *q; q++)
+        ck_assert_int_eq(ts_params_set_pair(p, *q), TS_OK);
+}
+
 static ts_system *make(const ts_system_type *type, const char *const *pairs)
 {
     ts_params p;
-    ts_params_init(&p, type->params);
-    for (; pairs && *pairs; pairs++)
-        ck_assert_int_eq(ts_params_set_pair(&p, *pairs), TS_OK);
+    params_of(type, pairs, &p);
     ts_system *sys = NULL;
     ck_assert_int_eq(ts_system_new(type, &p, &sys), TS_OK);
     return sys;
@@ -296,9 +302,7 @@ static ts_stability_result measure(const ts_system_type *stype, const char *cons
                                    const ts_stepper_type *type, double t_end)
 {
     ts_params p;
-    ts_params_init(&p, stype->params);
-    for (const char *const *q = pairs; q && *q; q++)
-        ck_assert_int_eq(ts_params_set_pair(&p, *q), TS_OK);
+    params_of(stype, pairs, &p);
     ts_system *sys = make(stype, pairs);
     ts_stiff_mode mode;
     ck_assert_int_eq(ts_stiffest_mode(sys, &mode), TS_OK);
@@ -318,9 +322,7 @@ static ts_stability_result measure_seeded(const ts_system_type *stype, const cha
                                           const ts_stepper_type *type, double *pred)
 {
     ts_params p;
-    ts_params_init(&p, stype->params);
-    for (const char *const *q = pairs; q && *q; q++)
-        ck_assert_int_eq(ts_params_set_pair(&p, *q), TS_OK);
+    params_of(stype, pairs, &p);
     ts_system *sys = make(stype, pairs);
     double *u = malloc(sys->n * sizeof *u);
     ts_stiff_mode mode;
