@@ -1,0 +1,313 @@
+/* tstep grade: the grader's battery (tstep/grade.h) on one or more steppers
+ * against expected values from the options or a spec file; a table or JSON
+ * (schema in docs/grading.md).  Exit 0 when every check that ran passed,
+ * 1 when one failed, 2 for usage errors. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "cli_alloc.h"
+#include "cli_json.h"
+#include "tstep/grade.h"
+
+static void help(void)
+{
+    printf(
+        "Usage: tstep grade --stepper NAME [--order P] [--interval X] [--like REFERENCE]\n"
+        "                   [--energy grows|decays|bounded|conserved] [--format text|json]\n"
+        "       tstep grade --spec FILE [--stepper NAME] [--format text|json]\n"
+        "\n"
+        "Run the grader's checks on a stepper and judge each against an EXPECTED value\n"
+        "(the stepper's own declared order is never used):\n"
+        "  implemented       one step on test1d does not return 'not implemented'\n"
+        "                    (a skeleton fails it and every other check)\n"
+        "  order-test1d      observed order on x' = -x, t_end 1, dt 0.1 to 0.001: P +- %g\n"
+        "  order-oscillator  the same on the undamped oscillator x'' = -x\n"
+        "  local-order       one-step error |R(-h) - e^-h| ~ h^(P+1), h 0.2 to 0.0125\n"
+        "  amplification     R(z) equals REFERENCE's to %g at 6 complex z (--like)\n"
+        "  interval          stability interval on the negative real axis: X, %g relative\n"
+        "                    (X may be inf)\n"
+        "  energy            on x'' = -x, 400 steps of 0.5: grows, decays, bounded or\n"
+        "                    conserved (definitions in docs/grading.md)\n"
+        "  stage-states      forces evaluated at the stage states handed over, never again\n"
+        "                    at the start-of-step (stored) state\n"
+        "  failed-force      a failed force evaluation is returned unchanged, the state kept\n"
+        "  pins              pinned degrees of freedom do not move\n"
+        "  no-allocation     no malloc/calloc/realloc inside step\n"
+        "  repeatable        the same run twice, and two instances side by side, agree\n"
+        "                    bitwise (no hidden static state)\n"
+        "A check without its expected value is skipped.  Each check runs in a child\n"
+        "process limited to %d s, so a crash or a hang fails only that check.\n"
+        "\n"
+        "  --stepper NAME    the stepper (see 'tstep list'); with --spec, only that one\n"
+        "  --order P         expected order (whole number >= 1)\n"
+        "  --interval X      expected stability interval on the negative real axis\n"
+        "  --like REFERENCE  a stepper with the same one-step amplification factor R(z)\n"
+        "  --energy B        expected energy behaviour on the undamped oscillator\n"
+        "  --spec FILE       expected values of several steppers, one per line:\n"
+        "                      NAME [order=P] [interval=X] [energy=B] [like=REFERENCE]\n"
+        "                    ('#' starts a comment)\n"
+        "  --format F        text (default) or json\n"
+        "  --out FILE        write the report there instead of standard output\n"
+        "  --no-isolate      run the checks in this process (for a debugger)\n"
+        "\n"
+        "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n",
+        TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
+        TS_GRADE_TIME_LIMIT);
+}
+
+static void print_text(FILE *f, const ts_grade_report *r)
+{
+    fprintf(f, "grade: %s\n", r->type->name);
+    fprintf(f, "  %-17s %-5s %-36s %s\n", "check", "", "expected", "measured");
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
+        const ts_grade_check *c = &r->check[k];
+        char expected[96];
+        if (isnan(c->tolerance) || c->outcome == TS_GRADE_SKIP)
+            snprintf(expected, sizeof expected, "%s", c->expected);
+        else
+            snprintf(expected, sizeof expected, "%s (tol %g)", c->expected, c->tolerance);
+        fprintf(f, "  %-17s %-5s %-36s %s\n", ts_grade_check_name(k),
+                ts_grade_outcome_name(c->outcome), expected, c->measured);
+        if (c->outcome != TS_GRADE_PASS && *c->hint)
+            fprintf(f, "  %-17s %-5s %s\n", "", "", c->hint);
+    }
+    int ran = r->passed + r->failed;
+    fprintf(f, "  score: %d of %d checks passed%s", r->passed, ran, r->failed ? "" : " (pass)");
+    if (r->skipped)
+        fprintf(f, ", %d skipped", r->skipped);
+    fprintf(f, "\n\n");
+}
+
+static void print_json_report(cli_json *j, const ts_grade_report *r)
+{
+    const ts_grade_expect *e = &r->expect;
+    cli_json_object(j, NULL);
+    cli_json_string(j, "stepper", r->type->name);
+    cli_json_bool(j, "passed", r->failed == 0);
+    cli_json_int(j, "score", r->passed);
+    cli_json_int(j, "out_of", r->passed + r->failed);
+    cli_json_int(j, "skipped", r->skipped);
+    cli_json_object(j, "expect");
+    if (e->order > 0)
+        cli_json_int(j, "order", e->order);
+    else
+        cli_json_null(j, "order");
+    if (isnan(e->interval))
+        cli_json_null(j, "interval");
+    else if (isinf(e->interval))
+        cli_json_string(j, "interval", "inf");
+    else
+        cli_json_number(j, "interval", e->interval);
+    cli_json_string(j, "like", e->like ? e->like->name : NULL);
+    cli_json_string(j, "energy", e->energy ? ts_energy_name(e->energy) : NULL);
+    cli_json_close(j);
+    cli_json_array(j, "checks");
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
+        const ts_grade_check *c = &r->check[k];
+        cli_json_object(j, NULL);
+        cli_json_string(j, "name", ts_grade_check_name(k));
+        cli_json_string(j, "result", c->outcome == TS_GRADE_PASS   ? "pass"
+                                     : c->outcome == TS_GRADE_FAIL ? "fail"
+                                                                   : "skip");
+        cli_json_string(j, "expected", c->expected);
+        cli_json_number(j, "expected_value", c->expected_value);
+        cli_json_string(j, "measured", c->measured);
+        cli_json_number(j, "measured_value", c->measured_value);
+        cli_json_number(j, "tolerance", c->tolerance);
+        cli_json_string(j, "hint", c->hint);
+        cli_json_close(j);
+    }
+    cli_json_close(j);
+    cli_json_close(j);
+}
+
+/* Read a whole (small) file; NULL with a message on failure. */
+static char *read_file(const char *cmd, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_usage_error(cmd, "--spec: cannot open '%s'", path);
+        return NULL;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + len, 1, cap - len - 1, f);
+        len += r;
+        if (len + 1 < cap)
+            break;
+        char *more = realloc(buf, cap *= 2);
+        if (!more) {
+            free(buf);
+            buf = NULL;
+        }
+        buf = more;
+    }
+    fclose(f);
+    if (!buf) {
+        fprintf(stderr, "tstep %s: out of memory reading '%s'\n", cmd, path);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+int cmd_grade(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"stepper", required_argument, 0, 'i'}, {"order", required_argument, 0, 'o'},
+        {"interval", required_argument, 0, 'r'}, {"like", required_argument, 0, 'l'},
+        {"energy", required_argument, 0, 'e'},   {"spec", required_argument, 0, 's'},
+        {"format", required_argument, 0, 'f'},   {"out", required_argument, 0, 'O'},
+        {"no-isolate", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *cmd = "grade";
+    const char *stepper = NULL, *like = NULL, *spec = NULL, *out = NULL;
+    ts_grade_expect ex = ts_default_grade_expect();
+    ts_grade_options gopt = ts_default_grade_options();
+    int json = 0, given = 0, c, bad;
+    long order;
+
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        bad = 0;
+        switch (c) {
+        case 'i': stepper = optarg; break;
+        case 'o':
+            bad = cli_parse_count(cmd, "order", optarg, 1, &order);
+            if (!bad && order > 20)
+                bad = cli_usage_error(cmd, "--order: '%s' is more than 20", optarg);
+            ex.order = (int)order;
+            given = 1;
+            break;
+        case 'r':
+            if (strcmp(optarg, "inf") == 0) {
+                ex.interval = INFINITY;
+            } else {
+                bad = cli_parse_real(cmd, "interval", optarg, &ex.interval);
+                if (!bad && ex.interval < 0.0)
+                    bad = cli_usage_error(cmd, "--interval: '%s' must be at least 0 (or inf)",
+                                          optarg);
+            }
+            given = 1;
+            break;
+        case 'l': like = optarg, given = 1; break;
+        case 'e':
+            ex.energy = ts_energy_parse(optarg);
+            if (ex.energy < 0)
+                bad = cli_usage_error(cmd, "--energy: '%s' is not grows, decays, bounded or "
+                                           "conserved", optarg);
+            given = 1;
+            break;
+        case 's': spec = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "json") == 0)
+                json = 1;
+            else if (strcmp(optarg, "text") == 0)
+                json = 0;
+            else
+                bad = cli_usage_error(cmd, "--format: '%s' is not text or json", optarg);
+            break;
+        case 'O': out = optarg; break;
+        case 'n': gopt.isolate = 0; break;
+        case 'h': help(); return 0;
+        default: return cli_bad_option(cmd, argc, argv);
+        }
+        if (bad)
+            return bad;
+    }
+    if (optind < argc)
+        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (spec && given)
+        return cli_usage_error(cmd, "--spec gives the expected values: --order, --interval, "
+                                    "--like and --energy go in the spec file");
+    if (!spec && !stepper)
+        return cli_usage_error(cmd, "--stepper or --spec is required");
+
+    /* what to grade: one stepper from the options, or the spec's entries */
+    static ts_grade_spec_entry entries[TS_GRADE_SPEC_MAX];
+    const ts_stepper_type *types[TS_GRADE_SPEC_MAX];
+    ts_grade_expect expects[TS_GRADE_SPEC_MAX];
+    int n = 0;
+    if (spec) {
+        char *text = read_file(cmd, spec);
+        if (!text)
+            return CLI_EXIT_USAGE;
+        int count, s = ts_grade_spec_parse(text, entries, TS_GRADE_SPEC_MAX, &count);
+        free(text);
+        if (s)
+            return cli_usage_error(cmd, "--spec '%s': %s", spec, ts_error_detail());
+        for (int i = 0; i < count; i++) {
+            if (stepper && strcmp(stepper, entries[i].name) != 0)
+                continue;
+            int got;
+            if (cli_find_steppers(cmd, entries[i].name, &types[n], 1, &got))
+                return CLI_EXIT_USAGE;
+            expects[n] = entries[i].expect;
+            if (*entries[i].like &&
+                cli_find_steppers(cmd, entries[i].like, &expects[n].like, 1, &got))
+                return CLI_EXIT_USAGE;
+            n++;
+        }
+        if (n == 0)
+            return cli_usage_error(cmd, stepper ? "--spec '%s' has no line for stepper '%s'"
+                                                : "--spec '%s' names no stepper",
+                                   spec, stepper);
+    } else {
+        int got;
+        if (strchr(stepper, ',') || strcmp(stepper, "all") == 0)
+            return cli_usage_error(cmd, "--stepper: one name (several go in a --spec file)");
+        if (cli_find_steppers(cmd, stepper, &types[0], 1, &got))
+            return CLI_EXIT_USAGE;
+        if (like && cli_find_steppers(cmd, like, &ex.like, 1, &got))
+            return CLI_EXIT_USAGE;
+        expects[0] = ex;
+        n = 1;
+    }
+    if (cli_alloc_available()) {
+        gopt.alloc_arm = cli_alloc_arm;
+        gopt.alloc_count = cli_alloc_count;
+    }
+
+    FILE *f;
+    int rc = cli_open_output(cmd, out, &f);
+    if (rc)
+        return rc;
+    cli_json j;
+    if (json) {
+        cli_json_init(&j, f);
+        cli_json_object(&j, NULL);
+        cli_json_string(&j, "command", "grade");
+        cli_json_array(&j, "steppers");
+    }
+    int failed = 0, s = 0;
+    for (int i = 0; i < n && !s; i++) {
+        ts_grade_report rep;
+        s = ts_grade(types[i], &expects[i], &gopt, &rep);
+        if (s)
+            break;
+        failed += rep.failed > 0;
+        if (json)
+            print_json_report(&j, &rep);
+        else
+            print_text(f, &rep);
+    }
+    if (json && !s) {
+        cli_json_close(&j);
+        cli_json_bool(&j, "passed", failed == 0);
+        cli_json_close(&j);
+    }
+    if (!json && !s && n > 1)
+        fprintf(f, "grade: %d of %d steppers passed every check\n", n - failed, n);
+    rc = cli_close_output(cmd, out, f);
+    if (s)
+        return cli_fail(cmd, s);
+    if (failed)
+        fprintf(stderr, "tstep %s: %d stepper%s failed a check\n", cmd, failed,
+                failed == 1 ? "" : "s");
+    return rc ? rc : failed ? 1 : 0;
+}

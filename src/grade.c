@@ -1,0 +1,892 @@
+/* The grader: a battery of checks on one stepper against expected values
+ * (see tstep/grade.h; definitions and tolerances in docs/grading.md).
+ *
+ * Accuracy and stability are measured with the library's own experiments
+ * (ts_sweep and ts_observed_order, ts_amplification, ts_stability_interval);
+ * the structural checks (stage states, failed forces, pins, allocation,
+ * repeatability) run the stepper on a probe system defined here, a set of
+ * three anharmonic oscillators f_i = -k_i x_i - e x_i^3 of different masses
+ * (conservative, with Jacobians and energy so implicit and minimizing
+ * steppers accept it), which records the states its forces are evaluated at
+ * and can fail a chosen force evaluation.
+ *
+ * Each check may run in a forked child with a time limit, so a stepper that
+ * crashes or hangs fails that check and the report is still written. */
+#include <float.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tstep/grade.h"
+#include "tstep/linalg.h"
+#include "tstep/run.h"
+#include "tstep/stability.h"
+
+static const char *const check_names[TS_GRADE_CHECK_COUNT] = {
+    "implemented",  "order-test1d", "order-oscillator", "local-order",
+    "amplification", "interval",    "energy",           "stage-states",
+    "failed-force", "pins",         "no-allocation",    "repeatable",
+};
+
+const char *ts_grade_check_name(int kind)
+{
+    return kind >= 0 && kind < TS_GRADE_CHECK_COUNT ? check_names[kind] : "?";
+}
+
+const char *ts_grade_outcome_name(int outcome)
+{
+    return outcome == TS_GRADE_PASS ? "pass" : outcome == TS_GRADE_FAIL ? "FAIL" : "skip";
+}
+
+static const char *const energy_names[] = {"-", "grows", "decays", "bounded", "conserved"};
+
+const char *ts_energy_name(int behaviour)
+{
+    return behaviour >= 0 && behaviour <= TS_ENERGY_CONSERVED ? energy_names[behaviour] : "?";
+}
+
+int ts_energy_parse(const char *name)
+{
+    for (int i = TS_ENERGY_GROWS; i <= TS_ENERGY_CONSERVED; i++)
+        if (strcmp(name, energy_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+ts_grade_expect ts_default_grade_expect(void)
+{
+    return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0};
+}
+
+ts_grade_options ts_default_grade_options(void)
+{
+    return (ts_grade_options){.isolate = 1,
+                              .time_limit = TS_GRADE_TIME_LIMIT,
+                              .solver = ts_default_solver_options()};
+}
+
+/* --- the probe system ------------------------------------------------------ */
+
+#define PROBE_N 3
+#define PROBE_FAIL_STATUS TS_ERR_IO
+
+typedef struct {
+    ts_system base;
+    double k[PROBE_N], e;
+    double start[2 * PROBE_N]; /* the start-of-step state, set by the grader */
+    long calls;                /* force evaluations since the grader's reset */
+    long at_start;             /* of them, after the first, at the start state */
+    long fail_at;              /* the call (1-based) that fails, 0 never */
+} probe_system;
+
+static void probe_destroy(ts_system *sys)
+{
+    ts_system_release(sys);
+    free(sys);
+}
+
+static int probe_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
+{
+    probe_system *p = (probe_system *)sys;
+    (void)t;
+    p->calls++;
+    if (p->calls > 1 && memcmp(x, p->start, sizeof p->start / 2) == 0 &&
+        memcmp(v, p->start + PROBE_N, sizeof p->start / 2) == 0)
+        p->at_start++;
+    if (p->calls == p->fail_at) {
+        ts_vec_zero(PROBE_N, f); /* finite: a stepper that ignores the status goes on */
+        return ts_error(PROBE_FAIL_STATUS, "probe system: injected force failure");
+    }
+    for (size_t i = 0; i < PROBE_N; i++)
+        f[i] = -p->k[i] * x[i] - p->e * x[i] * x[i] * x[i];
+    return TS_OK;
+}
+
+static int probe_dfdx(ts_system *sys, double t, const double *x, const double *v,
+                      const double *u, double *out)
+{
+    const probe_system *p = (const probe_system *)sys;
+    (void)t, (void)v;
+    for (size_t i = 0; i < PROBE_N; i++)
+        out[i] = -(p->k[i] + 3.0 * p->e * x[i] * x[i]) * u[i];
+    return TS_OK;
+}
+
+static int probe_dfdv(ts_system *sys, double t, const double *x, const double *v,
+                      const double *u, double *out)
+{
+    (void)sys, (void)t, (void)x, (void)v, (void)u;
+    ts_vec_zero(PROBE_N, out);
+    return TS_OK;
+}
+
+static int probe_energy(ts_system *sys, double t, const double *x, const double *v,
+                        double *kinetic, double *potential)
+{
+    const probe_system *p = (const probe_system *)sys;
+    (void)t;
+    *kinetic = *potential = 0.0;
+    for (size_t i = 0; i < PROBE_N; i++) {
+        *kinetic += 0.5 * sys->mass[i] * v[i] * v[i];
+        *potential += 0.5 * p->k[i] * x[i] * x[i] + 0.25 * p->e * x[i] * x[i] * x[i] * x[i];
+    }
+    return TS_OK;
+}
+
+static const ts_system_ops probe_ops = {
+    .destroy = probe_destroy,
+    .forces = probe_forces,
+    .dfdx_mul = probe_dfdx,
+    .dfdv_mul = probe_dfdv,
+    .energy = probe_energy,
+};
+
+/* The probe, started at x = (0.5, -0.3, 0.8), v = (0.2, 0.4, -0.1); with
+ * `pin`, degree of freedom 1 pinned (at rest). */
+static int probe_new(int pin, probe_system **out)
+{
+    static const double k[PROBE_N] = {1.0, 3.0, 2.0}, m[PROBE_N] = {1.0, 2.0, 0.5};
+    static const double x0[PROBE_N] = {0.5, -0.3, 0.8}, v0[PROBE_N] = {0.2, 0.4, -0.1};
+    probe_system *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p)
+        return ts_error(TS_ERR_NOMEM, "probe system");
+    int s = ts_system_init(&p->base, &probe_ops, NULL, 2, PROBE_N);
+    if (!s && pin)
+        s = ts_system_alloc_pins(&p->base);
+    if (s) {
+        ts_system_release(&p->base);
+        free(p);
+        return s;
+    }
+    p->e = 0.5;
+    for (size_t i = 0; i < PROBE_N; i++) {
+        p->k[i] = k[i];
+        p->base.mass[i] = m[i];
+        p->base.x[i] = x0[i];
+        p->base.v[i] = v0[i];
+    }
+    if (pin) {
+        p->base.pinned[1] = 1;
+        p->base.v[1] = 0.0;
+    }
+    *out = p;
+    return TS_OK;
+}
+
+/* Record the stored state as the start of the next step; reset the counts. */
+static void probe_mark(probe_system *p)
+{
+    ts_system_get_y(&p->base, p->start);
+    p->calls = p->at_start = 0;
+}
+
+/* --- helpers ----------------------------------------------------------------- */
+
+#define SET(field, ...) snprintf(c->field, sizeof c->field, __VA_ARGS__)
+
+static void fail_status(ts_grade_check *c, const char *what, int s)
+{
+    const char *d = ts_error_detail();
+    c->outcome = TS_GRADE_FAIL;
+    SET(measured, "%s: %s", what, ts_status_message(s));
+    if (*d)
+        SET(hint, "%s", d);
+}
+
+/* A fresh system of a registered type with its defaults, and a stepper on it. */
+static int fresh(const ts_system_type *stype, const ts_stepper_type *type,
+                 const ts_grade_options *opt, ts_system **sys, ts_stepper **st)
+{
+    *st = NULL;
+    int s = ts_system_new(stype, NULL, sys);
+    if (!s && (s = ts_stepper_new(type, *sys, &opt->solver, st))) {
+        ts_system_free(*sys);
+        *sys = NULL;
+    }
+    return s;
+}
+
+static int fresh_probe(int pin, const ts_stepper_type *type, const ts_grade_options *opt,
+                       probe_system **p, ts_stepper **st)
+{
+    *st = NULL;
+    int s = probe_new(pin, p);
+    if (!s && (s = ts_stepper_new(type, &(*p)->base, &opt->solver, st))) {
+        ts_system_free(&(*p)->base);
+        *p = NULL;
+    }
+    return s;
+}
+
+static void release(ts_system *sys, ts_stepper *st)
+{
+    ts_stepper_free(st);
+    ts_system_free(sys);
+}
+
+/* --- the checks ------------------------------------------------------------ */
+
+static void check_implemented(const ts_stepper_type *type, const ts_grade_options *opt,
+                              ts_grade_check *c)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    SET(expected, "a step");
+    int s = fresh(&ts_test1d, type, opt, &sys, &st);
+    if (!s)
+        s = ts_stepper_step(st, sys, 0.0, 0.1);
+    release(sys, st);
+    if (s == TS_ERR_NOT_IMPLEMENTED) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "not implemented");
+        SET(hint, "write the step function: it still returns TS_ERR_NOT_IMPLEMENTED");
+    } else if (s) {
+        fail_status(c, "one step on test1d failed", s);
+    } else {
+        c->outcome = TS_GRADE_PASS;
+        SET(measured, "a step");
+    }
+}
+
+/* The order sweep of both systems: t_end 1, dt from 0.1 to 0.001, 7 levels. */
+static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
+                        const ts_grade_options *opt, const ts_system_type *stype,
+                        ts_grade_check *c)
+{
+    ts_sweep_point pts[7];
+    int used = 0;
+    c->expected_value = e->order;
+    c->tolerance = TS_GRADE_ORDER_TOL;
+    SET(expected, "%d", e->order);
+    int s = ts_sweep(stype, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
+    if (s) {
+        fail_status(c, "sweep failed", s);
+        return;
+    }
+    double p = ts_observed_order(pts, 7, &used);
+    c->measured_value = p;
+    if (isnan(p)) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "none (%d usable points)", used);
+        SET(hint, "the runs failed or their error exceeded the solution (check the update "
+                  "formula and the status returned)");
+        if (pts[0].status)
+            SET(hint, "the runs failed: %s", ts_status_message(pts[0].status));
+        return;
+    }
+    SET(measured, "%.2f", p);
+    c->outcome = fabs(p - e->order) <= TS_GRADE_ORDER_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "%s: error ~ dt^%.2f on %s; check the stage times and weights against "
+                  "the formula",
+            p < e->order ? "order too low" : "order higher than expected", p, stype->name);
+}
+
+/* One-step error on x' = -x: |R(-h) - e^-h| ~ C h^(p+1). */
+static void check_local_order(const ts_stepper_type *type, const ts_grade_expect *e,
+                              const ts_grade_options *opt, ts_grade_check *c)
+{
+    static const double hs[] = {0.2, 0.1, 0.05, 0.025, 0.0125};
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int k = 0;
+    c->expected_value = e->order + 1;
+    c->tolerance = TS_GRADE_ORDER_TOL;
+    SET(expected, "%d", e->order + 1);
+    for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
+        double re, im;
+        int s = ts_amplification(type, &opt->solver, -hs[i], 0.0, &re, &im);
+        if (s) {
+            fail_status(c, "one step on test1d failed", s);
+            return;
+        }
+        double err = hypot(re - exp(-hs[i]), im);
+        if (!(err > 1e-14) || !isfinite(err)) /* round-off or nonsense: left out */
+            continue;
+        double x = log(hs[i]), y = log(err);
+        sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
+    }
+    double slope = k >= 2 ? (k * sxy - sx * sy) / (k * sxx - sx * sx) : NAN;
+    c->measured_value = slope;
+    if (isnan(slope)) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "none (one-step error at round-off)");
+        SET(hint, "the one-step error on x' = -x is at round-off for every h: order above 12?");
+        return;
+    }
+    SET(measured, "%.2f", slope);
+    c->outcome = fabs(slope - (e->order + 1)) <= TS_GRADE_ORDER_TOL ? TS_GRADE_PASS
+                                                                     : TS_GRADE_FAIL;
+    if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "one-step error ~ h^%.2f on x' = -x; a method of order p has h^(p+1)", slope);
+}
+
+static void check_amplification(const ts_stepper_type *type, const ts_grade_expect *e,
+                                const ts_grade_options *opt, ts_grade_check *c)
+{
+    static const double z[][2] = {{-0.5, 0.0}, {-2.0, 0.0}, {-3.7, 0.0},
+                                  {0.0, 1.0},  {-1.0, 1.0}, {-0.3, 2.0}};
+    const int nz = (int)(sizeof z / sizeof *z);
+    double worst = 0.0, wre = 0, wim = 0;
+    int compared = 0;
+    c->expected_value = 0.0;
+    c->tolerance = TS_GRADE_AMPLIFICATION_TOL;
+    SET(expected, "R(z) of %s", e->like->name);
+    for (int i = 0; i < nz; i++) {
+        double rr, ri, sr, si;
+        int s = ts_amplification(e->like, &opt->solver, z[i][0], z[i][1], &rr, &ri);
+        if (s) /* the reference refuses or fails there (e.g. complex z): not compared */
+            continue;
+        s = ts_amplification(type, &opt->solver, z[i][0], z[i][1], &sr, &si);
+        if (s == TS_ERR_UNSUPPORTED && z[i][1] != 0.0)
+            continue; /* the stepper refuses the complex test equation (no energy) */
+        double d = s ? INFINITY : hypot(sr - rr, si - ri) / fmax(1.0, hypot(rr, ri));
+        if (!(d <= worst)) {
+            worst = d, wre = z[i][0], wim = z[i][1];
+        }
+        compared++;
+    }
+    c->measured_value = worst;
+    if (!compared) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "no z where both run");
+        SET(hint, "neither the real nor the complex test equation ran with both steppers");
+        return;
+    }
+    SET(measured, "max |R - R_ref| %.2e (%d of %d z)", worst, compared, nz);
+    c->outcome = worst <= TS_GRADE_AMPLIFICATION_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "one step differs from %s at z = %g%+gi: compare the coefficients with "
+                  "the formula",
+            e->like->name, wre, wim);
+}
+
+static void check_interval(const ts_stepper_type *type, const ts_grade_expect *e,
+                           const ts_grade_options *opt, ts_grade_check *c)
+{
+    double r;
+    c->expected_value = e->interval;
+    c->tolerance = TS_GRADE_INTERVAL_TOL;
+    SET(expected, "%.6g", e->interval);
+    int s = ts_stability_interval(type, &opt->solver, -1.0, 0.0, &r);
+    if (s) {
+        fail_status(c, "stability interval", s);
+        return;
+    }
+    c->measured_value = r;
+    SET(measured, "%.6g", r);
+    int ok = isinf(e->interval) ? isinf(r)
+                                : fabs(r - e->interval) <= TS_GRADE_INTERVAL_TOL * e->interval;
+    c->outcome = ok ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (!ok && isinf(r))
+        SET(hint, "|R(-z)| <= 1 for every z up to %g on x' = -k x (z = hk): check the "
+                  "coefficients", TS_STABILITY_S_MAX);
+    else if (!ok)
+        SET(hint, "|R(-z)| first exceeds 1 at z = %.6g on x' = -k x (z = hk): check the "
+                  "coefficients",
+            r);
+}
+
+/* The undamped oscillator x'' = -x from x = 1, v = 0, 400 steps of 0.5 (T = 200,
+ * about 32 periods).  A = max E over the first half, B over the second. */
+#define ENERGY_DT 0.5
+#define ENERGY_STEPS 400
+
+static void check_energy(const ts_stepper_type *type, const ts_grade_expect *e,
+                         const ts_grade_options *opt, ts_grade_check *c)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    double ke, pe;
+    SET(expected, "%s", ts_energy_name(e->energy));
+    c->tolerance = TS_GRADE_ENERGY_TREND;
+    int s = fresh(&ts_oscillator, type, opt, &sys, &st);
+    if (!s)
+        s = ts_system_energy(sys, 0.0, &ke, &pe);
+    if (s) {
+        release(sys, NULL);
+        fail_status(c, "oscillator", s);
+        return;
+    }
+    double e0 = ke + pe, a = e0, b = 0.0, dev = 0.0;
+    int got = -1;
+    long n;
+    for (n = 1; n <= ENERGY_STEPS; n++) {
+        s = ts_stepper_step(st, sys, (n - 1) * ENERGY_DT, ENERGY_DT);
+        if (!s)
+            s = ts_system_energy(sys, n * ENERGY_DT, &ke, &pe);
+        double en = ke + pe;
+        if (s == TS_ERR_DIVERGED || (!s && !(en <= 1e8 * e0))) {
+            got = TS_ENERGY_GROWS; /* blew up: the energy grew without bound */
+            break;
+        }
+        if (s)
+            break;
+        dev = fmax(dev, fabs(en - e0) / e0);
+        if (n <= ENERGY_STEPS / 2)
+            a = fmax(a, en);
+        else
+            b = fmax(b, en);
+    }
+    release(sys, st);
+    if (s && got < 0) {
+        fail_status(c, "a step failed", s);
+        return;
+    }
+    double ratio = got == TS_ENERGY_GROWS ? INFINITY : b / a;
+    if (got < 0)
+        got = dev <= TS_GRADE_ENERGY_CONSERVED               ? TS_ENERGY_CONSERVED
+              : ratio > 1.0 + TS_GRADE_ENERGY_TREND          ? TS_ENERGY_GROWS
+              : ratio < 1.0 - TS_GRADE_ENERGY_TREND          ? TS_ENERGY_DECAYS
+                                                             : TS_ENERGY_BOUNDED;
+    c->measured_value = ratio;
+    if (isinf(ratio))
+        SET(measured, "grows (diverged at step %ld)", n);
+    else
+        SET(measured, "%s (B/A %.4g, max|dE|/E0 %.2e)", ts_energy_name(got), ratio, dev);
+    int ok = got == e->energy || (e->energy == TS_ENERGY_BOUNDED && got == TS_ENERGY_CONSERVED);
+    c->outcome = ok ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (!ok)
+        SET(hint, "energy %s on x'' = -x at dt = %g, expected it to be %s: check the update "
+                  "of x and v",
+            ts_energy_name(got), ENERGY_DT, ts_energy_name(e->energy));
+}
+
+#define PROBE_DT 0.05
+#define PROBE_STEPS 3
+
+static void check_stage_states(const ts_stepper_type *type, const ts_grade_options *opt,
+                               ts_grade_check *c)
+{
+    probe_system *p;
+    ts_stepper *st;
+    long calls = 0, bad = 0;
+    c->expected_value = 0;
+    SET(expected, "0 evaluations at the stored state");
+    int s = fresh_probe(0, type, opt, &p, &st);
+    if (s) {
+        fail_status(c, "probe system", s);
+        return;
+    }
+    for (int n = 0; n < PROBE_STEPS && !s; n++) {
+        probe_mark(p);
+        s = ts_stepper_step(st, &p->base, n * PROBE_DT, PROBE_DT);
+        calls += p->calls;
+        bad += p->at_start;
+    }
+    release(&p->base, st);
+    if (s) {
+        fail_status(c, "a step on the probe system failed", s);
+        return;
+    }
+    c->measured_value = (double)bad;
+    SET(measured, "%ld of %ld evaluations", bad, calls);
+    c->outcome = bad == 0 ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (bad)
+        SET(hint, "a stage evaluated the forces at the start-of-step (stored) state: hand "
+                  "ts_system_deriv/forces the stage's own state");
+}
+
+/* For each force evaluation j of a step (up to 8): the step with the j-th
+ * evaluation failing (status PROBE_FAIL_STATUS) must return that status and leave the state as it was;
+ * the next step must match a fresh stepper's step bitwise. */
+static void check_failed_force(const ts_stepper_type *type, const ts_grade_options *opt,
+                               ts_grade_check *c)
+{
+    probe_system *p, *q = NULL;
+    ts_stepper *st, *st2 = NULL;
+    double y0[2 * PROBE_N], y1[2 * PROBE_N];
+    c->expected_value = PROBE_FAIL_STATUS;
+    SET(expected, "failure returned, state kept");
+    int s = fresh_probe(0, type, opt, &p, &st);
+    if (!s && (s = fresh_probe(0, type, opt, &q, &st2)))
+        release(&p->base, st);
+    if (s) {
+        fail_status(c, "probe system", s);
+        return;
+    }
+    /* the reference step, and how many evaluations it makes */
+    ts_system_get_y(&q->base, y0);
+    probe_mark(q);
+    s = ts_stepper_step(st2, &q->base, 0.0, PROBE_DT);
+    long m = q->calls < 8 ? q->calls : 8;
+    ts_system_get_y(&q->base, y1);
+    c->outcome = TS_GRADE_PASS;
+    SET(measured, "passed up, state kept (%ld evaluations)", m);
+    if (s) {
+        fail_status(c, "a step on the probe system failed", s);
+    } else if (m == 0) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "no force evaluation in a step");
+        SET(hint, "the step never called ts_system_forces/ts_system_deriv");
+    }
+    for (long j = 1; j <= m && c->outcome == TS_GRADE_PASS; j++) {
+        ts_system_set_y(&p->base, y0);
+        probe_mark(p);
+        p->fail_at = j;
+        s = ts_stepper_step(st, &p->base, 0.0, PROBE_DT);
+        p->fail_at = 0;
+        double y[2 * PROBE_N];
+        ts_system_get_y(&p->base, y);
+        if (s != PROBE_FAIL_STATUS) {
+            c->outcome = TS_GRADE_FAIL;
+            c->measured_value = s;
+            SET(measured, "evaluation %ld failed, step returned '%s'", j, ts_status_message(s));
+            SET(hint, "pass a failing force evaluation's status up unchanged (if (s) return s;)");
+        } else if (memcmp(y, y0, sizeof y) != 0) {
+            c->outcome = TS_GRADE_FAIL;
+            SET(measured, "evaluation %ld failed, state changed", j);
+            SET(hint, "a failed step must leave the stored state as it was");
+        } else {
+            /* the stepper must still be usable: a clean step as a fresh one's */
+            s = ts_stepper_step(st, &p->base, 0.0, PROBE_DT);
+            ts_system_get_y(&p->base, y);
+            if (s || memcmp(y, y1, sizeof y) != 0) {
+                c->outcome = TS_GRADE_FAIL;
+                SET(measured, "after failing evaluation %ld the next step differs", j);
+                SET(hint, "a failed step left something behind in the stepper's scratch");
+            }
+        }
+    }
+    release(&p->base, st);
+    release(&q->base, st2);
+}
+
+static void check_pins(const ts_stepper_type *type, const ts_grade_options *opt,
+                       ts_grade_check *c)
+{
+    probe_system *p;
+    ts_stepper *st;
+    c->expected_value = 0.0;
+    SET(expected, "pinned DOF fixed");
+    int s = fresh_probe(1, type, opt, &p, &st);
+    if (s) {
+        fail_status(c, "probe system", s);
+        return;
+    }
+    double x1 = p->base.x[1], v1 = p->base.v[1], x0 = p->base.x[0];
+    for (int n = 0; n < PROBE_STEPS && !s; n++)
+        s = ts_stepper_step(st, &p->base, n * PROBE_DT, PROBE_DT);
+    double dx = fabs(p->base.x[1] - x1) + fabs(p->base.v[1] - v1);
+    int moved = p->base.x[0] != x0;
+    release(&p->base, st);
+    if (s) {
+        fail_status(c, "a step on the pinned probe failed", s);
+        return;
+    }
+    c->measured_value = dx;
+    SET(measured, "pinned DOF moved by %.3g", dx);
+    c->outcome = dx == 0.0 && moved ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (dx != 0.0)
+        SET(hint, "a pinned degree of freedom moved: use ts_system_deriv (it zeroes them) or "
+                  "ts_system_filter on every update");
+    else if (!moved)
+        SET(hint, "nothing moved at all: the step does not advance the state");
+}
+
+static void check_no_allocation(const ts_stepper_type *type, const ts_grade_options *opt,
+                                ts_grade_check *c)
+{
+    c->expected_value = 0.0;
+    SET(expected, "0 allocations");
+    const ts_system_type *systems[] = {&ts_test1d, &ts_oscillator, NULL};
+    long count = 0;
+    int s = 0;
+    for (int k = 0; k <= 2 && !s; k++) { /* test1d, oscillator, the probe */
+        ts_system *sys;
+        ts_stepper *st;
+        probe_system *p = NULL;
+        if (systems[k]) {
+            s = fresh(systems[k], type, opt, &sys, &st);
+        } else {
+            s = fresh_probe(0, type, opt, &p, &st);
+            sys = p ? &p->base : NULL;
+        }
+        if (s)
+            break;
+        for (int n = 0; n < PROBE_STEPS && !s; n++) {
+            long before = opt->alloc_count();
+            opt->alloc_arm(1);
+            s = ts_stepper_step(st, sys, n * PROBE_DT, PROBE_DT);
+            opt->alloc_arm(0);
+            count += opt->alloc_count() - before;
+        }
+        release(sys, st);
+    }
+    if (s) {
+        fail_status(c, "a step failed", s);
+        return;
+    }
+    c->measured_value = (double)count;
+    SET(measured, "%ld allocations in %d steps", count, 3 * PROBE_STEPS);
+    c->outcome = count == 0 ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (count)
+        SET(hint, "allocate scratch once in alloc (ts_scratch_vectors), never in step");
+}
+
+/* Run 20 steps on a fresh probe and stepper into y. */
+static int repeat_run(const ts_stepper_type *type, const ts_grade_options *opt, double *y)
+{
+    probe_system *p;
+    ts_stepper *st;
+    int s = fresh_probe(0, type, opt, &p, &st);
+    for (int n = 0; n < 20 && !s; n++)
+        s = ts_stepper_step(st, &p->base, n * PROBE_DT, PROBE_DT);
+    if (p)
+        ts_system_get_y(&p->base, y);
+    if (p)
+        release(&p->base, st);
+    return s;
+}
+
+/* Two runs one after the other, then two instances stepped alternately:
+ * all four end bitwise where the first did. */
+static void check_repeatable(const ts_stepper_type *type, const ts_grade_options *opt,
+                             ts_grade_check *c)
+{
+    double ya[2 * PROBE_N], yb[2 * PROBE_N], yc[2 * PROBE_N], yd[2 * PROBE_N];
+    c->expected_value = 0.0;
+    SET(expected, "identical runs");
+    int s = repeat_run(type, opt, ya);
+    if (!s)
+        s = repeat_run(type, opt, yb);
+    probe_system *p = NULL, *q = NULL;
+    ts_stepper *sp = NULL, *sq = NULL;
+    if (!s && !(s = fresh_probe(0, type, opt, &p, &sp)) &&
+        (s = fresh_probe(0, type, opt, &q, &sq))) {
+        release(&p->base, sp);
+        p = NULL;
+    }
+    for (int n = 0; n < 20 && !s; n++) {
+        s = ts_stepper_step(sp, &p->base, n * PROBE_DT, PROBE_DT);
+        if (!s)
+            s = ts_stepper_step(sq, &q->base, n * PROBE_DT, PROBE_DT);
+    }
+    if (p && q) {
+        ts_system_get_y(&p->base, yc);
+        ts_system_get_y(&q->base, yd);
+        release(&p->base, sp);
+        release(&q->base, sq);
+    }
+    if (s) {
+        fail_status(c, "a step on the probe system failed", s);
+        return;
+    }
+    double d = fmax(ts_vec_dist_inf(2 * PROBE_N, ya, yb),
+                    fmax(ts_vec_dist_inf(2 * PROBE_N, ya, yc), ts_vec_dist_inf(2 * PROBE_N, ya, yd)));
+    int same = memcmp(ya, yb, sizeof ya) == 0 && memcmp(ya, yc, sizeof ya) == 0 &&
+               memcmp(ya, yd, sizeof ya) == 0;
+    c->measured_value = d;
+    SET(measured, same ? "identical" : "runs differ by %.3g", d);
+    c->outcome = same ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (!same)
+        SET(hint, "the result depends on earlier runs or on another instance: keep state in "
+                  "the scratch from alloc, not in static variables");
+}
+
+static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                      const ts_grade_options *opt, ts_grade_check *c)
+{
+    ts_error_clear();
+    switch (kind) {
+    case TS_GRADE_IMPLEMENTED: check_implemented(type, opt, c); break;
+    case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &ts_test1d, c); break;
+    case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &ts_oscillator, c); break;
+    case TS_GRADE_LOCAL_ORDER: check_local_order(type, e, opt, c); break;
+    case TS_GRADE_AMPLIFICATION: check_amplification(type, e, opt, c); break;
+    case TS_GRADE_INTERVAL: check_interval(type, e, opt, c); break;
+    case TS_GRADE_ENERGY: check_energy(type, e, opt, c); break;
+    case TS_GRADE_STAGE_STATES: check_stage_states(type, opt, c); break;
+    case TS_GRADE_FAILED_FORCE: check_failed_force(type, opt, c); break;
+    case TS_GRADE_PINS: check_pins(type, opt, c); break;
+    case TS_GRADE_NO_ALLOCATION: check_no_allocation(type, opt, c); break;
+    case TS_GRADE_REPEATABLE: check_repeatable(type, opt, c); break;
+    }
+}
+
+/* Why a check is skipped, or NULL when it runs. */
+static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grade_options *opt)
+{
+    switch (kind) {
+    case TS_GRADE_ORDER_TEST1D:
+    case TS_GRADE_ORDER_OSCILLATOR:
+    case TS_GRADE_LOCAL_ORDER: return e->order > 0 ? NULL : "no expected order (--order)";
+    case TS_GRADE_AMPLIFICATION: return e->like ? NULL : "no reference stepper (--like)";
+    case TS_GRADE_INTERVAL: return isnan(e->interval) ? "no expected interval (--interval)" : NULL;
+    case TS_GRADE_ENERGY: return e->energy ? NULL : "no expected behaviour (--energy)";
+    case TS_GRADE_NO_ALLOCATION:
+        return opt->alloc_count && opt->alloc_arm ? NULL
+                                                  : "this program has no allocation counter";
+    default: return NULL;
+    }
+}
+
+/* Run one check in a child process: a crash or a hang fails only this check. */
+static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                        const ts_grade_options *opt, ts_grade_check *c)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return ts_error(TS_ERR_IO, "grade: pipe failed");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return ts_error(TS_ERR_IO, "grade: fork failed");
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        if (opt->time_limit > 0)
+            alarm((unsigned)opt->time_limit);
+        run_check(kind, type, e, opt, c);
+        const char *p = (const char *)c;
+        size_t left = sizeof *c;
+        while (left) {
+            ssize_t w = write(fd[1], p, left);
+            if (w <= 0)
+                _exit(3);
+            p += w, left -= (size_t)w;
+        }
+        _exit(0);
+    }
+    close(fd[1]);
+    ts_grade_check got;
+    size_t have = 0;
+    while (have < sizeof got) {
+        ssize_t r = read(fd[0], (char *)&got + have, sizeof got - have);
+        if (r <= 0)
+            break;
+        have += (size_t)r;
+    }
+    close(fd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        ;
+    if (have == sizeof got && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        *c = got;
+        return TS_OK;
+    }
+    c->outcome = TS_GRADE_FAIL;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+        SET(measured, "timed out after %d s", opt->time_limit);
+    else if (WIFSIGNALED(status))
+        SET(measured, "crashed (signal %d: %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        SET(measured, "the check's process exited with status %d", WEXITSTATUS(status));
+    SET(hint, "the stepper %s during this check: run it under a debugger on the same system",
+        WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "hung" : "crashed");
+    return TS_OK;
+}
+
+int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
+             const ts_grade_options *opt, ts_grade_report *rep)
+{
+    ts_grade_options defaults = ts_default_grade_options();
+    if (!opt)
+        opt = &defaults;
+    memset(rep, 0, sizeof *rep);
+    rep->type = type;
+    rep->expect = *expect;
+    int not_implemented = 0;
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
+        ts_grade_check *c = &rep->check[k];
+        c->expected_value = c->measured_value = c->tolerance = NAN;
+        const char *why = skip_reason(k, expect, opt);
+        if (why) {
+            c->outcome = TS_GRADE_SKIP;
+            SET(expected, "-");
+            SET(measured, "-");
+            SET(hint, "skipped: %s", why);
+        } else if (not_implemented) {
+            c->outcome = TS_GRADE_FAIL;
+            SET(expected, "-");
+            SET(measured, "not implemented");
+            SET(hint, "implement the step first");
+        } else {
+            int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
+                                 : (run_check(k, type, expect, opt, c), TS_OK);
+            if (s)
+                return s;
+            if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
+                not_implemented = 1;
+        }
+        rep->passed += c->outcome == TS_GRADE_PASS;
+        rep->failed += c->outcome == TS_GRADE_FAIL;
+        rep->skipped += c->outcome == TS_GRADE_SKIP;
+    }
+    return TS_OK;
+}
+
+/* --- the spec file ------------------------------------------------------------ */
+
+int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max, int *count)
+{
+    *count = 0;
+    int line = 0;
+    while (*text) {
+        char buf[1024];
+        size_t len = strcspn(text, "\n");
+        line++;
+        if (len >= sizeof buf)
+            return ts_error(TS_ERR_INPUT, "line %d: longer than %zu characters", line,
+                            sizeof buf - 1);
+        memcpy(buf, text, len);
+        buf[len] = '\0';
+        text += len + (text[len] == '\n');
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        char *save = NULL, *tok = strtok_r(buf, " \t\r", &save);
+        if (!tok)
+            continue;
+        if (*count >= max)
+            return ts_error(TS_ERR_INPUT, "line %d: more than %d steppers", line, max);
+        ts_grade_spec_entry *en = &entries[*count];
+        memset(en, 0, sizeof *en);
+        en->expect = ts_default_grade_expect();
+        if (strchr(tok, '=') || strlen(tok) >= sizeof en->name)
+            return ts_error(TS_ERR_INPUT, "line %d: '%s' is not a stepper name", line, tok);
+        strcpy(en->name, tok);
+        while ((tok = strtok_r(NULL, " \t\r", &save))) {
+            char *eq = strchr(tok, '='), *end;
+            if (!eq)
+                return ts_error(TS_ERR_INPUT, "line %d: '%s' is not key=value", line, tok);
+            *eq = '\0';
+            const char *key = tok, *val = eq + 1;
+            if (strcmp(key, "order") == 0) {
+                long p = strtol(val, &end, 10);
+                if (end == val || *end || p < 1 || p > 20)
+                    return ts_error(TS_ERR_INPUT, "line %d: order '%s' is not a whole number "
+                                                  "from 1 to 20", line, val);
+                en->expect.order = (int)p;
+            } else if (strcmp(key, "interval") == 0) {
+                double r = strtod(val, &end);
+                if (end == val || *end || !(r >= 0.0))
+                    return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
+                                                  "(or inf)", line, val);
+                en->expect.interval = r;
+            } else if (strcmp(key, "energy") == 0) {
+                int b = ts_energy_parse(val);
+                if (b < 0)
+                    return ts_error(TS_ERR_INPUT, "line %d: energy '%s' is not grows, decays, "
+                                                  "bounded or conserved", line, val);
+                en->expect.energy = b;
+            } else if (strcmp(key, "like") == 0) {
+                if (!*val || strlen(val) >= sizeof en->like)
+                    return ts_error(TS_ERR_INPUT, "line %d: like '%s' is not a stepper name",
+                                    line, val);
+                strcpy(en->like, val);
+            } else {
+                return ts_error(TS_ERR_INPUT, "line %d: unknown key '%s' (valid: order, "
+                                              "interval, energy, like)", line, key);
+            }
+        }
+        (*count)++;
+    }
+    return TS_OK;
+}
