@@ -6,6 +6,9 @@
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
 #   make bench    cloth CG matvec throughput against a STREAM triad on this machine
+#   make assignment STEPPERS="midpoint rk4" [SYSTEMS=...] OUT=dir
+#                 a hand-out with those steppers as skeletons, the solution, the
+#                 grading spec (tools/assignment.sh; docs/grading.md)
 
 # CFLAGS is yours to set (e.g. CFLAGS="-O1 -g -fsanitize=address,undefined");
 # the flags tstep needs are added to it in TS_CFLAGS.
@@ -30,7 +33,7 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
 
-.PHONY: all test demo plots deps clean bench
+.PHONY: all test demo plots deps clean bench assignment
 all: $(BUILD)/tstep
 
 $(BUILD)/%.o: %.c
@@ -66,6 +69,9 @@ $(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
 
 bench: $(BUILD)/bench_matvec
 	$(BUILD)/bench_matvec
+
+assignment:
+	@sh tools/assignment.sh --steppers "$(STEPPERS)" --systems "$(SYSTEMS)" --out "$(OUT)"
 
 clean:
 	rm -rf $(BUILD)

@@ -18,6 +18,7 @@ static void help(void)
         "Usage: tstep grade --stepper NAME [--order P] [--interval X] [--like REFERENCE]\n"
         "                   [--energy grows|decays|bounded|conserved] [--format text|json]\n"
         "       tstep grade --spec FILE [--stepper NAME] [--format text|json]\n"
+        "       tstep grade --write-spec --stepper A,B,...|all\n"
         "\n"
         "Run the grader's checks on a stepper and judge each against an EXPECTED value\n"
         "(the stepper's own declared order is never used):\n"
@@ -52,6 +53,9 @@ static void help(void)
         "  --format F        text (default) or json\n"
         "  --out FILE        write the report there instead of standard output\n"
         "  --no-isolate      run the checks in this process (for a debugger)\n"
+        "  --write-spec      measure the steppers (trusted ones: an instructor's solution)\n"
+        "                    and print a spec line for each: the observed order on test1d\n"
+        "                    rounded, the stability interval, the energy behaviour\n"
         "\n"
         "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n",
         TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
@@ -155,6 +159,25 @@ static char *read_file(const char *cmd, const char *path)
     return buf;
 }
 
+/* --write-spec: a spec line per stepper from what it does. */
+static int write_spec_lines(const char *cmd, const char *list, const ts_grade_options *opt)
+{
+    const ts_stepper_type *types[TS_GRADE_SPEC_MAX];
+    int n;
+    if (cli_find_steppers(cmd, list, types, TS_GRADE_SPEC_MAX, &n))
+        return CLI_EXIT_USAGE;
+    printf("# tstep grade spec: NAME order=P interval=X energy=B (see docs/grading.md)\n");
+    for (int i = 0; i < n; i++) {
+        ts_grade_expect e;
+        int s = ts_grade_measure(types[i], opt, &e);
+        if (s)
+            return cli_fail(cmd, s);
+        printf("%-22s order=%d interval=%.12g energy=%s\n", types[i]->name, e.order,
+               e.interval, ts_energy_name(e.energy));
+    }
+    return 0;
+}
+
 int cmd_grade(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -162,13 +185,13 @@ int cmd_grade(int argc, char **argv)
         {"interval", required_argument, 0, 'r'}, {"like", required_argument, 0, 'l'},
         {"energy", required_argument, 0, 'e'},   {"spec", required_argument, 0, 's'},
         {"format", required_argument, 0, 'f'},   {"out", required_argument, 0, 'O'},
-        {"no-isolate", no_argument, 0, 'n'},     {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"no-isolate", no_argument, 0, 'n'},     {"write-spec", no_argument, 0, 'W'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     const char *cmd = "grade";
     const char *stepper = NULL, *like = NULL, *spec = NULL, *out = NULL;
     ts_grade_expect ex = ts_default_grade_expect();
     ts_grade_options gopt = ts_default_grade_options();
-    int json = 0, given = 0, c, bad;
+    int json = 0, given = 0, write_spec = 0, c, bad;
     long order;
 
     optind = 0;
@@ -214,6 +237,7 @@ int cmd_grade(int argc, char **argv)
             break;
         case 'O': out = optarg; break;
         case 'n': gopt.isolate = 0; break;
+        case 'W': write_spec = 1; break;
         case 'h': help(); return 0;
         default: return cli_bad_option(cmd, argc, argv);
         }
@@ -227,6 +251,9 @@ int cmd_grade(int argc, char **argv)
                                     "--like and --energy go in the spec file");
     if (!spec && !stepper)
         return cli_usage_error(cmd, "--stepper or --spec is required");
+    if (write_spec)
+        return spec || given || json ? cli_usage_error(cmd, "--write-spec takes --stepper only")
+                                     : write_spec_lines(cmd, stepper, &gopt);
 
     /* what to grade: one stepper from the options, or the spec's entries */
     static ts_grade_spec_entry entries[TS_GRADE_SPEC_MAX];

@@ -120,6 +120,13 @@ ts_grade_options ts_default_grade_options(void);
 int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
              const ts_grade_options *opt, ts_grade_report *rep);
 
+/* Measure what a trusted (e.g. the instructor's) stepper does, as expected
+ * values for a spec: order = the observed order on test1d rounded, interval
+ * = its stability interval on the negative real axis, energy = its energy
+ * behaviour; like is left NULL.  Fails when a run fails. */
+int ts_grade_measure(const ts_stepper_type *type, const ts_grade_options *opt,
+                     ts_grade_expect *out);
+
 /* The check's short name ("order-test1d", ...). */
 const char *ts_grade_check_name(int kind);
 /* "pass", "FAIL", "skip". */

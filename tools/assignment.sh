@@ -1,0 +1,163 @@
+#!/bin/sh
+# tools/assignment.sh - write an assignment hand-out from this tree.
+#
+#   sh tools/assignment.sh --steppers "midpoint rk4" [--systems "..."] --out DIR
+#   (make assignment STEPPERS="midpoint rk4" [SYSTEMS=...] OUT=DIR)
+#
+# DIR/handout/   a copy of the tree in which each named stepper's step
+#                function is a skeleton: the file keeps its header comment
+#                (the update formula and its reference), alloc and free, and
+#                the step's body becomes /* YOUR CODE HERE */ returning
+#                TS_ERR_NOT_IMPLEMENTED, so the hand-out builds, every command
+#                runs, and the skeletons report "not implemented" (exit 1).
+# DIR/solution/  the same tree unchanged: the instructor's solution.
+# DIR/grading.spec  the expected values of the named steppers for
+#                `tstep grade --spec`, measured on the solution
+#                (tstep grade --write-spec: observed order rounded, stability
+#                interval, energy behaviour).
+# DIR/README.txt what is where and the commands to grade.
+#
+# --systems names systems that the spec's checks should also cover: they are
+# listed in README.txt for the student (the grader's battery itself runs on
+# test1d, the oscillator and its own probe system).
+#
+# The copy leaves out build/, .git and DIR itself.  The solution is built
+# (make build/tstep) to measure the spec; MAKEFLAGS such as -j2 and CFLAGS
+# pass through.
+set -eu
+
+steppers= systems= out=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --steppers) steppers=$2; shift 2 ;;
+    --systems) systems=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "assignment: unknown option '$1' (valid: --steppers, --systems, --out)" >&2; exit 2 ;;
+    esac
+done
+[ -n "$steppers" ] || { echo "assignment: --steppers (make: STEPPERS=\"a b\") is required" >&2; exit 2; }
+[ -n "$out" ] || { echo "assignment: --out (make: OUT=dir) is required" >&2; exit 2; }
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+# every named stepper must be a file in steppers/ with `.name = "NAME"`
+for s in $steppers; do
+    f=$(grep -l "\.name *= *\"$s\"" steppers/*.c 2>/dev/null | head -n 1 || true)
+    if [ -z "$f" ]; then
+        valid=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' steppers/*.c | tr '\n' ' ')
+        echo "assignment: unknown stepper '$s' (valid: $valid)" >&2
+        exit 2
+    fi
+done
+for s in $systems; do
+    grep -q "\.name *= *\"$s\"" systems/*.c 2>/dev/null || {
+        valid=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' systems/*.c | tr '\n' ' ')
+        echo "assignment: unknown system '$s' (valid: $valid)" >&2
+        exit 2
+    }
+done
+
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+    echo "assignment: '$out' exists and is not empty" >&2
+    exit 2
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# the tree, without build output, git data or the output directory
+copy_tree() {
+    mkdir -p "$1"
+    excl=
+    case $out/ in "$root"/*) excl="--exclude=./${out#"$root"/}" ;; esac
+    tar -C "$root" --exclude=./build --exclude=./.git $excl -cf - . | tar -C "$1" -xf -
+}
+copy_tree "$out/solution"
+copy_tree "$out/handout"
+
+# Replace the body of the step function (the one `.step = FN` names) with
+# the skeleton; the function's first line is `static int FN(`, its body
+# runs from a line `{` to a line `}`.
+skeleton() {
+    file=$1 name=$2
+    fn=$(sed -n 's/.*\.step *= *\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$file" | head -n 1)
+    [ -n "$fn" ] || { echo "assignment: no '.step = FN' in $file" >&2; exit 1; }
+    grep -q "^static int $fn(" "$file" || {
+        echo "assignment: $file: the step function '$fn' does not start a line 'static int $fn('" >&2
+        exit 1
+    }
+    awk -v fn="$fn" -v name="$name" '
+        function params(sig,    inner, n, parts, i, p, out) {
+            inner = sig
+            sub(/^[^(]*\(/, "", inner)
+            sub(/\)[^)]*$/, "", inner)
+            n = split(inner, parts, ",")
+            out = ""
+            for (i = 1; i <= n; i++) {
+                p = parts[i]
+                gsub(/[ \t\n]+$/, "", p)
+                if (match(p, /[A-Za-z_][A-Za-z0-9_]*$/))
+                    out = out (out == "" ? "" : ", ") "(void)" substr(p, RSTART, RLENGTH)
+            }
+            return out
+        }
+        state == 0 && index($0, "static int " fn "(") == 1 { state = 1; sig = "" }
+        state == 1 {
+            print
+            sig = sig " " $0
+            if ($0 ~ /^\{/) {
+                print "    /* YOUR CODE HERE: the update formula in the comment at the top of"
+                print "     * this file.  Read the state with ts_system_get_y, evaluate F with"
+                print "     * ts_system_deriv (forces at the state you hand it), write the new"
+                print "     * state with ts_system_set_y; scratch comes from alloc.  Delete the"
+                print "     * two lines below. */"
+                print "    " params(sig) ";"
+                print "    return ts_error(TS_ERR_NOT_IMPLEMENTED, \"stepper '\''" name "'\'' is a skeleton\");"
+                state = 2
+            }
+            next
+        }
+        state == 2 { if ($0 ~ /^\}/) { print; state = 3 } ; next }
+        { print }
+        END { if (state != 3) exit 1 }
+    ' "$file" > "$file.tmp" || { echo "assignment: $file: could not find the body of $fn" >&2; exit 1; }
+    mv "$file.tmp" "$file"
+}
+
+for s in $steppers; do
+    f=$(grep -l "\.name *= *\"$s\"" "$out/handout"/steppers/*.c | head -n 1)
+    skeleton "$f" "$s"
+done
+
+# the expected values, measured on the solution
+make -s -C "$out/solution" build/tstep >/dev/null
+list=$(echo $steppers | tr ' ' ',')
+"$out/solution/build/tstep" grade --write-spec --stepper "$list" > "$out/grading.spec"
+
+
+files=
+for s in $steppers; do
+    files="$files $(cd "$out/handout" && grep -l "\.name *= *\"$s\"" steppers/*.c | head -n 1)"
+done
+cat > "$out/README.txt" <<EOF
+tstep assignment: steppers $steppers
+${systems:+systems to try them on: $systems
+}
+handout/       give this to the students.  The steppers to write are the
+               skeletons in:$files
+               Each file's header comment gives the update formula; the step
+               function's body is /* YOUR CODE HERE */ and returns "not
+               implemented" until it is written.  make, then
+                 build/tstep run --system oscillator --stepper NAME --dt 0.1 --steps 10
+               runs it (exit 1 "not implemented" for a skeleton).
+solution/      the complete tree (the instructor's solution).
+grading.spec   the expected values, measured on the solution.
+
+Grading a student's tree (theirs, built with make):
+  build/tstep grade --spec grading.spec                  # a table, exit 0 when all pass
+  build/tstep grade --spec grading.spec --format json    # one object per stepper
+A skeleton scores 0 (every check fails, the first with "not implemented");
+the solution scores full marks.  See docs/grading.md.
+EOF
+echo "assignment: hand-out in $out/handout, solution in $out/solution, spec $out/grading.spec"
