@@ -1,0 +1,722 @@
+/* The grader (tstep/grade.h, tstep grade), the assignment kit and the JSON
+ * output of list, check-system and grade.
+ *
+ * Oracles: every built-in stepper graded with its true values from theory
+ * (order; stability interval, the root of |R(-z)| = 1 computed here from the
+ * closed-form R; energy behaviour from |R(i h)| at the grader's step) passes
+ * every check; broken probe steppers defined here, each with one defect,
+ * fail exactly the check aimed at that defect and pass the others; JSON is
+ * checked by a strict parser (json_valid.c) and against the text tables. */
+#include <complex.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "cli_alloc.h"
+#include "cli_run.h"
+#include "json_valid.h"
+#include "tests.h"
+#include "tstep/check.h"
+#include "tstep/grade.h"
+#include "tstep/linalg.h"
+#include "tstep/stability.h"
+
+/* --- probe steppers, each with one defect ---------------------------------- */
+
+static int probe_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    (void)opt;
+    return ts_scratch_vectors(sys, 4, scratch);
+}
+
+/* Midpoint whose second stage reads the stored (start-of-step) state back
+ * instead of using its stage vector: it is forward Euler, with two
+ * evaluations. */
+static int stored_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *ymid = y + m, *k = ymid + m, *tmp = k + m;
+    int s;
+    (void)stats;
+    ts_system_get_y(sys, y);
+    if ((s = ts_system_deriv(sys, t, y, k)))
+        return s;
+    ts_vec_copy(m, y, ymid);
+    ts_vec_axpy(m, 0.5 * h, k, ymid); /* computed, then not used: */
+    ts_system_get_y(sys, tmp);        /* the bug: the stored state */
+    if ((s = ts_system_deriv(sys, t + 0.5 * h, tmp, k)))
+        return s;
+    ts_vec_axpy(m, h, k, y);
+    ts_system_set_y(sys, y);
+    return TS_OK;
+}
+
+/* Midpoint with c2 = 1/3 instead of 1/2: R = 1 + z + z^2/3, order 1. */
+static int wrong_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *ymid = y + m, *k = ymid + m;
+    int s;
+    (void)stats;
+    ts_system_get_y(sys, y);
+    if ((s = ts_system_deriv(sys, t, y, k)))
+        return s;
+    ts_vec_copy(m, y, ymid);
+    ts_vec_axpy(m, h / 3.0, k, ymid);
+    if ((s = ts_system_deriv(sys, t + h / 3.0, ymid, k)))
+        return s;
+    ts_vec_axpy(m, h, k, y);
+    ts_system_set_y(sys, y);
+    return TS_OK;
+}
+
+/* Forward Euler that allocates its derivative in every step. */
+static int malloc_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *k = malloc(m * sizeof *k);
+    (void)stats;
+    if (!k)
+        return TS_ERR_NOMEM;
+    ts_system_get_y(sys, y);
+    int s = ts_system_deriv(sys, t, y, k);
+    if (!s) {
+        ts_vec_axpy(m, h, k, y);
+        ts_system_set_y(sys, y);
+    }
+    free(k);
+    return s;
+}
+
+/* Forward Euler whose update alternates, by a static counter, between two
+ * forms equal in exact arithmetic: results differ in the last bits from
+ * one run to the next. */
+static int static_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    static unsigned long calls;
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *k = y + m;
+    (void)stats;
+    ts_system_get_y(sys, y);
+    int s = ts_system_deriv(sys, t, y, k);
+    if (s)
+        return s;
+    for (size_t i = 0; i < m; i++)
+        y[i] = calls % 3 == 0 ? y[i] + h * k[i] : y[i] + (h / 3.0) * k[i] * 3.0;
+    calls++;
+    ts_system_set_y(sys, y);
+    return TS_OK;
+}
+
+static int skeleton_step(void *scratch, ts_system *sys, double t, double h,
+                         ts_step_stats *stats)
+{
+    /* YOUR CODE HERE */
+    (void)scratch, (void)sys, (void)t, (void)h, (void)stats;
+    return ts_error(TS_ERR_NOT_IMPLEMENTED, "probe skeleton");
+}
+
+/* Forward Euler written on the forces directly, without ts_system_deriv:
+ * pinned degrees of freedom move. */
+static int nopins_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    size_t n = sys->n;
+    double *x = scratch, *v = x + n, *f = v + n;
+    (void)stats;
+    ts_vec_copy(n, sys->x, x);
+    if (sys->order == 2)
+        ts_vec_copy(n, sys->v, v);
+    int s = ts_system_forces(sys, t, x, sys->order == 2 ? v : NULL, f);
+    if (s)
+        return s;
+    for (size_t i = 0; i < n; i++) {
+        if (sys->order == 2) {
+            sys->x[i] = x[i] + h * v[i];
+            sys->v[i] = v[i] + h * f[i] / sys->mass[i];
+        } else {
+            sys->x[i] = x[i] + h * f[i] / sys->mass[i];
+        }
+    }
+    return TS_OK;
+}
+
+/* Forward Euler that ignores a failing force evaluation's status. */
+static int ignore_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *k = y + m;
+    (void)stats;
+    ts_system_get_y(sys, y);
+    (void)ts_system_deriv(sys, t, y, k);
+    ts_vec_axpy(m, h, k, y);
+    ts_system_set_y(sys, y);
+    return TS_OK;
+}
+
+static int crash_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    (void)scratch, (void)sys, (void)t, (void)h, (void)stats;
+    raise(SIGSEGV);
+    return TS_OK;
+}
+
+#define PROBE(var, nm, fn)                                                                    \
+    static const ts_stepper_type var = {.name = nm, .summary = "grader probe", .order = 9,     \
+                                        .alloc = probe_alloc, .step = fn, .free = free}
+PROBE(probe_stored, "probe-stored", stored_step);
+PROBE(probe_wrong, "probe-wrong", wrong_step);
+PROBE(probe_malloc, "probe-malloc", malloc_step);
+PROBE(probe_static, "probe-static", static_step);
+PROBE(probe_skeleton, "probe-skeleton", skeleton_step);
+PROBE(probe_nopins, "probe-nopins", nopins_step);
+PROBE(probe_ignore, "probe-ignore", ignore_step);
+PROBE(probe_crash, "probe-crash", crash_step);
+
+/* --- helpers ------------------------------------------------------------------ */
+
+static ts_grade_options options(void)
+{
+    ts_grade_options o = ts_default_grade_options();
+    ck_assert_msg(cli_alloc_available(), "the test runner has no allocation counter");
+    o.alloc_arm = cli_alloc_arm;
+    o.alloc_count = cli_alloc_count;
+    return o;
+}
+
+static ts_grade_expect expect(int order, double interval, int energy,
+                              const ts_stepper_type *like)
+{
+    ts_grade_expect e = ts_default_grade_expect();
+    e.order = order, e.interval = interval, e.energy = energy, e.like = like;
+    return e;
+}
+
+/* Exactly the checks in `failing` (a mask of 1 << kind) fail; the rest pass. */
+static void assert_fails_exactly(const ts_grade_report *r, unsigned failing)
+{
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
+        int want = failing & (1u << k) ? TS_GRADE_FAIL : TS_GRADE_PASS;
+        ck_assert_msg(r->check[k].outcome == want, "%s: check %s is %s, expected %s (%s; %s)",
+                      r->type->name, ts_grade_check_name(k),
+                      ts_grade_outcome_name(r->check[k].outcome), ts_grade_outcome_name(want),
+                      r->check[k].measured, r->check[k].hint);
+    }
+}
+
+/* The stability interval of a polynomial R on the negative real axis: the
+ * first z > 0 where |R(-z)| = 1, by bisection on a fine scan (exact oracle
+ * from the closed form; INFINITY when none below 1000). */
+static double poly_interval(const double *c, int deg)
+{
+    double prev = 0.0;
+    for (double z = 1e-3; z < 1000.0; z *= 1.001) {
+        double r = 0.0;
+        for (int i = deg; i >= 0; i--)
+            r = r * -z + c[i];
+        if (fabs(r) > 1.0 + 1e-14) {
+            double lo = prev, hi = z;
+            for (int it = 0; it < 200; it++) {
+                double mid = 0.5 * (lo + hi), rm = 0.0;
+                for (int i = deg; i >= 0; i--)
+                    rm = rm * -mid + c[i];
+                if (fabs(rm) > 1.0)
+                    hi = mid;
+                else
+                    lo = mid;
+            }
+            return lo;
+        }
+        prev = z;
+    }
+    return INFINITY;
+}
+
+/* Energy behaviour on x'' = -x at step h from |R(ih)| (a one-step map of a
+ * linear oscillator multiplies the energy norm by |R|^2 each step). */
+static int energy_of(double complex r)
+{
+    double a = cabs(r);
+    return a > 1.0 + 1e-12 ? TS_ENERGY_GROWS : a < 1.0 - 1e-12 ? TS_ENERGY_DECAYS
+                                                               : TS_ENERGY_CONSERVED;
+}
+
+/* --- the built-in steppers with their true values --------------------------- */
+
+static const struct {
+    const char *name;
+    int order;
+    int degree; /* of R (0: rational, 1/(1 - z)) */
+    double coef[5];
+    const char *like; /* a stepper with the same R */
+} truth[] = {
+    {"forward-euler", 1, 1, {1, 1}, "forward-euler"},
+    {"midpoint", 2, 2, {1, 1, 0.5}, "trapezoid"},
+    {"trapezoid", 2, 2, {1, 1, 0.5}, "midpoint"},
+    {"rk4", 4, 4, {1, 1, 0.5, 1.0 / 6.0, 1.0 / 24.0}, "rk4"},
+    {"backward-euler", 1, 0, {0}, "backward-euler-linear"},
+    {"backward-euler-linear", 1, 0, {0}, "backward-euler"},
+    {"backward-euler-opt", 1, 0, {0}, "backward-euler"},
+};
+
+START_TEST(builtin_steppers_pass_with_true_values)
+{
+    const ts_stepper_type *t = ts_stepper_find(truth[_i].name);
+    ck_assert_msg(t, "%s is not registered", truth[_i].name);
+    double interval = truth[_i].degree ? poly_interval(truth[_i].coef, truth[_i].degree)
+                                       : INFINITY;
+    double complex z = 0.5 * I, r = 0.0; /* the grader's energy step, h = 0.5 */
+    if (truth[_i].degree)
+        for (int i = truth[_i].degree; i >= 0; i--)
+            r = r * z + truth[_i].coef[i];
+    else
+        r = 1.0 / (1.0 - z);
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(truth[_i].order, interval, energy_of(r),
+                               ts_stepper_find(truth[_i].like));
+    ck_assert_ptr_nonnull(e.like);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(t, &e, &o, &rep), TS_OK);
+    assert_fails_exactly(&rep, 0);
+    ck_assert_int_eq(rep.skipped, 0);
+    ck_assert_int_eq(rep.passed, TS_GRADE_CHECK_COUNT);
+}
+END_TEST
+
+START_TEST(rk4_interval_oracle)
+{
+    /* the oracle itself: rk4's interval is 2.785293563405282... (HNW IV.2) */
+    const double c[] = {1, 1, 0.5, 1.0 / 6.0, 1.0 / 24.0};
+    ck_assert_double_eq_tol(poly_interval(c, 4), 2.785293563405282, 1e-12);
+}
+END_TEST
+
+START_TEST(wrong_expected_order_fails)
+{
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(3, NAN, 0, NULL);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&ts_rk4, &e, &o, &rep), TS_OK);
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_TEST1D].outcome, TS_GRADE_FAIL);
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_OSCILLATOR].outcome, TS_GRADE_FAIL);
+    ck_assert_int_eq(rep.check[TS_GRADE_LOCAL_ORDER].outcome, TS_GRADE_FAIL);
+    ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_ORDER_TEST1D].hint, "higher than expected"));
+    ck_assert_int_eq(rep.check[TS_GRADE_INTERVAL].outcome, TS_GRADE_SKIP);
+    ck_assert_int_eq(rep.failed, 3);
+}
+END_TEST
+
+/* --- the broken probes ------------------------------------------------------- */
+
+#define BIT(k) (1u << (k))
+#define ORDER_CHECKS (BIT(TS_GRADE_ORDER_TEST1D) | BIT(TS_GRADE_ORDER_OSCILLATOR) | \
+                      BIT(TS_GRADE_LOCAL_ORDER))
+
+static const struct {
+    const ts_stepper_type *type;
+    int order;           /* what the probe really achieves, except for probe-wrong */
+    double interval;
+    int energy;
+    const ts_stepper_type *like;
+    unsigned failing;
+} broken[] = {
+    /* evaluates at the stored state: really forward Euler, so only the
+       structural check can tell */
+    {&probe_stored, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_STAGE_STATES)},
+    /* wrong coefficient, graded as the midpoint it should be */
+    {&probe_wrong, 2, NAN, 0, &ts_midpoint, ORDER_CHECKS | BIT(TS_GRADE_AMPLIFICATION)},
+    {&probe_malloc, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_NO_ALLOCATION)},
+    {&probe_static, 1, NAN, TS_ENERGY_GROWS, NULL, BIT(TS_GRADE_REPEATABLE)},
+    {&probe_nopins, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_PINS)},
+    {&probe_ignore, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_FAILED_FORCE)},
+};
+
+START_TEST(broken_probe_fails_its_check)
+{
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(broken[_i].order, broken[_i].interval, broken[_i].energy,
+                               broken[_i].like);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(broken[_i].type, &e, &o, &rep), TS_OK);
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++)
+        if (rep.check[k].outcome == TS_GRADE_SKIP)
+            continue; /* no expectation given for it */
+        else if (!(broken[_i].failing & BIT(k)))
+            ck_assert_msg(rep.check[k].outcome == TS_GRADE_PASS, "%s: %s %s (%s)",
+                          broken[_i].type->name, ts_grade_check_name(k),
+                          ts_grade_outcome_name(rep.check[k].outcome), rep.check[k].measured);
+    unsigned failed = 0;
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++)
+        if (rep.check[k].outcome == TS_GRADE_FAIL) {
+            failed |= BIT(k);
+            ck_assert_msg(*rep.check[k].hint, "%s: %s failed without a hint",
+                          broken[_i].type->name, ts_grade_check_name(k));
+        }
+    ck_assert_msg(failed == broken[_i].failing, "%s: failing mask %#x, expected %#x",
+                  broken[_i].type->name, failed, broken[_i].failing);
+}
+END_TEST
+
+START_TEST(static_probe_fails_without_isolation_too)
+{
+    /* in one process the static counter carries over between checks too */
+    ts_grade_options o = options();
+    o.isolate = 0;
+    ts_grade_expect e = expect(0, NAN, 0, NULL);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&probe_static, &e, &o, &rep), TS_OK);
+    ck_assert_int_eq(rep.check[TS_GRADE_REPEATABLE].outcome, TS_GRADE_FAIL);
+    ck_assert_int_eq(rep.failed, 1);
+}
+END_TEST
+
+START_TEST(skeleton_scores_zero)
+{
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&probe_skeleton, &e, &o, &rep), TS_OK);
+    ck_assert_str_eq(rep.check[TS_GRADE_IMPLEMENTED].measured, "not implemented");
+    ck_assert_int_eq(rep.passed, 0);
+    ck_assert_int_eq(rep.failed, TS_GRADE_CHECK_COUNT);
+    ck_assert_str_eq(ts_status_message(TS_ERR_NOT_IMPLEMENTED), "not implemented");
+    ck_assert_int_eq(ts_status_exit_code(TS_ERR_NOT_IMPLEMENTED), 1);
+}
+END_TEST
+
+START_TEST(crash_fails_the_check_not_the_grader)
+{
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(1, NAN, 0, NULL);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&probe_crash, &e, &o, &rep), TS_OK);
+    ck_assert_int_eq(rep.check[TS_GRADE_IMPLEMENTED].outcome, TS_GRADE_FAIL);
+    ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_IMPLEMENTED].measured, "crashed (signal 11"));
+    ck_assert_int_eq(rep.passed, 0);
+}
+END_TEST
+
+START_TEST(allocation_counter_counts)
+{
+    static void *volatile sink[3]; /* so the compiler keeps the calls */
+    long before = cli_alloc_count();
+    cli_alloc_arm(1);
+    sink[0] = malloc(16);
+    sink[1] = calloc(2, 8);
+    sink[0] = realloc(sink[0], 64);
+    cli_alloc_arm(0);
+    sink[2] = malloc(8); /* not armed: not counted */
+    ck_assert_int_eq(cli_alloc_count() - before, 3);
+    for (int i = 0; i < 3; i++)
+        free(sink[i]);
+}
+END_TEST
+
+/* --- the spec file ---------------------------------------------------------- */
+
+START_TEST(spec_parses)
+{
+    ts_grade_spec_entry en[4];
+    int n;
+    const char *text = "# steppers of the assignment\n"
+                       "\n"
+                       "midpoint order=2 interval=2 energy=grows like=trapezoid\n"
+                       "  backward-euler\torder=1 interval=inf   # implicit\n";
+    ck_assert_int_eq(ts_grade_spec_parse(text, en, 4, &n), TS_OK);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(en[0].name, "midpoint");
+    ck_assert_int_eq(en[0].expect.order, 2);
+    ck_assert_double_eq(en[0].expect.interval, 2.0);
+    ck_assert_int_eq(en[0].expect.energy, TS_ENERGY_GROWS);
+    ck_assert_str_eq(en[0].like, "trapezoid");
+    ck_assert_str_eq(en[1].name, "backward-euler");
+    ck_assert(isinf(en[1].expect.interval));
+    ck_assert_int_eq(en[1].expect.energy, TS_ENERGY_NONE);
+    ck_assert_str_eq(en[1].like, "");
+}
+END_TEST
+
+START_TEST(spec_errors_name_the_line)
+{
+    ts_grade_spec_entry en[4];
+    int n;
+    static const char *bad[][2] = {
+        {"rk4 order=4\nrk4 speed=3\n", "line 2: unknown key 'speed'"},
+        {"rk4 order=four\n", "line 1: order 'four'"},
+        {"rk4 energy=explodes\n", "line 1: energy 'explodes'"},
+        {"\n\nrk4 interval=-1\n", "line 3: interval '-1'"},
+        {"rk4 order\n", "line 1: 'order' is not key=value"},
+        {"order=2\n", "line 1: 'order=2' is not a stepper name"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(ts_grade_spec_parse(bad[i][0], en, 4, &n), TS_ERR_INPUT);
+        ck_assert_msg(strstr(ts_error_detail(), bad[i][1]), "'%s' gave '%s'", bad[i][0],
+                      ts_error_detail());
+    }
+}
+END_TEST
+
+/* --- the command line and JSON ------------------------------------------------ */
+
+static char out[1 << 17], err[1 << 14];
+
+static void assert_json(const char *text)
+{
+    size_t where;
+    ck_assert_msg(json_valid(text, &where), "invalid JSON at offset %zu: ...%.40s", where,
+                  text + where);
+}
+
+START_TEST(cli_grade_text_and_exit_status)
+{
+    ck_assert_int_eq(cli_run("grade --stepper rk4 --order 4 --interval 2.785293563 --energy "
+                             "decays --like rk4", out, sizeof out, err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "score: 12 of 12 checks passed"));
+    ck_assert_int_eq(cli_run("grade --stepper midpoint --order 1", out, sizeof out, err,
+                             sizeof err), 1);
+    ck_assert_ptr_nonnull(strstr(out, "order-test1d      FAIL"));
+    ck_assert_ptr_nonnull(strstr(out, "order higher than expected"));
+    ck_assert_ptr_nonnull(strstr(err, "1 stepper failed a check"));
+}
+END_TEST
+
+START_TEST(cli_grade_usage_errors)
+{
+    static const char *cases[][2] = {
+        {"grade", "--stepper or --spec is required"},
+        {"grade --stepper nosuch --order 1", "unknown stepper 'nosuch'"},
+        {"grade --stepper rk4 --order 0", "--order"},
+        {"grade --stepper rk4 --energy explodes", "--energy: 'explodes'"},
+        {"grade --stepper rk4 --interval -2", "--interval: '-2'"},
+        {"grade --stepper rk4 --like nosuch", "unknown stepper 'nosuch'"},
+        {"grade --stepper rk4 --format xml", "--format: 'xml'"},
+        {"grade --stepper rk4,midpoint", "one name"},
+        {"grade --spec /nonexistent/spec", "cannot open '/nonexistent/spec'"},
+        {"grade --spec /dev/null --order 2", "go in the spec file"},
+        {"grade --stepper rk4 --bogus", "--bogus"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ck_assert_msg(cli_run(cases[i][0], out, sizeof out, err, sizeof err) == 2, "%s",
+                      cases[i][0]);
+        ck_assert_msg(strstr(err, cases[i][1]), "%s: stderr '%s'", cases[i][0], err);
+    }
+}
+END_TEST
+
+START_TEST(cli_grade_spec_and_json)
+{
+    char path[] = "/tmp/tstep-spec-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# two steppers\nmidpoint order=2 interval=2 energy=grows like=trapezoid\n"
+               "backward-euler order=1 interval=inf energy=decays like=backward-euler-linear\n");
+    fclose(f);
+    char args[256];
+    snprintf(args, sizeof args, "grade --spec %s --format json", path);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    ck_assert_int_eq(json_count(out, "\"stepper\": "), 2);
+    ck_assert_int_eq(json_count(out, "\"name\": "), 2 * TS_GRADE_CHECK_COUNT);
+    ck_assert_int_eq(json_count(out, "\"result\": \"pass\""), 2 * TS_GRADE_CHECK_COUNT);
+    /* the text table's numbers are in the JSON: the observed orders */
+    const char *p = strstr(out, "\"name\": \"order-test1d\"");
+    ck_assert_ptr_nonnull(p);
+    double measured = json_number_after(p, "measured_value", NULL);
+    snprintf(args, sizeof args, "grade --spec %s --stepper midpoint", path);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    char want[64];
+    snprintf(want, sizeof want, "%.2f", measured);
+    const char *row = strstr(out, "order-test1d");
+    ck_assert_ptr_nonnull(row);
+    ck_assert_msg(strstr(row, want) && strstr(row, want) < strchr(row, '\n'),
+                  "text row '%.80s' lacks the JSON's %s", row, want);
+    /* a failing grade in JSON: exit 1, "passed": false, hints present */
+    ck_assert_int_eq(cli_run("grade --stepper forward-euler --order 2 --energy bounded "
+                             "--format json", out, sizeof out, err, sizeof err), 1);
+    assert_json(out);
+    ck_assert_int_eq(json_count(out, "\"result\": \"fail\""), 4);
+    ck_assert_ptr_nonnull(strstr(out, "\"passed\": false"));
+    /* interval inf as a string in the JSON (JSON has no infinity) */
+    snprintf(args, sizeof args, "grade --spec %s --stepper backward-euler --format json", path);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    ck_assert_ptr_nonnull(strstr(out, "\"interval\": \"inf\""));
+    remove(path);
+}
+END_TEST
+
+START_TEST(cli_write_spec_round_trip)
+{
+    ck_assert_int_eq(cli_run("grade --write-spec --stepper all > /tmp/tstep-ws.spec; "
+                             "build/tstep grade --spec /tmp/tstep-ws.spec",
+                             out, sizeof out, err, sizeof err), 0);
+    int n = 0;
+    while (ts_stepper_registry[n])
+        n++;
+    char want[64];
+    snprintf(want, sizeof want, "grade: %d of %d steppers passed every check", n, n);
+    ck_assert_msg(strstr(out, want), "%s", out);
+    remove("/tmp/tstep-ws.spec");
+}
+END_TEST
+
+START_TEST(cli_list_json)
+{
+    ck_assert_int_eq(cli_run("list --format json", out, sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    for (size_t i = 0; ts_stepper_registry[i]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "\"name\": \"%s\",\n      \"order\": %d,",
+                 ts_stepper_registry[i]->name, ts_stepper_registry[i]->order);
+        ck_assert_msg(strstr(out, want), "missing %s", want);
+    }
+    for (size_t i = 0; ts_system_registry[i]; i++)
+        for (const ts_param_def *d = ts_system_registry[i]->params; d && d->name; d++) {
+            char want[256];
+            snprintf(want, sizeof want, "\"default\": \"%s\"", d->def);
+            ck_assert_msg(strstr(out, want), "missing %s", want);
+        }
+    ck_assert_int_eq(cli_run("list --format yaml", out, sizeof out, err, sizeof err), 2);
+}
+END_TEST
+
+START_TEST(cli_check_system_json)
+{
+    ck_assert_int_eq(cli_run("check-system --system hair --format json", out, sizeof out, err,
+                             sizeof err), 0);
+    assert_json(out);
+    ck_assert_int_eq(json_count(out, "\"name\": "), TS_JCHECK_COUNT);
+    ck_assert_ptr_nonnull(strstr(out, "\"passed\": true"));
+    double e = json_number_after(out, "relative_error", NULL); /* df/dx, the first row */
+    ck_assert(isfinite(e));
+    ck_assert_int_eq(cli_run("check-system --system hair", out, sizeof out, err, sizeof err), 0);
+    char want[64];
+    snprintf(want, sizeof want, "relative error %.2e", e);
+    const char *row = strstr(out, "df/dx vs differences");
+    ck_assert_ptr_nonnull(row);
+    ck_assert_msg(strstr(row, want) && strstr(row, want) < strchr(row, '\n'),
+                  "text row '%.80s' lacks %s", row, want);
+    ck_assert_int_eq(cli_run("check-system --system hair --format csv", out, sizeof out, err,
+                             sizeof err), 2);
+}
+END_TEST
+
+START_TEST(json_validator_rejects)
+{
+    static const char *bad[] = {"{", "{\"a\": 1,}", "[1 2]", "{\"a\" 1}", "nan", "[-]",
+                                "\"a\nb\"", "01", "[1.]", "{} {}", "[inf]", "tru"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(!json_valid(bad[i], NULL), "accepted '%s'", bad[i]);
+    ck_assert(json_valid(" {\"a\": [1, -2.5e-3, true, null, \"\\u00e9\\n\"], \"b\": {}} ",
+                         NULL));
+}
+END_TEST
+
+/* --- the assignment kit, end to end ----------------------------------------- */
+
+START_TEST(assignment_kit_end_to_end)
+{
+    char dir[] = "/tmp/tstep-kit-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[2048];
+    /* -O0: the two builds are the cost of this test */
+    snprintf(cmd, sizeof cmd,
+             "set -e; sh tools/assignment.sh --steppers 'midpoint rk4' --out %s/kit >%s/log 2>&1; "
+             "make -s -j2 -C %s/kit/handout build/tstep CFLAGS=-O0 >>%s/log 2>&1",
+             dir, dir, dir, dir);
+    setenv("MAKEFLAGS", "", 1);
+    setenv("CFLAGS", "-O0", 1);
+    int st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "kit or hand-out build failed (see %s/log)",
+                  dir);
+    char path[512];
+    snprintf(path, sizeof path, "%s/kit/handout/steppers/rk4.c", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(out, "k1 = F(t, Y)")); /* the formula stays */
+    ck_assert_ptr_nonnull(strstr(out, "/* YOUR CODE HERE"));
+    ck_assert_ptr_null(strstr(out, "ts_vec_axpy(m, h * w[i] / 6.0"));  /* the answer goes */
+
+    /* the skeleton: commands run and say "not implemented", exit 1 */
+    snprintf(cmd, sizeof cmd, "cd %s/kit/handout && build/tstep run --system oscillator "
+             "--stepper rk4 --dt 0.1 --steps 3 >/dev/null 2>%s/err; echo $? >%s/rc",
+             dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/err", dir);
+    f = fopen(path, "r");
+    n = fread(err, 1, sizeof err - 1, f);
+    err[n] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(err, "not implemented"), "run said '%s'", err);
+    snprintf(path, sizeof path, "%s/rc", dir);
+    f = fopen(path, "r");
+    int rc = -1;
+    ck_assert_int_eq(fscanf(f, "%d", &rc), 1);
+    fclose(f);
+    ck_assert_int_eq(rc, 1);
+
+    /* the grader: zero for the skeletons, full marks for the solution */
+    snprintf(cmd, sizeof cmd, "cd %s/kit/handout && build/tstep grade --spec ../grading.spec "
+             "--format json >%s/hand.json 2>/dev/null; echo $? >%s/rc; cd ../solution && "
+             "build/tstep grade --spec ../grading.spec >%s/sol.txt", dir, dir, dir, dir);
+    st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the solution failed its grade");
+    snprintf(path, sizeof path, "%s/hand.json", dir);
+    f = fopen(path, "r");
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    assert_json(out);
+    ck_assert_int_eq(json_count(out, "\"score\": 0,"), 2);
+    ck_assert_int_eq(json_count(out, "\"result\": \"pass\""), 0);
+    ck_assert_int_eq(json_count(out, "\"measured\": \"not implemented\""),
+                     2 * (TS_GRADE_CHECK_COUNT - 1)); /* every check but the skipped like */
+    snprintf(path, sizeof path, "%s/sol.txt", dir);
+    f = fopen(path, "r");
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(out, "grade: 2 of 2 steppers passed every check"), "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *grade_suite(void)
+{
+    Suite *s = suite_create("grade");
+    TCase *tc = tcase_create("grader");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, builtin_steppers_pass_with_true_values, 0,
+                        (int)(sizeof truth / sizeof *truth));
+    tcase_add_test(tc, rk4_interval_oracle);
+    tcase_add_test(tc, wrong_expected_order_fails);
+    tcase_add_loop_test(tc, broken_probe_fails_its_check, 0, (int)(sizeof broken / sizeof *broken));
+    tcase_add_test(tc, static_probe_fails_without_isolation_too);
+    tcase_add_test(tc, skeleton_scores_zero);
+    tcase_add_test(tc, crash_fails_the_check_not_the_grader);
+    tcase_add_test(tc, allocation_counter_counts);
+    tcase_add_test(tc, spec_parses);
+    tcase_add_test(tc, spec_errors_name_the_line);
+    suite_add_tcase(s, tc);
+    TCase *cli = tcase_create("cli");
+    tcase_set_timeout(cli, 120);
+    tcase_add_test(cli, cli_grade_text_and_exit_status);
+    tcase_add_test(cli, cli_grade_usage_errors);
+    tcase_add_test(cli, cli_grade_spec_and_json);
+    tcase_add_test(cli, cli_write_spec_round_trip);
+    tcase_add_test(cli, cli_list_json);
+    tcase_add_test(cli, cli_check_system_json);
+    tcase_add_test(cli, json_validator_rejects);
+    suite_add_tcase(s, cli);
+    TCase *kit = tcase_create("assignment");
+    tcase_set_timeout(kit, 600);
+    tcase_add_test(kit, assignment_kit_end_to_end);
+    suite_add_tcase(s, kit);
+    return s;
+}
