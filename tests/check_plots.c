@@ -207,7 +207,7 @@ END_TEST
  * accepted step per step, and at the end equal to an in-process run's totals. */
 START_TEST(diag_stats_columns)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     make_tmpdir();
     const char *d = in_tmp("s.dat");
     ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper %s --dt 0.1 --steps 20 "
@@ -723,7 +723,7 @@ Suite *plots_suite(void)
     tcase_add_test(diag, diag_energy_split);
     tcase_add_test(diag, diag_forward_euler_factor);
     int nsteppers = 0;
-    while (ts_stepper_registry[nsteppers])
+    while (ts_stepper_at(nsteppers))
         nsteppers++;
     tcase_add_loop_test(diag, diag_stats_columns, 0, nsteppers);
     tcase_add_test(diag, diag_formats_agree);
