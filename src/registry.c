@@ -92,8 +92,10 @@ int ts_stepper_register(const ts_stepper_type *type)
     if (!type->alloc || !type->step || !type->free)
         return ts_error(TS_ERR_INPUT, "stepper '%s' has no %s function", type->name,
                         !type->alloc ? "alloc" : !type->step ? "step" : "free");
-    if (ts_stepper_find(type->name))
-        return ts_error(TS_ERR_INPUT, "stepper '%s' is already registered", type->name);
+    for (size_t i = 0; i < ts_stepper_count(); i++)
+        if (strcmp(ts_stepper_at(i)->name, type->name) == 0)
+            return ts_error(TS_ERR_INPUT, "stepper '%s' clashes with %s stepper of that name",
+                            type->name, i < NBUILTIN_STEPPERS ? "the built-in" : "an earlier-registered");
     return extra_add(&extra_steppers, type);
 }
 
@@ -103,7 +105,9 @@ int ts_system_register(const ts_system_type *type)
         return ts_error(TS_ERR_INPUT, "a system type without a name");
     if (!type->create)
         return ts_error(TS_ERR_INPUT, "system '%s' has no create function", type->name);
-    if (ts_system_find(type->name))
-        return ts_error(TS_ERR_INPUT, "system '%s' is already registered", type->name);
+    for (size_t i = 0; i < ts_system_count(); i++)
+        if (strcmp(ts_system_at(i)->name, type->name) == 0)
+            return ts_error(TS_ERR_INPUT, "system '%s' clashes with %s system of that name",
+                            type->name, i < NBUILTIN_SYSTEMS ? "the built-in" : "an earlier-registered");
     return extra_add(&extra_systems, type);
 }
