@@ -517,12 +517,21 @@ static void xwd_count(const char *path, unsigned rgb, int tol, long *near, long 
  * (white, on the server's black root) with the cloth in its colour. */
 START_TEST(live_cloth_under_xvfb)
 {
-    ck_assert_msg(sh("command -v xvfb-run >/dev/null && command -v xwd >/dev/null") == 0,
-                  "needs xvfb-run and xwd (Debian: xvfb xauth x11-apps; make deps installs "
-                  "them)");
-    ck_assert_msg(sh("gnuplot -e 'set terminal' 2>&1 | grep -Eqw 'qt|wxt|x11'") == 0,
-                  "needs a gnuplot with an interactive terminal (gnuplot-x11 or gnuplot-qt; "
-                  "make deps installs gnuplot-x11)");
+    /* Without the X tools the test says it is skipped and why, unless
+     * TSTEP_REQUIRE_LIVE is set (CI sets it: there it must run). */
+    const char *missing =
+        sh("command -v xvfb-run >/dev/null && command -v xwd >/dev/null") != 0
+            ? "needs xvfb-run and xwd (Debian: xvfb xauth x11-apps; make deps installs them)"
+        : sh("gnuplot -e 'set terminal' 2>&1 | grep -Eqw 'qt|wxt|x11'") != 0
+            ? "needs a gnuplot with an interactive terminal (gnuplot-x11 or gnuplot-qt; "
+              "make deps installs gnuplot-x11)"
+            : NULL;
+    if (missing) {
+        const char *req = getenv("TSTEP_REQUIRE_LIVE");
+        ck_assert_msg(!req || !*req, "TSTEP_REQUIRE_LIVE is set: %s", missing);
+        fprintf(stderr, "live_cloth_under_xvfb: SKIPPED: %s\n", missing);
+        return;
+    }
     make_tmpdir();
     static const char *const args = "--system cloth --param nx=6 --param ny=6 "
                                     "--stepper backward-euler --dt 0.02 --steps 10";
