@@ -12,6 +12,8 @@ const char *tstep_version(void) { return TSTEP_VERSION; }
 
 int tstep_plugin_load(const char *path)
 {
+    if (!path || !*path) /* dlopen would hand back the program itself */
+        return ts_error(TS_ERR_INPUT, "'': empty file name");
     dlerror();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
