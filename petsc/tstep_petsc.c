@@ -316,8 +316,8 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
     }
     if (!(*type = ts_system_find(system))) {
         fprintf(stderr, "tstep-petsc: --system: unknown system '%s' (valid:", system);
-        for (size_t i = 0; ts_system_registry[i]; i++)
-            fprintf(stderr, " %s", ts_system_registry[i]->name);
+        for (size_t i = 0; ts_system_at(i); i++)
+            fprintf(stderr, " %s", ts_system_at(i)->name);
         fprintf(stderr, ")\n");
         return 2;
     }
