@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "cli_alloc.h"
 #include "cli_json.h"
 #include "tstep/grade.h"
 
@@ -294,10 +293,6 @@ int cmd_grade(int argc, char **argv)
             return CLI_EXIT_USAGE;
         expects[0] = ex;
         n = 1;
-    }
-    if (cli_alloc_available()) {
-        gopt.alloc_arm = cli_alloc_arm;
-        gopt.alloc_count = cli_alloc_count;
     }
 
     FILE *f;

@@ -17,8 +17,8 @@ static void print_json(void)
     cli_json_object(&j, NULL);
     cli_json_string(&j, "command", "list");
     cli_json_array(&j, "steppers");
-    for (size_t i = 0; ts_stepper_registry[i]; i++) {
-        const ts_stepper_type *t = ts_stepper_registry[i];
+    for (size_t i = 0; ts_stepper_at(i); i++) {
+        const ts_stepper_type *t = ts_stepper_at(i);
         cli_json_object(&j, NULL);
         cli_json_string(&j, "name", t->name);
         cli_json_int(&j, "order", t->order);
@@ -31,8 +31,8 @@ static void print_json(void)
     }
     cli_json_close(&j);
     cli_json_array(&j, "systems");
-    for (size_t i = 0; ts_system_registry[i]; i++) {
-        const ts_system_type *s = ts_system_registry[i];
+    for (size_t i = 0; ts_system_at(i); i++) {
+        const ts_system_type *s = ts_system_at(i);
         cli_json_object(&j, NULL);
         cli_json_string(&j, "name", s->name);
         cli_json_string(&j, "summary", s->summary);
@@ -82,14 +82,14 @@ int cmd_list(int argc, char **argv)
         return 0;
     }
     printf("Steppers:\n");
-    for (size_t i = 0; ts_stepper_registry[i]; i++) {
-        const ts_stepper_type *t = ts_stepper_registry[i];
+    for (size_t i = 0; ts_stepper_at(i); i++) {
+        const ts_stepper_type *t = ts_stepper_at(i);
         printf("  %-22s order %d  %-8s  %s\n", t->name, t->order,
                t->flags & TS_IMPLICIT ? "implicit" : "explicit", t->summary);
     }
     printf("\nSystems:\n");
-    for (size_t i = 0; ts_system_registry[i]; i++) {
-        const ts_system_type *s = ts_system_registry[i];
+    for (size_t i = 0; ts_system_at(i); i++) {
+        const ts_system_type *s = ts_system_at(i);
         printf("  %-12s %s\n", s->name, s->summary);
         for (const ts_param_def *d = s->params; d && d->name; d++)
             printf("      %-16s %-4s = %-12s %s\n", d->name, kind_name(d->kind),

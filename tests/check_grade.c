@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include "cli_alloc.h"
+#include "alloc_counter.h" /* the test runner counts allocations as tstep does */
 #include "cli_run.h"
 #include "json_valid.h"
 #include "tests.h"
@@ -178,10 +178,9 @@ PROBE(probe_crash, "probe-crash", crash_step);
 
 static ts_grade_options options(void)
 {
+    alloc_counter_install();
     ts_grade_options o = ts_default_grade_options();
-    ck_assert_msg(cli_alloc_available(), "the test runner has no allocation counter");
-    o.alloc_arm = cli_alloc_arm;
-    o.alloc_count = cli_alloc_count;
+    ck_assert_msg(o.alloc_count, "the test runner has no allocation counter");
     return o;
 }
 
@@ -400,14 +399,17 @@ END_TEST
 START_TEST(allocation_counter_counts)
 {
     static void *volatile sink[3]; /* so the compiler keeps the calls */
-    long before = cli_alloc_count();
-    cli_alloc_arm(1);
+    alloc_counter_install();
+    ts_grade_options o = ts_default_grade_options();
+    ck_assert(o.alloc_count != NULL);
+    long before = o.alloc_count();
+    o.alloc_arm(1);
     sink[0] = malloc(16);
     sink[1] = calloc(2, 8);
     sink[0] = realloc(sink[0], 64);
-    cli_alloc_arm(0);
+    o.alloc_arm(0);
     sink[2] = malloc(8); /* not armed: not counted */
-    ck_assert_int_eq(cli_alloc_count() - before, 3);
+    ck_assert_int_eq(o.alloc_count() - before, 3);
     for (int i = 0; i < 3; i++)
         free(sink[i]);
 }
@@ -552,9 +554,7 @@ START_TEST(cli_write_spec_round_trip)
     ck_assert_int_eq(cli_run("grade --write-spec --stepper all > /tmp/tstep-ws.spec; "
                              "build/tstep grade --spec /tmp/tstep-ws.spec",
                              out, sizeof out, err, sizeof err), 0);
-    int n = 0;
-    while (ts_stepper_registry[n])
-        n++;
+    int n = (int)ts_stepper_count();
     char want[64];
     snprintf(want, sizeof want, "grade: %d of %d steppers passed every check", n, n);
     ck_assert_msg(strstr(out, want), "%s", out);
@@ -562,18 +562,45 @@ START_TEST(cli_write_spec_round_trip)
 }
 END_TEST
 
+/* The counter lives in the program (src/main.c) and catches a plugin's
+ * malloc too: a plugin built here from examples/ralston.c, allocating in its
+ * step, fails no-allocation; the unchanged plugin passes it. */
+START_TEST(cli_plugin_allocation_detected)
+{
+    char dir[] = "/tmp/tstep-gplug-XXXXXX", cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "sed -e 's/ts_system_get_y(sys, y);/ts_system_get_y(sys, y); "
+             "{ double *volatile p = malloc(8 * m); free(p); }/' "
+             "-e 's/\"ralston\"/\"ralston-malloc\"/' examples/ralston.c > %s/rm.c && "
+             "cc -shared -fPIC -Iinclude %s/rm.c -o %s/rm.so && "
+             "cc -shared -fPIC -Iinclude examples/ralston.c -o %s/ra.so", dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "--plugin %s/rm.so grade --stepper ralston-malloc --order 2", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "no-allocation     FAIL") && strstr(out, "9 allocations in 9 steps"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "--plugin %s/ra.so grade --stepper ralston --order 2 --like "
+             "midpoint --interval 2 --energy grows", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "score: 12 of 12 checks passed"), "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(cli_list_json)
 {
     ck_assert_int_eq(cli_run("list --format json", out, sizeof out, err, sizeof err), 0);
     assert_json(out);
-    for (size_t i = 0; ts_stepper_registry[i]; i++) {
+    for (size_t i = 0; ts_stepper_at(i); i++) {
         char want[128];
         snprintf(want, sizeof want, "\"name\": \"%s\",\n      \"order\": %d,",
-                 ts_stepper_registry[i]->name, ts_stepper_registry[i]->order);
+                 ts_stepper_at(i)->name, ts_stepper_at(i)->order);
         ck_assert_msg(strstr(out, want), "missing %s", want);
     }
-    for (size_t i = 0; ts_system_registry[i]; i++)
-        for (const ts_param_def *d = ts_system_registry[i]->params; d && d->name; d++) {
+    for (size_t i = 0; ts_system_at(i); i++)
+        for (const ts_param_def *d = ts_system_at(i)->params; d && d->name; d++) {
             char want[256];
             snprintf(want, sizeof want, "\"default\": \"%s\"", d->def);
             ck_assert_msg(strstr(out, want), "missing %s", want);
@@ -710,6 +737,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_grade_usage_errors);
     tcase_add_test(cli, cli_grade_spec_and_json);
     tcase_add_test(cli, cli_write_spec_round_trip);
+    tcase_add_test(cli, cli_plugin_allocation_detected);
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, json_validator_rejects);

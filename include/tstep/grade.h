@@ -107,13 +107,17 @@ typedef struct {
     int time_limit;     /* seconds per isolated check (default TS_GRADE_TIME_LIMIT) */
     /* Allocation counter: the number of malloc/calloc/realloc calls made by
      * the process so far, counting only while armed; NULL: the no-allocation
-     * check is skipped.  The tstep program supplies one (src/cli_alloc.c). */
+     * check is skipped.  Defaults to the installed counter (below). */
     void (*alloc_arm)(int on);
     long (*alloc_count)(void);
     ts_solver_options solver;
 } ts_grade_options;
 
 ts_grade_options ts_default_grade_options(void);
+
+/* Install a program's allocation counter for ts_default_grade_options (the
+ * tstep program installs one: src/alloc_counter.h). */
+void ts_grade_set_alloc_counter(void (*arm)(int on), long (*count)(void));
 
 /* Run every check on `type`.  Returns TS_OK when the battery ran (rep says
  * how it went), or a failure to set it up (out of memory, a fork failure). */
