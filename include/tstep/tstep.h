@@ -40,6 +40,7 @@
 #define TSTEP_TSTEP_H
 
 #include "tstep/check.h"
+#include "tstep/grade.h"
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/obj.h"
