@@ -693,6 +693,11 @@ START_TEST(assignment_kit_end_to_end)
              "build/tstep grade --spec ../grading.spec >%s/sol.txt", dir, dir, dir, dir);
     st = system(cmd);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the solution failed its grade");
+    snprintf(path, sizeof path, "%s/rc", dir);
+    f = fopen(path, "r");
+    ck_assert_int_eq(fscanf(f, "%d", &rc), 1);
+    fclose(f);
+    ck_assert_int_eq(rc, 1); /* the skeletons fail their grade */
     snprintf(path, sizeof path, "%s/hand.json", dir);
     f = fopen(path, "r");
     n = fread(out, 1, sizeof out - 1, f);
