@@ -121,6 +121,10 @@ static void print_json_report(cli_json *j, const ts_grade_report *r)
         cli_json_number(j, "measured_value", c->measured_value);
         cli_json_number(j, "tolerance", c->tolerance);
         cli_json_string(j, "hint", c->hint);
+        cli_json_object(j, "details");
+        for (int d = 0; d < c->ndetail; d++)
+            cli_json_number(j, c->detail[d].name, c->detail[d].value);
+        cli_json_close(j);
         cli_json_close(j);
     }
     cli_json_close(j);

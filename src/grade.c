@@ -200,6 +200,16 @@ static void probe_mark(probe_system *p)
 
 #define SET(field, ...) snprintf(c->field, sizeof c->field, __VA_ARGS__)
 
+/* Another number of the measured text, for the JSON report. */
+static void detail(ts_grade_check *c, const char *name, double value)
+{
+    int n = (int)(sizeof c->detail / sizeof *c->detail);
+    if (c->ndetail < n) {
+        c->detail[c->ndetail].name = name;
+        c->detail[c->ndetail++].value = value;
+    }
+}
+
 static void fail_status(ts_grade_check *c, const char *what, int s)
 {
     const char *d = ts_error_detail();
@@ -280,6 +290,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
     if (isnan(p)) {
         c->outcome = TS_GRADE_FAIL;
         SET(measured, "none (%d usable points)", used);
+        detail(c, "points_used", used);
         SET(hint, "the runs failed or their error exceeded the solution (check the update "
                   "formula and the status returned)");
         if (pts[0].status)
@@ -287,6 +298,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
         return;
     }
     SET(measured, "%.2f", p);
+    detail(c, "points_used", used);
     c->outcome = fabs(p - e->order) <= TS_GRADE_ORDER_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
     if (c->outcome == TS_GRADE_FAIL)
         SET(hint, "%s: error ~ dt^%.2f on %s; check the stage times and weights against "
@@ -359,6 +371,8 @@ static void check_amplification(const ts_stepper_type *type, const ts_grade_expe
         return;
     }
     SET(measured, "max |R - R_ref| %.2e (%d of %d z)", worst, compared, nz);
+    detail(c, "points_compared", compared);
+    detail(c, "points", nz);
     c->outcome = worst <= TS_GRADE_AMPLIFICATION_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
     if (c->outcome == TS_GRADE_FAIL)
         SET(hint, "one step differs from %s at z = %g%+gi: compare the coefficients with "
@@ -457,10 +471,13 @@ static void check_energy(const ts_stepper_type *type, const ts_grade_expect *e,
         return;
     }
     c->measured_value = ratio;
-    if (isinf(ratio))
+    if (isinf(ratio)) {
         SET(measured, "grows (diverged at step %ld)", n);
-    else
+        detail(c, "diverged_at_step", (double)n);
+    } else {
         SET(measured, "%s (B/A %.4g, max|dE|/E0 %.2e)", ts_energy_name(got), ratio, dev);
+        detail(c, "max_relative_deviation", dev);
+    }
     int ok = got == e->energy || (e->energy == TS_ENERGY_BOUNDED && got == TS_ENERGY_CONSERVED);
     c->outcome = ok ? TS_GRADE_PASS : TS_GRADE_FAIL;
     if (!ok)
@@ -524,6 +541,7 @@ static void check_stage_states(const ts_stepper_type *type, const ts_grade_optio
     }
     c->measured_value = (double)bad;
     SET(measured, "%ld of %ld evaluations", bad, calls);
+    detail(c, "evaluations", (double)calls);
     c->outcome = bad == 0 ? TS_GRADE_PASS : TS_GRADE_FAIL;
     if (bad)
         SET(hint, "a stage evaluated the forces at the start-of-step (stored) state: hand "
@@ -554,6 +572,7 @@ static void check_failed_force(const ts_stepper_type *type, const ts_grade_optio
     release(&q->base, st2);
     c->outcome = TS_GRADE_PASS;
     SET(measured, "passed up, state kept (%ld evaluations)", m);
+    detail(c, "evaluations", (double)m);
     if (s) {
         fail_status(c, "a step on the probe system failed", s);
     } else if (m == 0) {
@@ -578,10 +597,12 @@ static void check_failed_force(const ts_stepper_type *type, const ts_grade_optio
             c->outcome = TS_GRADE_FAIL;
             c->measured_value = s;
             SET(measured, "evaluation %ld failed, step returned '%s'", j, ts_status_message(s));
+            detail(c, "failed_evaluation", (double)j);
             SET(hint, "pass a failing force evaluation's status up unchanged (if (s) return s;)");
         } else if (memcmp(y, y0, sizeof y) != 0) {
             c->outcome = TS_GRADE_FAIL;
             SET(measured, "evaluation %ld failed, state changed", j);
+            detail(c, "failed_evaluation", (double)j);
             SET(hint, "a failed step must leave the stored state as it was");
         } else {
             /* the stepper must still be usable: a clean step as a fresh one's,
@@ -592,6 +613,7 @@ static void check_failed_force(const ts_stepper_type *type, const ts_grade_optio
                        1e-12 * fmax(1.0, ts_vec_norm_inf(2 * PROBE_N, y1)))) {
                 c->outcome = TS_GRADE_FAIL;
                 SET(measured, "after failing evaluation %ld the next step differs", j);
+                detail(c, "failed_evaluation", (double)j);
                 SET(hint, "a failed step left something behind in the stepper's scratch");
             }
         }
@@ -662,6 +684,7 @@ static void check_no_allocation(const ts_stepper_type *type, const ts_grade_opti
     }
     c->measured_value = (double)count;
     SET(measured, "%ld allocations in %d steps", count, 3 * PROBE_STEPS);
+    detail(c, "steps", 3 * PROBE_STEPS);
     c->outcome = count == 0 ? TS_GRADE_PASS : TS_GRADE_FAIL;
     if (count)
         SET(hint, "allocate scratch once in alloc (ts_scratch_vectors), never in step");
@@ -849,12 +872,16 @@ static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_ex
         return TS_OK;
     }
     c->outcome = TS_GRADE_FAIL;
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
         SET(measured, "timed out after %d s", opt->time_limit);
-    else if (WIFSIGNALED(status))
+        detail(c, "time_limit", opt->time_limit);
+    } else if (WIFSIGNALED(status)) {
         SET(measured, "crashed (signal %d: %s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else
+        detail(c, "signal", WTERMSIG(status));
+    } else {
         SET(measured, "the check's process exited with status %d", WEXITSTATUS(status));
+        detail(c, "exit_status", WEXITSTATUS(status));
+    }
     SET(hint, "the stepper %s during this check: run it under a debugger on the same system",
         WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "hung" : "crashed");
     return TS_OK;

@@ -526,6 +526,15 @@ START_TEST(cli_grade_spec_and_json)
     const char *p = strstr(out, "\"name\": \"order-test1d\"");
     ck_assert_ptr_nonnull(p);
     double measured = json_number_after(p, "measured_value", NULL);
+    /* the other numbers of the text, under details: midpoint makes 2
+       evaluations a step, 6 in the 3 steps of stage-states */
+    p = strstr(out, "\"name\": \"stage-states\"");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq(json_number_after(p, "evaluations", NULL), 6.0);
+    ck_assert_double_eq(json_number_after(p, "measured_value", NULL), 0.0);
+    p = strstr(out, "\"name\": \"no-allocation\"");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq(json_number_after(p, "steps", NULL), 9.0);
     snprintf(args, sizeof args, "grade --spec %s --stepper midpoint", path);
     ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
     char want[64];

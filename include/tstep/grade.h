@@ -92,6 +92,12 @@ typedef struct {
     double measured_value;
     double tolerance;       /* NAN when exact */
     char hint[200];         /* one line: what to look at (failures), or a note */
+    /* the other numbers of the measured text, by name (e.g. "evaluations") */
+    struct {
+        const char *name;   /* a string literal */
+        double value;
+    } detail[4];
+    int ndetail;
 } ts_grade_check;
 
 typedef struct {
