@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "tstep/stability.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -272,4 +273,25 @@ void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int di
         if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
             fputc('\n', out);
     }
+}
+
+int cli_drop_unimplemented(const char *cmd, const ts_stepper_type **types, int *ntypes, int all)
+{
+    for (int i = 0; i < *ntypes; i++) {
+        double re, im;
+        ts_error_clear();
+        int s = ts_amplification(types[i], NULL, -0.1, 0.0, &re, &im);
+        if (s != TS_ERR_NOT_IMPLEMENTED)
+            continue;
+        if (!all)
+            return cli_fail(cmd, s);
+        fprintf(stderr, "tstep %s: skipping '%s': not implemented\n", cmd, types[i]->name);
+        memmove(&types[i], &types[i + 1], (size_t)(*ntypes - i - 1) * sizeof *types);
+        (*ntypes)--, i--;
+    }
+    if (*ntypes == 0) {
+        fprintf(stderr, "tstep %s: not implemented: every stepper is a skeleton\n", cmd);
+        return ts_status_exit_code(TS_ERR_NOT_IMPLEMENTED);
+    }
+    return 0;
 }

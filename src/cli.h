@@ -48,6 +48,13 @@ int cli_find_system(const char *cmd, const char *name, const ts_system_type **ou
 int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type **out, int max,
                       int *count);
 
+/* Skeleton steppers (one step of x' = -0.1 x returns TS_ERR_NOT_IMPLEMENTED):
+ * with `all` (the list was "all") they are dropped from types[0..*ntypes)
+ * with a note on stderr; named, they are an error: prints "tstep CMD: not
+ * implemented: ..." and returns 1. */
+int cli_drop_unimplemented(const char *cmd, const ts_stepper_type **types, int *ntypes,
+                           int all);
+
 /* Collected --param key=value pairs, applied once the system is known. */
 typedef struct {
     const char *pair[TS_MAX_PARAMS * 2];

@@ -598,6 +598,32 @@ START_TEST(cli_plugin_allocation_detected)
 }
 END_TEST
 
+/* A skeleton stepper as a plugin (assignment.sh --skeleton on a copy of
+ * examples/ralston.c): the commands say "not implemented" and exit 1, the
+ * grader scores 0. */
+START_TEST(cli_skeleton_plugin_not_implemented)
+{
+    char dir[] = "/tmp/tstep-skel-XXXXXX", cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "sed 's/\"ralston\"/\"skel\"/' examples/ralston.c > %s/skel.c && "
+             "sh tools/assignment.sh --skeleton %s/skel.c && "
+             "grep -q 'YOUR CODE HERE' %s/skel.c && grep -q 'k2 = F(t + 2h/3' %s/skel.c && "
+             "cc -shared -fPIC -Iinclude %s/skel.c -o %s/skel.so",
+             dir, dir, dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "--plugin %s/skel.so run --system oscillator --stepper skel "
+             "--dt 0.1 --steps 3", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "not implemented"), "%s", err);
+    snprintf(cmd, sizeof cmd, "--plugin %s/skel.so grade --stepper skel --order 2", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "score: 0 of 9 checks passed"), "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(cli_list_json)
 {
     ck_assert_int_eq(cli_run("list --format json", out, sizeof out, err, sizeof err), 0);
@@ -752,6 +778,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_grade_spec_and_json);
     tcase_add_test(cli, cli_write_spec_round_trip);
     tcase_add_test(cli, cli_plugin_allocation_detected);
+    tcase_add_test(cli, cli_skeleton_plugin_not_implemented);
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, json_validator_rejects);

@@ -3,6 +3,8 @@
 #
 #   sh tools/assignment.sh --steppers "midpoint rk4" [--systems "..."] --out DIR
 #   (make assignment STEPPERS="midpoint rk4" [SYSTEMS=...] OUT=DIR)
+#   sh tools/assignment.sh --skeleton FILE.c     (one stepper file, in place:
+#                                                  e.g. an out-of-tree plugin's)
 #
 # DIR/handout/   a copy of the tree in which each named stepper's step
 #                function is a skeleton: the file keeps its header comment
@@ -26,55 +28,17 @@
 # pass through.
 set -eu
 
-steppers= systems= out=
+steppers= systems= out= only=
 while [ $# -gt 0 ]; do
     case $1 in
+    --skeleton) only=$2; shift 2 ;;
     --steppers) steppers=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "assignment: unknown option '$1' (valid: --steppers, --systems, --out)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "assignment: unknown option '$1' (valid: --steppers, --systems, --out, --skeleton)" >&2; exit 2 ;;
     esac
 done
-[ -n "$steppers" ] || { echo "assignment: --steppers (make: STEPPERS=\"a b\") is required" >&2; exit 2; }
-[ -n "$out" ] || { echo "assignment: --out (make: OUT=dir) is required" >&2; exit 2; }
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-
-# every named stepper must be a file in steppers/ with `.name = "NAME"`
-for s in $steppers; do
-    f=$(grep -l "\.name *= *\"$s\"" steppers/*.c 2>/dev/null | head -n 1 || true)
-    if [ -z "$f" ]; then
-        valid=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' steppers/*.c | tr '\n' ' ')
-        echo "assignment: unknown stepper '$s' (valid: $valid)" >&2
-        exit 2
-    fi
-done
-for s in $systems; do
-    grep -q "\.name *= *\"$s\"" systems/*.c 2>/dev/null || {
-        valid=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' systems/*.c | tr '\n' ' ')
-        echo "assignment: unknown system '$s' (valid: $valid)" >&2
-        exit 2
-    }
-done
-
-if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
-    echo "assignment: '$out' exists and is not empty" >&2
-    exit 2
-fi
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-
-# the tree, without build output, git data or the output directory
-copy_tree() {
-    mkdir -p "$1"
-    excl=
-    case $out/ in "$root"/*) excl="--exclude=./${out#"$root"/}" ;; esac
-    tar -C "$root" --exclude=./build --exclude=./.git $excl -cf - . | tar -C "$1" -xf -
-}
-copy_tree "$out/solution"
-copy_tree "$out/handout"
 
 # Replace the body of the step function (the one `.step = FN` names) with
 # the skeleton; the function's first line is `static int FN(`, its body
@@ -124,6 +88,54 @@ skeleton() {
     ' "$file" > "$file.tmp" || { echo "assignment: $file: could not find the body of $fn" >&2; exit 1; }
     mv "$file.tmp" "$file"
 }
+
+if [ -n "$only" ]; then
+    [ -f "$only" ] || { echo "assignment: --skeleton: no file '$only'" >&2; exit 2; }
+    name=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' "$only" | head -n 1)
+    [ -n "$name" ] || { echo "assignment: --skeleton: no '.name = \"...\"' in $only" >&2; exit 2; }
+    skeleton "$only" "$name"
+    exit 0
+fi
+
+[ -n "$steppers" ] || { echo "assignment: --steppers (make: STEPPERS=\"a b\") is required" >&2; exit 2; }
+[ -n "$out" ] || { echo "assignment: --out (make: OUT=dir) is required" >&2; exit 2; }
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+# every named stepper must be a file in steppers/ with `.name = "NAME"`
+for s in $steppers; do
+    f=$(grep -l "\.name *= *\"$s\"" steppers/*.c 2>/dev/null | head -n 1 || true)
+    if [ -z "$f" ]; then
+        valid=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' steppers/*.c | tr '\n' ' ')
+        echo "assignment: unknown stepper '$s' (valid: $valid)" >&2
+        exit 2
+    fi
+done
+for s in $systems; do
+    grep -q "\.name *= *\"$s\"" systems/*.c 2>/dev/null || {
+        valid=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' systems/*.c | tr '\n' ' ')
+        echo "assignment: unknown system '$s' (valid: $valid)" >&2
+        exit 2
+    }
+done
+
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
+    echo "assignment: '$out' exists and is not empty" >&2
+    exit 2
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# the tree, without build output, git data or the output directory
+copy_tree() {
+    mkdir -p "$1"
+    excl=
+    case $out/ in "$root"/*) excl="--exclude=./${out#"$root"/}" ;; esac
+    tar -C "$root" --exclude=./build --exclude=./.git $excl -cf - . | tar -C "$1" -xf -
+}
+copy_tree "$out/solution"
+copy_tree "$out/handout"
 
 for s in $steppers; do
     f=$(grep -l "\.name *= *\"$s\"" "$out/handout"/steppers/*.c | head -n 1)
