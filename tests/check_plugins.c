@@ -342,6 +342,22 @@ START_TEST(pendulum_plugin_passes_check_system)
     rc = student(dir, out, sizeof out, "tstep --plugin ./pendulum.so check-system --system "
                                        "pendulum --param theta0=2.5 --param c=0.3");
     ck_assert_msg(rc == 0, "check-system theta0=2.5 c=0.3: exit %d:\n%s", rc, out);
+    /* its energy: conserved by rk4 to the method's error (about 1e-8 here
+     * over 1000 steps), gained by forward Euler (factor > 1 per step) */
+    double e0, e1;
+    for (int k = 0; k < 2; k++) {
+        rc = student(dir, out, sizeof out,
+                     "tstep --plugin ./pendulum.so run --system pendulum --stepper %s "
+                     "--dt 0.01 --t-end 10 --out /dev/null --diagnostics d.csv && "
+                     "sed -n '2p;$p' d.csv | cut -d, -f5",
+                     k ? "forward-euler" : "rk4");
+        ck_assert_msg(rc == 0 && sscanf(out, "%lf %lf", &e0, &e1) == 2, "run: %d %s", rc, out);
+        ck_assert_double_eq_tol(e0, 9.81 * (1.0 - cos(1.0)), 1e-12); /* m g L (1 - cos 1) */
+        if (k == 0)
+            ck_assert_msg(fabs(e1 - e0) <= 1e-6 * e0, "rk4: energy %g -> %g", e0, e1);
+        else
+            ck_assert_msg(e1 > 1.5 * e0, "forward Euler: energy %g -> %g", e0, e1);
+    }
     /* a wrong Jacobian (sin for cos) fails it */
     const char *bad = folder("pendulum-wrong", "pendulum.c");
     edit(bad, "pendulum.c", "cos(x[0]) * u[0]", "sin(x[0]) * u[0]");
