@@ -468,6 +468,52 @@ START_TEST(own_program_links_the_installed_library)
 }
 END_TEST
 
+/* --- the student guide as written ----------------------------------------- */
+
+/* Every ```sh block of docs/students.md, in order, in one shell with a
+ * scratch HOME, /path/to/tstep standing for this tree: each command must
+ * succeed, and what the page quotes (the version line, the sweep table)
+ * must be what the commands print. */
+START_TEST(student_guide_runs_as_written)
+{
+    static char out[1 << 17];
+    int rc = shell(out, sizeof out,
+                   "mkdir -p '%s/home' && awk '/^```sh$/{f=1;next} /^```$/{f=0} f' "
+                   "docs/students.md | sed 's|/path/to/tstep|%s|g' > '%s/students.sh' && "
+                   "test -s '%s/students.sh'",
+                   root, repo, root, root);
+    ck_assert_msg(rc == 0, "extracting the commands: %s", out);
+    rc = shell(out, sizeof out,
+               "unset MAKEFLAGS MFLAGS MAKELEVEL TSTEP_PLUGINS; HOME='%s/home' bash -e -x "
+               "'%s/students.sh'",
+               root, root);
+    ck_assert_msg(rc == 0, "docs/students.md: a command failed (exit %d):\n%s", rc,
+                  strlen(out) > 3000 ? out + strlen(out) - 3000 : out);
+    char want[128];
+    snprintf(want, sizeof want, "tstep %s (plugin interface %d)", TSTEP_VERSION,
+             TSTEP_PLUGIN_ABI);
+    ck_assert_msg(strstr(out, want), "the guide's tstep --version did not print '%s'", want);
+    ck_assert_msg(strstr(out, "result: pass"), "check-system did not pass:\n%s", out);
+    /* the page quotes the same version line and the same sweep table */
+    static char guide[1 << 16];
+    FILE *f = fopen("docs/students.md", "r");
+    ck_assert_ptr_nonnull(f);
+    guide[fread(guide, 1, sizeof guide - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(guide, want), "docs/students.md does not quote '%s'", want);
+    const char *table = strstr(guide, "\nobserved order on oscillator");
+    ck_assert_ptr_nonnull(table);
+    const char *end = strstr(table, "\n```");
+    ck_assert_ptr_nonnull(end);
+    char line[256];
+    for (const char *p = table + 1; p < end; p = strchr(p, '\n') + 1) {
+        snprintf(line, sizeof line, "%.*s", (int)(strchr(p, '\n') - p), p);
+        ck_assert_msg(strstr(out, line), "the guide quotes a line the sweep did not print:\n%s",
+                      line);
+    }
+}
+END_TEST
+
 /* --- the registry in-process --------------------------------------------- */
 
 START_TEST(registry_appends_and_refuses_clashes)
@@ -517,6 +563,7 @@ Suite *plugins_suite(void)
     tcase_add_test(tc, plugins_from_the_environment);
     tcase_add_test(tc, bad_plugins_are_refused_with_exit_2);
     tcase_add_test(tc, own_program_links_the_installed_library);
+    tcase_add_test(tc, student_guide_runs_as_written);
     suite_add_tcase(s, tc);
     TCase *reg = tcase_create("registry");
     tcase_add_test(reg, registry_appends_and_refuses_clashes);
