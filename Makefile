@@ -6,6 +6,8 @@
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
 #   make bench    cloth CG matvec throughput against a STREAM triad on this machine
+#   make petsc    (optional) build/tstep-petsc: any system under PETSc's TS;
+#                 make deps-petsc installs PETSc and an MPI, make test-petsc tests it
 #   make install  bin/tstep, lib/libtstep.{a,so}, include/tstep/, lib/pkgconfig/tstep.pc,
 #                 share/man/man1/tstep.1, share/tstep/*.gp under $(DESTDIR)$(PREFIX)
 #   make uninstall  remove what make install put there
@@ -47,7 +49,7 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
 
-.PHONY: all test demo plots deps clean bench install uninstall FORCE
+.PHONY: all test demo plots deps clean bench install uninstall FORCE petsc deps-petsc test-petsc
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
@@ -108,6 +110,21 @@ $(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
 bench: $(BUILD)/bench_matvec
 	$(BUILD)/bench_matvec
 
+# The optional PETSc bridge (petsc/): outside the default build.
+PETSC_PKGS = petsc-dev openmpi-bin
+deps-petsc:
+	@sh tools/deps.sh $(PETSC_PKGS)
+
+$(BUILD)/tstep-petsc: petsc/tstep_petsc.c petsc/bridge.c petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
+	@pkg-config --exists petsc || { echo "make petsc: PETSc not found; run 'make deps-petsc'" >&2; exit 1; }
+	$(CC) $(TS_CFLAGS) -Ipetsc/include $$(pkg-config --cflags petsc ompi-c) $(LDFLAGS) -o $@ \
+	    petsc/tstep_petsc.c petsc/bridge.c $(BUILD)/libtstep.a \
+	    $$(pkg-config --libs petsc ompi-c) $(LDLIBS)
+
+petsc: $(BUILD)/tstep-petsc
+
+test-petsc: deps-petsc $(BUILD)/tstep $(BUILD)/tstep-petsc
+	@sh petsc/test.sh
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 INCDIR = $(DESTDIR)$(PREFIX)/include/tstep

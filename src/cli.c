@@ -207,7 +207,12 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
         o->newton_max = (int)n;
         return 0;
     case 1003:
-        return cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol);
+        if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
+            return CLI_EXIT_USAGE;
+        if (!(o->cg_tol < 1.0))
+            return cli_usage_error(cmd, "--cg-tol must be below 1 (a relative residual), got '%s'",
+                                   arg);
+        return 0;
     case 1004:
         if (cli_parse_count(cmd, "cg-max", arg, 1, &n))
             return CLI_EXIT_USAGE;

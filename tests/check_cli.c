@@ -112,7 +112,7 @@ START_TEST(run_stats_columns)
     EXPECT("run --system oscillator --stepper backward-euler --dt 0.1 --steps 2 --format csv "
            "--stats",
            0, "Newton iterations");
-    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters\n"));
+    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters,residual,linear_residual\n"));
     /* backward Euler, k = m = 1: x1 = x0 / (1 + h^2) */
     ck_assert_ptr_nonnull(strstr(out, "\n0.1,0.99009900990099,-0.099009900990099,"));
 }

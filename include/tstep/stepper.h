@@ -22,18 +22,30 @@ enum {
     TS_IMPLICIT = 1u << 0,   /* solves a (non)linear system each step */
     TS_SYMPLECTIC = 1u << 1, /* preserves phase-space volume */
     TS_NEEDS_JACOBIAN = 1u << 2, /* needs the system's Jacobian products */
-    TS_NEEDS_ENERGY = 1u << 3    /* needs the system's potential energy (ops->energy) */
+    TS_NEEDS_ENERGY = 1u << 3,   /* needs the system's potential energy (ops->energy) */
+    TS_PARTITIONED = 1u << 4,    /* treats x and v differently (symplectic Euler, Verlet):
+                                    its stability is judged on x'' = -w^2 x - 2 zeta w x' */
+    TS_LINEARIZED = 1u << 5      /* one linear solve per step, no Newton iteration: its
+                                    result depends on the linear tolerance */
 };
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
 typedef struct {
-    double newton_tol; /* stop when |update|_inf <= newton_tol * max(1, |v|_inf) (order 1: |x|_inf) */
+    double newton_tol; /* Newton's stop: |M^-1 r|_inf <= newton_tol * max(1, |v|_inf)
+                          (order 1: |x|_inf), r the residual of the implicit equation;
+                          see tstep/implicit.h */
     int newton_max;    /* Newton iteration cap */
-    double cg_tol;     /* relative residual |r| <= cg_tol |b| */
+    double cg_tol;     /* linear solves: relative residual |r| <= cg_tol |b|, 0 < cg_tol < 1;
+                          0 means automatic: the Eisenstat-Walker forcing rule inside
+                          Newton, TS_LINEAR_TOL_DEFAULT for a linearized step */
     int cg_max;        /* linear iteration cap; 0 means 2 * dimension + 20 */
 } ts_solver_options;
 
-/* Defaults: newton_tol 1e-8, newton_max 20, cg_tol 1e-10, cg_max 0 (auto). */
+/* The linear tolerance of a linearized step (backward-euler-linear) when
+ * cg_tol is automatic: its one solve is the whole step. */
+#define TS_LINEAR_TOL_DEFAULT 1e-10
+
+/* Defaults: newton_tol 1e-8, newton_max 20, cg_tol 0 (automatic), cg_max 0 (auto). */
 ts_solver_options ts_default_solver_options(void);
 
 /* Per-step statistics; steppers fill the iteration counts, the framework the rest. */
@@ -43,6 +55,13 @@ typedef struct {
     long newton_iters;
     long linear_iters;
     long accepted, rejected; /* steps (adaptive runs reject and retry) */
+    /* Achieved accuracy of the implicit solve, NAN where not computed.
+     * residual: Newton's stop measure at the accepted iterate,
+     *   |M^-1 r|_inf / max(1, |v|_inf) (order 1: |x|_inf), to compare with newton_tol;
+     * linear_residual: relative residual |b - A x|_2 / |b|_2 of the last linear solve.
+     * In a stepper's totals both are the worst (largest) over the run. */
+    double residual;
+    double linear_residual;
 } ts_step_stats;
 
 typedef struct ts_stepper_type {
