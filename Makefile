@@ -52,10 +52,16 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
 
-.PHONY: all test demo plots deps clean bench install uninstall petsc deps-petsc test-petsc assignment
+.PHONY: all test demo plots deps clean bench install uninstall FORCE petsc deps-petsc test-petsc assignment
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
-$(BUILD)/%.o: %.c
+# Objects are rebuilt when the compiler or its flags change (build/.cflags).
+$(BUILD)/.cflags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(TS_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(TS_CFLAGS)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/.cflags
 	@mkdir -p $(@D)
 	$(CC) $(TS_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
@@ -89,8 +95,10 @@ $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
-test: deps $(BUILD)/tstep $(BUILD)/check_tstep
-	$(BUILD)/check_tstep
+# TSTEP_TEST_CFLAGS: the plugins suite links its own program with them
+# (a sanitizer build of libtstep.a needs the same -fsanitize flags).
+test: deps all $(BUILD)/check_tstep
+	TSTEP_TEST_CFLAGS='$(CFLAGS)' $(BUILD)/check_tstep
 
 plots: deps $(BUILD)/tstep
 	@sh tools/plots.sh --out $(BUILD)/plots

@@ -16,7 +16,9 @@
  * Jacobian passes check-system and a wrong one (sin for cos) fails it; the
  * installed libraries export only ts_* and tstep_* symbols (nm).
  *
- * They run make and cc from the repository root, as `make test` does. */
+ * They run make and cc from the repository root, as `make test` does; the
+ * own program is linked with TSTEP_TEST_CFLAGS too (make test sets it to
+ * CFLAGS, which a sanitizer build of the library needs). */
 #include <complex.h>
 #include <math.h>
 #include <stdarg.h>
@@ -246,7 +248,8 @@ START_TEST(install_layout_version_and_man_page)
 }
 END_TEST
 
-/* Every defined global symbol of both libraries is ts_* or tstep_*. */
+/* Every defined global symbol of both libraries is ts_* or tstep_* (names
+ * starting with __ are reserved to the compiler and skipped). */
 START_TEST(libraries_export_only_prefixed_symbols)
 {
     require_install();
@@ -260,6 +263,8 @@ START_TEST(libraries_export_only_prefixed_symbols)
             char addr[64], type[8], name[256];
             if (sscanf(line, "%63s %7s %255s", addr, type, name) != 3)
                 continue; /* a member's name line, or blank */
+            if (strncmp(name, "__", 2) == 0)
+                continue; /* the compiler's own (sanitizers' __odr_asan.*) */
             ck_assert_msg(strncmp(name, "ts_", 3) == 0 || strncmp(name, "tstep_", 6) == 0,
                           "%s exports %s", k ? "libtstep.so" : "libtstep.a", name);
             symbols++;
@@ -342,6 +347,22 @@ START_TEST(pendulum_plugin_passes_check_system)
     rc = student(dir, out, sizeof out, "tstep --plugin ./pendulum.so check-system --system "
                                        "pendulum --param theta0=2.5 --param c=0.3");
     ck_assert_msg(rc == 0, "check-system theta0=2.5 c=0.3: exit %d:\n%s", rc, out);
+    /* its energy: conserved by rk4 to the method's error (about 1e-8 here
+     * over 1000 steps), gained by forward Euler (factor > 1 per step) */
+    double e0, e1;
+    for (int k = 0; k < 2; k++) {
+        rc = student(dir, out, sizeof out,
+                     "tstep --plugin ./pendulum.so run --system pendulum --stepper %s "
+                     "--dt 0.01 --t-end 10 --out /dev/null --diagnostics d.csv && "
+                     "sed -n '2p;$p' d.csv | cut -d, -f5",
+                     k ? "forward-euler" : "rk4");
+        ck_assert_msg(rc == 0 && sscanf(out, "%lf %lf", &e0, &e1) == 2, "run: %d %s", rc, out);
+        ck_assert_double_eq_tol(e0, 9.81 * (1.0 - cos(1.0)), 1e-12); /* m g L (1 - cos 1) */
+        if (k == 0)
+            ck_assert_msg(fabs(e1 - e0) <= 1e-6 * e0, "rk4: energy %g -> %g", e0, e1);
+        else
+            ck_assert_msg(e1 > 1.5 * e0, "forward Euler: energy %g -> %g", e0, e1);
+    }
     /* a wrong Jacobian (sin for cos) fails it */
     const char *bad = folder("pendulum-wrong", "pendulum.c");
     edit(bad, "pendulum.c", "cos(x[0]) * u[0]", "sin(x[0]) * u[0]");
@@ -427,7 +448,7 @@ START_TEST(own_program_links_the_installed_library)
     char out[8192];
     int rc = student(dir, out, sizeof out,
                      "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl -o mytstep");
+                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl $TSTEP_TEST_CFLAGS -o mytstep");
     ck_assert_msg(rc == 0, "building mytstep: %s", out);
     ck_assert_int_eq(student(dir, out, sizeof out, "./mytstep list"), 0);
     ck_assert_msg(strstr(out, "\n  ralston ") && strstr(out, "\n  pendulum "), "%s", out);
@@ -439,11 +460,57 @@ START_TEST(own_program_links_the_installed_library)
     edit(dir, "ralston.c", "\"ralston\"", "\"rk4\"");
     rc = student(dir, out, sizeof out,
                  "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl -o clash");
+                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl $TSTEP_TEST_CFLAGS -o clash");
     ck_assert_msg(rc == 0, "building clash: %s", out);
     rc = student(dir, out, sizeof out, "./clash list");
     ck_assert_msg(rc == 2 && strstr(out, "stepper 'rk4' clashes with the built-in"),
                   "exit %d: %s", rc, out);
+}
+END_TEST
+
+/* --- the student guide as written ----------------------------------------- */
+
+/* Every ```sh block of docs/students.md, in order, in one shell with a
+ * scratch HOME, /path/to/tstep standing for this tree: each command must
+ * succeed, and what the page quotes (the version line, the sweep table)
+ * must be what the commands print. */
+START_TEST(student_guide_runs_as_written)
+{
+    static char out[1 << 17];
+    int rc = shell(out, sizeof out,
+                   "mkdir -p '%s/home' && awk '/^```sh$/{f=1;next} /^```$/{f=0} f' "
+                   "docs/students.md | sed 's|/path/to/tstep|%s|g' > '%s/students.sh' && "
+                   "test -s '%s/students.sh'",
+                   root, repo, root, root);
+    ck_assert_msg(rc == 0, "extracting the commands: %s", out);
+    rc = shell(out, sizeof out,
+               "unset MAKEFLAGS MFLAGS MAKELEVEL TSTEP_PLUGINS; HOME='%s/home' bash -e -x "
+               "'%s/students.sh'",
+               root, root);
+    ck_assert_msg(rc == 0, "docs/students.md: a command failed (exit %d):\n%s", rc,
+                  strlen(out) > 3000 ? out + strlen(out) - 3000 : out);
+    char want[128];
+    snprintf(want, sizeof want, "tstep %s (plugin interface %d)", TSTEP_VERSION,
+             TSTEP_PLUGIN_ABI);
+    ck_assert_msg(strstr(out, want), "the guide's tstep --version did not print '%s'", want);
+    ck_assert_msg(strstr(out, "result: pass"), "check-system did not pass:\n%s", out);
+    /* the page quotes the same version line and the same sweep table */
+    static char guide[1 << 16];
+    FILE *f = fopen("docs/students.md", "r");
+    ck_assert_ptr_nonnull(f);
+    guide[fread(guide, 1, sizeof guide - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(guide, want), "docs/students.md does not quote '%s'", want);
+    const char *table = strstr(guide, "\nobserved order on oscillator");
+    ck_assert_ptr_nonnull(table);
+    const char *end = strstr(table, "\n```");
+    ck_assert_ptr_nonnull(end);
+    char line[256];
+    for (const char *p = table + 1; p < end; p = strchr(p, '\n') + 1) {
+        snprintf(line, sizeof line, "%.*s", (int)(strchr(p, '\n') - p), p);
+        ck_assert_msg(strstr(out, line), "the guide quotes a line the sweep did not print:\n%s",
+                      line);
+    }
 }
 END_TEST
 
@@ -496,6 +563,7 @@ Suite *plugins_suite(void)
     tcase_add_test(tc, plugins_from_the_environment);
     tcase_add_test(tc, bad_plugins_are_refused_with_exit_2);
     tcase_add_test(tc, own_program_links_the_installed_library);
+    tcase_add_test(tc, student_guide_runs_as_written);
     suite_add_tcase(s, tc);
     TCase *reg = tcase_create("registry");
     tcase_add_test(reg, registry_appends_and_refuses_clashes);
