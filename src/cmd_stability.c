@@ -273,6 +273,9 @@ int cmd_stability(int argc, char **argv)
     ts_params p;
     if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
+    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
+    if (skeleton)
+        return skeleton;
 
     /* the stiffest mode, at the initial state */
     ts_system *probe;
@@ -486,6 +489,9 @@ int cmd_amplification(int argc, char **argv)
     int ntypes;
     if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
+    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
+    if (skeleton)
+        return skeleton;
     if (points > 1000000)
         return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
 
@@ -596,6 +602,9 @@ int cmd_region(int argc, char **argv)
     int ntypes;
     if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
+    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
+    if (skeleton)
+        return skeleton;
     if (!(lim[0] < lim[1]))
         return cli_usage_error(cmd, "--re-min %g must be less than --re-max %g", lim[0], lim[1]);
     if (!(lim[2] < lim[3]))

@@ -130,6 +130,9 @@ int cmd_sweep(int argc, char **argv)
     ts_params p;
     if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
+    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
+    if (skeleton)
+        return skeleton;
     if (dt_min == 0)
         return cli_usage_error(cmd, "--dt-min is required");
     if (dt_max == 0)

@@ -616,6 +616,24 @@ START_TEST(cli_skeleton_plugin_not_implemented)
              "--dt 0.1 --steps 3", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
     ck_assert_msg(strstr(err, "not implemented"), "%s", err);
+    /* named: exit 1 with the message; in "all": skipped with a note */
+    static const char *cmds[] = {
+        "sweep --system test1d --stepper %s --dt-min 0.01 --dt-max 0.1 --t-end 1",
+        "stability --system test1d --stepper %s", "amplification --stepper %s --points 3",
+        "region --stepper %s --re-min -3 --re-max 1 --im-min -2 --im-max 2 --step 0.5"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char c2[512];
+        snprintf(c2, sizeof c2, cmds[i], "skel");
+        snprintf(cmd, sizeof cmd, "--plugin %s/skel.so %s", dir, c2);
+        ck_assert_msg(cli_run(cmd, out, sizeof out, err, sizeof err) == 1, "%s", c2);
+        ck_assert_msg(strstr(err, "not implemented: stepper 'skel' is a skeleton"), "%s: %s",
+                      c2, err);
+        snprintf(c2, sizeof c2, cmds[i], "all");
+        snprintf(cmd, sizeof cmd, "--plugin %s/skel.so %s", dir, c2);
+        ck_assert_msg(cli_run(cmd, out, sizeof out, err, sizeof err) == 0, "%s: %s", c2, err);
+        ck_assert_msg(strstr(err, "skipping 'skel': not implemented"), "%s: %s", c2, err);
+        ck_assert_msg(strstr(out, "rk4"), "%s: the others ran", c2);
+    }
     snprintf(cmd, sizeof cmd, "--plugin %s/skel.so grade --stepper skel --order 2", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
     ck_assert_msg(strstr(out, "score: 0 of 9 checks passed"), "%s", out);
