@@ -162,6 +162,38 @@ static int crash_step(void *scratch, ts_system *sys, double t, double h, ts_step
     return TS_OK;
 }
 
+/* Symplectic Euler, v += h f(x, v)/m then x += h v, pins honoured: a
+ * correct partitioned stepper, which refuses first-order systems. */
+static int symplectic_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    (void)opt;
+    if (sys->order != 2)
+        return ts_error(TS_ERR_UNSUPPORTED, "symplectic Euler needs a second-order system");
+    return ts_scratch_vectors(sys, 2, scratch);
+}
+
+static int symplectic_step(void *scratch, ts_system *sys, double t, double h,
+                           ts_step_stats *stats)
+{
+    size_t n = sys->n;
+    double *f = scratch, *v = f + n;
+    (void)stats;
+    ts_vec_copy(n, sys->v, v);
+    int s = ts_system_forces(sys, t, sys->x, v, f);
+    if (s)
+        return s;
+    for (size_t i = 0; i < n; i++)
+        if (!sys->pinned || !sys->pinned[i]) {
+            sys->v[i] = v[i] + h * f[i] / sys->mass[i];
+            sys->x[i] += h * sys->v[i];
+        }
+    return TS_OK;
+}
+
+static const ts_stepper_type probe_symplectic = {
+    .name = "probe-symplectic", .summary = "grader probe", .order = 1,
+    .flags = TS_SYMPLECTIC, .alloc = symplectic_alloc, .step = symplectic_step, .free = free};
+
 #define PROBE(var, nm, fn)                                                                    \
     static const ts_stepper_type var = {.name = nm, .summary = "grader probe", .order = 9,     \
                                         .alloc = probe_alloc, .step = fn, .free = free}
@@ -354,6 +386,30 @@ START_TEST(broken_probe_fails_its_check)
         }
     ck_assert_msg(failed == broken[_i].failing, "%s: failing mask %#x, expected %#x",
                   broken[_i].type->name, failed, broken[_i].failing);
+}
+END_TEST
+
+/* A stepper that refuses x' = z x: the checks that need it are skipped with
+ * the reason, local order and the rest measured on the oscillator. */
+START_TEST(partitioned_stepper_skips_the_test_equation)
+{
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(1, 2.0, TS_ENERGY_BOUNDED, &ts_forward_euler);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&probe_symplectic, &e, &o, &rep), TS_OK);
+    unsigned skipped = 0;
+    for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
+        ck_assert_msg(rep.check[k].outcome != TS_GRADE_FAIL, "%s: %s (%s)",
+                      ts_grade_check_name(k), rep.check[k].measured, rep.check[k].hint);
+        if (rep.check[k].outcome == TS_GRADE_SKIP) {
+            skipped |= BIT(k);
+            ck_assert_ptr_nonnull(strstr(rep.check[k].hint, "refuses"));
+        }
+    }
+    ck_assert_uint_eq(skipped, BIT(TS_GRADE_ORDER_TEST1D) | BIT(TS_GRADE_AMPLIFICATION) |
+                                   BIT(TS_GRADE_INTERVAL));
+    /* its energy oscillates without drift: bounded, not conserved */
+    ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_ENERGY].measured, "bounded"));
 }
 END_TEST
 
@@ -783,6 +839,7 @@ Suite *grade_suite(void)
     tcase_add_test(tc, wrong_expected_order_fails);
     tcase_add_loop_test(tc, broken_probe_fails_its_check, 0, (int)(sizeof broken / sizeof *broken));
     tcase_add_test(tc, static_probe_fails_without_isolation_too);
+    tcase_add_test(tc, partitioned_stepper_skips_the_test_equation);
     tcase_add_test(tc, skeleton_scores_zero);
     tcase_add_test(tc, crash_fails_the_check_not_the_grader);
     tcase_add_test(tc, allocation_counter_counts);
