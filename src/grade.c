@@ -217,6 +217,8 @@ static void fail_status(ts_grade_check *c, const char *what, int s)
     SET(measured, "%s: %s", what, ts_status_message(s));
     if (*d)
         SET(hint, "%s", d);
+    else
+        SET(hint, "the step returned this status: 'tstep run' with this stepper shows where");
 }
 
 /* The check does not apply: the stepper refuses the system it needs. */
