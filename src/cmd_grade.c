@@ -78,7 +78,7 @@ static void print_text(FILE *f, const ts_grade_report *r)
             fprintf(f, "  %-17s %-5s %s\n", "", "", c->hint);
     }
     int ran = r->passed + r->failed;
-    fprintf(f, "  score: %d of %d checks passed%s", r->passed, ran, r->failed ? "" : " (pass)");
+    fprintf(f, "  score: %d of %d checks passed", r->passed, ran);
     if (r->skipped)
         fprintf(f, ", %d skipped", r->skipped);
     fprintf(f, "\n\n");
