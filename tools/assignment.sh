@@ -17,6 +17,9 @@
 #                `tstep grade --spec`, measured on the solution
 #                (tstep grade --write-spec: observed order rounded, stability
 #                interval, energy behaviour).
+# DIR/grade.sh  grade.sh SUBMISSION: the named stepper files of a student's
+#                tree built into a scratch copy of the solution and graded
+#                there with the spec (the instructor's grader, not theirs).
 # DIR/README.txt what is where and the commands to grade.
 #
 # --systems names systems that the spec's checks should also cover: they are
@@ -35,7 +38,7 @@ while [ $# -gt 0 ]; do
     --steppers) steppers=$2; shift 2 ;;
     --systems) systems=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "assignment: unknown option '$1' (valid: --steppers, --systems, --out, --skeleton)" >&2; exit 2 ;;
     esac
 done
@@ -143,7 +146,12 @@ for s in $steppers; do
 done
 
 # the expected values, measured on the solution
-make -s -C "$out/solution" build/tstep >/dev/null
+make -s -C "$out/solution" build/tstep >"$out/solution-build.log" 2>&1 || {
+    cat "$out/solution-build.log" >&2
+    echo "assignment: the solution does not build" >&2
+    exit 1
+}
+rm -f "$out/solution-build.log"
 list=$(echo $steppers | tr ' ' ',')
 "$out/solution/build/tstep" grade --write-spec --stepper "$list" > "$out/grading.spec"
 
@@ -152,6 +160,30 @@ files=
 for s in $steppers; do
     files="$files $(cd "$out/handout" && grep -l "\.name *= *\"$s\"" steppers/*.c | head -n 1)"
 done
+# grade.sh: a submission's stepper files in a scratch copy of the solution,
+# built and graded there, so the grader is the instructor's, not the student's
+{
+    echo '#!/bin/sh'
+    echo '# grade.sh SUBMISSION [tstep grade options, e.g. --format json]'
+    echo '# Copies the assignment'"'"'s stepper files from the SUBMISSION tree into a scratch'
+    echo '# copy of solution/ (the trusted tree: its grader, its tests), builds it and runs'
+    echo '# tstep grade --spec grading.spec there.  Exit status: that of tstep grade.'
+    echo 'set -eu'
+    echo 'kit=$(cd "$(dirname "$0")" && pwd)'
+    echo '[ $# -ge 1 ] && [ -d "$1" ] || { echo "usage: grade.sh SUBMISSION_DIR [options]" >&2; exit 2; }'
+    echo 'sub=$(cd "$1" && pwd); shift'
+    echo 'tmp=$(mktemp -d); trap '"'"'rm -rf "$tmp"'"'"' EXIT'
+    echo 'cp -Rp "$kit/solution/." "$tmp"'
+    echo "for f in $files; do"
+    echo '    [ -f "$sub/$f" ] || { echo "grade.sh: $sub/$f is missing" >&2; exit 2; }'
+    echo '    cp "$sub/$f" "$tmp/$f" && touch "$tmp/$f"'
+    echo 'done'
+    echo 'make -s -C "$tmp" build/tstep >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; echo "grade.sh: the submission does not build" >&2; exit 1; }'
+    echo 'st=0; "$tmp/build/tstep" grade --spec "$kit/grading.spec" "$@" || st=$?'
+    echo 'exit $st'
+} > "$out/grade.sh"
+chmod +x "$out/grade.sh"
+
 cat > "$out/README.txt" <<EOF
 tstep assignment: steppers $steppers
 ${systems:+systems to try them on: $systems
@@ -166,9 +198,14 @@ handout/       give this to the students.  The steppers to write are the
 solution/      the complete tree (the instructor's solution).
 grading.spec   the expected values, measured on the solution.
 
-Grading a student's tree (theirs, built with make):
-  build/tstep grade --spec grading.spec                  # a table, exit 0 when all pass
-  build/tstep grade --spec grading.spec --format json    # one object per stepper
+grade.sh       grades a student's tree with the solution's grader:
+  sh grade.sh path/to/their/handout                 # a table, exit 0 when all pass
+  sh grade.sh path/to/their/handout --format json   # one object per stepper
+               (their stepper files are copied into a scratch copy of
+               solution/ and built there; a student's own build/tstep could
+               have been changed to pass anything).  In their tree,
+               build/tstep grade --spec grading.spec gives them the same
+               report while they work.
 A skeleton scores 0 (every check fails, the first with "not implemented");
 the solution scores full marks.  See docs/grading.md.
 EOF
