@@ -739,6 +739,38 @@ START_TEST(cli_list_json)
 }
 END_TEST
 
+/* The JSON writer: strings escaped (a plugin's summary with a quote, a
+ * backslash, a tab and a control character), numbers read back exactly. */
+START_TEST(cli_json_escapes_and_round_trips)
+{
+    char dir[] = "/tmp/tstep-gjson-XXXXXX", cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "sed -e 's/\"ralston\"/\"odd\"/' "
+             "-e 's/\\.summary = \".*\",/.summary = \"say \\\\\"hi\\\\\" \\\\\\\\ "
+             "tab\\\\there\\\\001\",/' examples/ralston.c > %s/odd.c && "
+             "grep -q 'say' %s/odd.c && cc -shared -fPIC -Iinclude %s/odd.c -o %s/odd.so",
+             dir, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "--plugin %s/odd.so list --format json", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    ck_assert_msg(strstr(out, "\"summary\": \"say \\\"hi\\\" \\\\ tab\\there\\u0001\""),
+                  "%s", strstr(out, "say") ? strstr(out, "say") : out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+
+    /* %.17g: the interval in the JSON is the double the library computes */
+    double r;
+    ck_assert_int_eq(ts_stability_interval(&ts_rk4, NULL, -1.0, 0.0, &r), TS_OK);
+    ck_assert_int_eq(cli_run("grade --stepper rk4 --interval 2.785 --format json", out,
+                             sizeof out, err, sizeof err), 0);
+    const char *p = strstr(out, "\"name\": \"interval\"");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_msg(json_number_after(p, "measured_value", NULL) == r, "%.17g", r);
+}
+END_TEST
+
 START_TEST(cli_check_system_json)
 {
     ck_assert_int_eq(cli_run("check-system --system hair --format json", out, sizeof out, err,
@@ -746,6 +778,8 @@ START_TEST(cli_check_system_json)
     assert_json(out);
     ck_assert_int_eq(json_count(out, "\"name\": "), TS_JCHECK_COUNT);
     ck_assert_ptr_nonnull(strstr(out, "\"passed\": true"));
+    /* the hair's forces are linear in v: no slope (NaN), written null */
+    ck_assert_ptr_nonnull(strstr(out, "\"slope\": null,\n      \"linear\": true"));
     double e = json_number_after(out, "relative_error", NULL); /* df/dx, the first row */
     ck_assert(isfinite(e));
     ck_assert_int_eq(cli_run("check-system --system hair", out, sizeof out, err, sizeof err), 0);
@@ -885,6 +919,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_skeleton_plugin_not_implemented);
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
+    tcase_add_test(cli, cli_json_escapes_and_round_trips);
     tcase_add_test(cli, json_validator_rejects);
     suite_add_tcase(s, cli);
     TCase *kit = tcase_create("assignment");
