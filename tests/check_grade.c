@@ -891,6 +891,21 @@ START_TEST(assignment_kit_end_to_end)
 }
 END_TEST
 
+void grade_note_skeletons(void)
+{
+    int n = 0;
+    for (size_t i = 0; ts_stepper_at(i); i++) {
+        double re, im;
+        if (ts_amplification(ts_stepper_at(i), NULL, -0.1, 0.0, &re, &im) !=
+            TS_ERR_NOT_IMPLEMENTED)
+            continue;
+        printf(n++ ? ", %s" : "\nNot implemented yet (skeletons): %s", ts_stepper_at(i)->name);
+    }
+    if (n)
+        printf(".\nThe tests that run %s fail above; 'build/tstep grade --spec FILE' scores "
+               "them check by check.\n", n == 1 ? "it" : "them");
+}
+
 Suite *grade_suite(void)
 {
     Suite *s = suite_create("grade");

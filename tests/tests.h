@@ -14,6 +14,9 @@ Suite *stability_suite(void);
 Suite *plots_suite(void);
 Suite *springs_suite(void);
 Suite *grade_suite(void);
+/* After the run: name the registered steppers that are skeletons (a hand-out's),
+ * whose tests fail, and point to the per-check grade (tests/check_grade.c). */
+void grade_note_skeletons(void);
 Suite *newton_suite(void);
 Suite *plugins_suite(void);
 
