@@ -11,6 +11,10 @@ const ts_stepper_type *const ts_stepper_registry[] = {
     &ts_backward_euler,
     &ts_backward_euler_linear,
     &ts_backward_euler_opt,
+    &ts_ralston,
+    &ts_heun3,
+    &ts_ssprk3,
+    &ts_dopri5,
     NULL,
 };
 

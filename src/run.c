@@ -87,6 +87,7 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
                         sys->type ? sys->type->name : "?");
     double limit = TS_DIVERGENCE_FACTOR * fmax(1.0, state_norm(sys));
     adaptive_state a = {opt->dt, 0};
+    ts_stepper_reset(st); /* a run starts clean: no history or cache from before */
     int s = observe ? observe(ctx, sys, st, 0, 0.0) : TS_OK;
     if (s)
         return s;

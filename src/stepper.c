@@ -91,6 +91,7 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
         s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
     if (s) {
         ts_system_set_y(sys, st->backup_);
+        ts_stepper_reset(st);
         st->last.rejected = 1;
     } else {
         st->last.accepted = 1;
@@ -99,4 +100,17 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     st->last.jacobian_products = sys->jacobian_products - j0;
     ts_step_stats_add(&st->total, &st->last);
     return s;
+}
+
+void ts_stepper_reset(ts_stepper *st)
+{
+    if (st->type->reset)
+        st->type->reset(st->scratch);
+}
+
+double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol)
+{
+    if (!st->type->error)
+        return NAN;
+    return st->type->error(st->scratch, sys, st->backup_, rtol, atol);
 }

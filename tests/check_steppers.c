@@ -124,7 +124,9 @@ END_TEST
 static void check_observed_order(const ts_stepper_type *type, const ts_system_type *stype)
 {
     ts_sweep_point pts[7];
-    ck_assert_int_eq(ts_sweep(stype, NULL, type, NULL, 1e-3, 1e-1, 7, 1.0, pts), TS_OK);
+    /* order 5 and up reach round-off below dt = 0.025 on [0, 1]: a range above it */
+    double dt_min = type->order >= 5 ? 0.025 : 1e-3, dt_max = type->order >= 5 ? 0.06 : 1e-1;
+    ck_assert_int_eq(ts_sweep(stype, NULL, type, NULL, dt_min, dt_max, 7, 1.0, pts), TS_OK);
     int used;
     double p = ts_observed_order(pts, 7, &used);
     ck_assert_int_ge(used, 3);
