@@ -62,11 +62,13 @@ void ts_butcher_reset(void *scratch)
 }
 
 /* k_1 = F(t, Y_n), reused from the last step where the tableau allows it */
-static int first_stage(butcher_scratch *b, ts_system *sys, double t)
+static int first_stage(butcher_scratch *b, ts_system *sys, double t, double h)
 {
     size_t m = b->m, s = (size_t)b->tab->stages;
     if (b->tab->fsal) {
-        if (b->valid_end && t == b->tend && memcmp(b->y0, b->yend, m * sizeof *b->y0) == 0) {
+        size_t bytes = m * sizeof *b->y0;
+        if (b->valid_end && ts_time_continues(t, b->tend, h) &&
+            memcmp(b->y0, b->yend, bytes) == 0) {
             double *k1 = b->k[0]; /* the last stage becomes the first */
             b->k[0] = b->k[s - 1];
             b->k[s - 1] = k1;
@@ -76,7 +78,8 @@ static int first_stage(butcher_scratch *b, ts_system *sys, double t)
             b->valid_end = 0;
             return TS_OK;
         }
-        if (b->valid_start && t == b->tstart && memcmp(b->y0, b->ystart, m * sizeof *b->y0) == 0)
+        if (b->valid_start && ts_time_continues(t, b->tstart, h) &&
+            memcmp(b->y0, b->ystart, bytes) == 0)
             return TS_OK; /* a retry from the same start */
         b->valid_start = b->valid_end = 0;
     }
@@ -98,7 +101,7 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     (void)stats;
     ts_system_get_y(sys, b->y0);
     b->valid_end = 0;
-    if ((st = first_stage(b, sys, t)))
+    if ((st = first_stage(b, sys, t, h)))
         return st;
     for (int i = 1; i < s; i++) { /* Y_i = Y_n + h sum_{j<i} a_ij k_j */
         ts_vec_copy(m, b->y0, b->ys);

@@ -13,6 +13,11 @@ ts_solver_options ts_default_solver_options(void)
                                .cg_max = 0};
 }
 
+int ts_time_continues(double t, double t_end, double h)
+{
+    return fabs(t - t_end) <= 1e-9 * fmax(fabs(h), 1e-6 * fabs(t));
+}
+
 int ts_scratch_vectors(const ts_system *sys, int nvec, void **scratch)
 {
     *scratch = calloc((size_t)nvec * ts_system_ydim(sys), sizeof(double));

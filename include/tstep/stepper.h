@@ -122,6 +122,10 @@ void ts_stepper_reset(ts_stepper *st);
  * the weighted RMS norm of ts_stepper_type.error, y0 the state before it. */
 double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol);
 
+/* For stepper implementers: a step starting at t continues one that ended
+ * at t_end (equal up to the rounding of t = k dt against t_end = (k-1) dt + dt). */
+int ts_time_continues(double t, double t_end, double h);
+
 /* For stepper implementers: scratch of `nvec` vectors of the first-order
  * view's length (ts_system_ydim), zeroed, in one block; free with free(). */
 int ts_scratch_vectors(const ts_system *sys, int nvec, void **scratch);
@@ -140,7 +144,8 @@ const ts_system_type *ts_system_find(const char *name);
 /* Every built-in stepper and system type. */
 extern const ts_stepper_type ts_forward_euler, ts_midpoint, ts_trapezoid, ts_rk4,
     ts_backward_euler, ts_backward_euler_linear, ts_backward_euler_opt;
-extern const ts_stepper_type ts_ralston, ts_heun3, ts_ssprk3, ts_dopri5;
+extern const ts_stepper_type ts_symplectic_euler, ts_verlet, ts_implicit_midpoint,
+    ts_crank_nicolson, ts_bdf2, ts_ralston, ts_heun3, ts_ssprk3, ts_dopri5;
 extern const ts_system_type ts_test1d, ts_oscillator, ts_string, ts_hair, ts_cloth;
 
 #endif
