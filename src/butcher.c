@@ -100,9 +100,9 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     int s = tab->stages, st;
     (void)stats;
     ts_system_get_y(sys, b->y0);
-    b->valid_end = 0;
     if ((st = first_stage(b, sys, t, h)))
         return st;
+    b->valid_end = 0; /* k[s-1] is about to be overwritten */
     for (int i = 1; i < s; i++) { /* Y_i = Y_n + h sum_{j<i} a_ij k_j */
         ts_vec_copy(m, b->y0, b->ys);
         for (int j = 0; j < i; j++)

@@ -44,6 +44,11 @@ void ts_implicit_free(void *scratch)
     free(s);
 }
 
+void ts_implicit_reset(void *scratch)
+{
+    ((implicit_scratch *)scratch)->have_warm = 0;
+}
+
 const ts_solver_options *ts_implicit_options(const void *scratch)
 {
     return &((const implicit_scratch *)scratch)->opt;

@@ -75,7 +75,12 @@ static int bdf2_alloc(const ts_system *sys, const ts_solver_options *opt, void *
     return TS_OK;
 }
 
-static void bdf2_reset(void *scratch) { ((bdf2_scratch *)scratch)->have_history = 0; }
+static void bdf2_reset(void *scratch)
+{
+    bdf2_scratch *s = scratch;
+    s->have_history = 0;
+    ts_implicit_reset(s->newton);
+}
 
 /* the history belongs to this step: it continues the last one in time and
  * starts from the state the last one ended at */

@@ -32,4 +32,5 @@ const ts_stepper_type ts_crank_nicolson = {
     .alloc = ts_implicit_alloc,
     .step = cn_step,
     .free = ts_implicit_free,
+    .reset = ts_implicit_reset,
 };

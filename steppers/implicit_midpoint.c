@@ -33,4 +33,5 @@ const ts_stepper_type ts_implicit_midpoint = {
     .alloc = ts_implicit_alloc,
     .step = im_step,
     .free = ts_implicit_free,
+    .reset = ts_implicit_reset,
 };

@@ -68,6 +68,9 @@ typedef struct {
 
 int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
 void ts_implicit_free(void *scratch);
+/* The reset hook: forget the last step's solution (the first linear
+ * solve's starting guess), so that a run repeats bit for bit. */
+void ts_implicit_reset(void *scratch);
 
 /* One step of the method of the system's stored state: Newton as described
  * at the top of this file (stop, forcing, line search), with the method's
