@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "cli_run.h"
 #include "tests.h"
 #include "tstep/butcher.h"
 #include "tstep/run.h"
@@ -573,6 +574,53 @@ START_TEST(dopri5_tolerance_proportionality)
 }
 END_TEST
 
+/* run --rtol: usage errors exit 2 naming the option; a run writes the
+ * output times exactly, and --stats reports accepted and rejected steps. */
+START_TEST(cli_rtol)
+{
+    static char out[1 << 14], err[1 << 12];
+    static const struct {
+        const char *args, *needle;
+    } bad[] = {
+        {"run --system oscillator --stepper rk4 --dt 1 --steps 1 --rtol 1e-6", "--rtol"},
+        {"run --system oscillator --stepper dopri5 --dt 1 --steps 1 --rtol -1", "--rtol"},
+        {"run --system oscillator --stepper dopri5 --dt 1 --steps 1 --atol 1e-6", "--atol"},
+        {"run --system oscillator --stepper dopri5 --dt 1 --steps 1 --rtol x", "--rtol"},
+        {"run --system string --stepper dopri5 --dt 1 --steps 1 --rtol 1e-6 --adaptive",
+         "--adaptive"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_int_eq(cli_run(bad[i].args, out, sizeof out, err, sizeof err), 2);
+        ck_assert_msg(strstr(err, bad[i].needle), "%s: %s", bad[i].args, err);
+    }
+    ck_assert_int_eq(cli_run("run --system oscillator --stepper dopri5 --dt 2.5 --t-end 10 "
+                             "--rtol 1e-9 --atol 1e-12 --stats --format csv",
+                             out, sizeof out, err, sizeof err),
+                     0);
+    ck_assert_ptr_nonnull(strstr(out, "accepted,rejected"));
+    double t[5], x[5];
+    long acc = 0, rej = -1;
+    char *line = strchr(out, '\n') + 1;
+    for (int k = 0; k < 5; k++) {
+        ck_assert_int_ge(sscanf(line, "%lf,%lf", &t[k], &x[k]), 2);
+        ck_assert_double_eq(t[k], 2.5 * k);
+        ck_assert_double_eq_tol(x[k], cos(t[k]), 1e-7);
+        if (k == 4) { /* the last two columns */
+            char *end = strchr(line, '\n');
+            char *c = end - 1;
+            int commas = 0;
+            while (c > line && commas < 2)
+                commas += *--c == ',';
+            ck_assert_int_eq(sscanf(c, ",%ld,%ld", &acc, &rej), 2);
+        }
+        line = strchr(line, '\n') + 1;
+    }
+    ck_assert_int_gt(acc, 10);
+    ck_assert_int_ge(rej, 0);
+    ck_assert_ptr_nonnull(strstr(err, "accepted"));
+}
+END_TEST
+
 Suite *methods_suite(void)
 {
     Suite *s = suite_create("methods");
@@ -603,6 +651,7 @@ Suite *methods_suite(void)
     tcase_add_test(tc, observed_orders);
     tcase_add_test(tc, dopri5_error_control);
     tcase_add_test(tc, dopri5_tolerance_proportionality);
+    tcase_add_test(tc, cli_rtol);
     suite_add_tcase(s, tc);
     return s;
 }
