@@ -43,7 +43,7 @@ stepper_rgb(s, i) = \
     s eq 'implicit-midpoint' ? 0xbcbd22 : \
     s eq 'crank-nicolson' ? 0xff1493 : \
     s eq 'bdf2' ? 0x393b79 : \
-    s eq 'ralston' ? 0xad494a : \
+    s eq 'ralston2' ? 0xad494a : \
     s eq 'heun3' ? 0x637939 : \
     s eq 'ssprk3' ? 0xe7ba52 : \
     s eq 'dopri5' ? 0x6b6ecf : \

@@ -136,7 +136,7 @@ static int polynomial_of(const ts_butcher *tab, double coef[16])
 
 START_TEST(tableau_polynomial)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     if (!type->tableau)
         return;
     ck_assert_int_le(type->tableau->stages, 15);
@@ -396,7 +396,7 @@ END_TEST
  * resets history and caches at its start. */
 START_TEST(runs_repeat_exactly)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     static const char *const pairs[] = {"c=0.3", "k=5", NULL};
     ts_system *sys = make(&ts_oscillator, pairs);
     ts_stepper *st;
@@ -624,9 +624,7 @@ END_TEST
 Suite *methods_suite(void)
 {
     Suite *s = suite_create("methods");
-    int n = 0;
-    while (ts_stepper_registry[n])
-        n++;
+    int n = (int)ts_stepper_count();
     TCase *tc = tcase_create("factors");
     tcase_add_test(tc, midpoint_and_crank_nicolson_factor);
     tcase_add_test(tc, dopri5_factor);
