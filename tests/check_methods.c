@@ -397,25 +397,28 @@ END_TEST
 START_TEST(runs_repeat_exactly)
 {
     const ts_stepper_type *type = ts_stepper_at(_i);
-    static const char *const pairs[] = {"c=0.3", "k=5", NULL};
-    ts_system *sys = make(&ts_oscillator, pairs);
-    ts_stepper *st;
-    ck_assert_int_eq(ts_stepper_new(type, sys, NULL, &st), TS_OK);
-    double y0[2], y1[2], y2[2];
-    ts_system_get_y(sys, y0);
-    ts_run_options o = ts_default_run_options();
-    o.dt = 0.05;
-    o.steps = 30;
-    ck_assert_int_eq(ts_run(sys, st, &o, NULL, NULL, NULL), TS_OK);
-    ts_system_get_y(sys, y1);
-    long evals = st->total.force_evals;
-    ts_system_set_y(sys, y0);
-    ck_assert_int_eq(ts_run(sys, st, &o, NULL, NULL, NULL), TS_OK);
-    ts_system_get_y(sys, y2);
-    ck_assert_msg(memcmp(y1, y2, sizeof y1) == 0, "%s: a repeated run differs", type->name);
-    ck_assert_int_eq(st->total.force_evals, 2 * evals);
-    ts_stepper_free(st);
-    ts_system_free(sys);
+    static const char *const osc[] = {"c=0.3", "k=5", NULL}, *const cplx[] = {"omega=2", NULL};
+    for (int c = 0; c < 2; c++) { /* the damped oscillator, the complex test equation */
+        ts_system *sys = c ? make(&ts_test1d, cplx) : make(&ts_oscillator, osc);
+        ts_stepper *st;
+        ck_assert_int_eq(ts_stepper_new(type, sys, NULL, &st), TS_OK);
+        double y0[2], y1[2], y2[2];
+        ts_system_get_y(sys, y0);
+        ts_run_options o = ts_default_run_options();
+        o.dt = 0.05;
+        o.steps = 30;
+        ck_assert_int_eq(ts_run(sys, st, &o, NULL, NULL, NULL), TS_OK);
+        ts_system_get_y(sys, y1);
+        long evals = st->total.force_evals;
+        ts_system_set_y(sys, y0);
+        ck_assert_int_eq(ts_run(sys, st, &o, NULL, NULL, NULL), TS_OK);
+        ts_system_get_y(sys, y2);
+        ck_assert_msg(memcmp(y1, y2, sizeof y1) == 0, "%s: a repeated run differs (%s)",
+                      type->name, c ? "test1d" : "oscillator");
+        ck_assert_int_eq(st->total.force_evals, 2 * evals);
+        ts_stepper_free(st);
+        ts_system_free(sys);
+    }
 }
 END_TEST
 
