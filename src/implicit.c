@@ -1,5 +1,8 @@
-/* The Newton driver for backward Euler; see tstep/implicit.h for the
- * equations.  References: Baraff & Witkin, "Large Steps in Cloth
+/* The Newton driver of the implicit steppers (backward Euler and its
+ * variants, implicit midpoint, Crank-Nicolson, BDF2: one loop, the method a
+ * table of coefficients, ts_implicit_method); see tstep/implicit.h for the
+ * equations.  References: Hairer & Wanner, Solving ODEs II, IV.8 (Newton for
+ * implicit Runge-Kutta methods); Baraff & Witkin, "Large Steps in Cloth
  * Simulation", SIGGRAPH 1998, sec. 4-5; Kauppila, "Implementing the implicit
  * Euler method for mass-spring systems", sec. 2-3. */
 #include <math.h>
