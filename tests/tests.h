@@ -19,6 +19,7 @@ Suite *grade_suite(void);
 void grade_note_skeletons(void);
 Suite *newton_suite(void);
 Suite *plugins_suite(void);
+Suite *methods_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"

@@ -43,6 +43,73 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# A stepper whose step is shared machinery defined elsewhere (an explicit
+# Runge-Kutta method given by its Butcher tableau and stepped by
+# ts_butcher_step): the file is rewritten as its header comment (the
+# formula), a scratch alloc, a skeleton step and its type object without the
+# tableau (the tableau is the answer).
+regenerate() {
+    file=$1 name=$2
+    prefix=$(sed -n 's/^const ts_stepper_type \(ts_\)\{0,1\}\([A-Za-z0-9_]*\) *=.*/\2/p' "$file" | head -n 1)
+    [ -n "$prefix" ] || { echo "assignment: $file: no 'const ts_stepper_type NAME = {'" >&2; exit 1; }
+    awk -v name="$name" -v prefix="$prefix" '
+        state == 0 { print; if (index($0, "*/")) { state = 1; body() } ; next }
+        state == 1 && /^const ts_stepper_type / { state = 2; print; next }
+        state == 2 && /^};/ { flush(); print; state = 3; next }
+        state == 2 {
+            if ($0 ~ /^    \./) { flush(); field = $0 } else { field = field "\n" $0 }
+            next
+        }
+        function flush(    key) {
+            if (field == "") return
+            key = field
+            sub(/^    \./, "", key)
+            sub(/[ =].*/, "", key)
+            if (key == "tableau" || key == "reset" || key == "error") { field = ""; return }
+            if (key == "alloc") field = "    .alloc = " prefix "_alloc,"
+            if (key == "step") field = "    .step = " prefix "_step,"
+            if (key == "free") field = "    .free = free,"
+            if (key == "flags") {
+                gsub(/TS_ADAPTIVE *\| */, "", field)
+                gsub(/ *\| *TS_ADAPTIVE/, "", field)
+                if (field ~ /\.flags = TS_ADAPTIVE,/) { field = ""; return }
+            }
+            print field
+            field = ""
+        }
+        function body() {
+            print "#include <stdlib.h>"
+            print "#include \"tstep/linalg.h\""
+            print "#include \"tstep/stepper.h\""
+            print ""
+            print "/* Scratch: NVEC vectors of the state'"'"'s length (Y, stage states, slopes),"
+            print " * sized once; set NVEC to what the method needs. */"
+            print "#define NVEC 8"
+            print ""
+            print "static int " prefix "_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)"
+            print "{"
+            print "    (void)opt;"
+            print "    return ts_scratch_vectors(sys, NVEC, scratch);"
+            print "}"
+            print ""
+            print "static int " prefix "_step(void *scratch, ts_system *sys, double t, double h,"
+            print "                     ts_step_stats *stats)"
+            print "{"
+            print "    /* YOUR CODE HERE: the update formula in the comment at the top of"
+            print "     * this file.  Read the state with ts_system_get_y, evaluate F with"
+            print "     * ts_system_deriv (forces at the state you hand it), write the new"
+            print "     * state with ts_system_set_y; vectors from the scratch.  Delete the"
+            print "     * two lines below. */"
+            print "    (void)scratch, (void)sys, (void)t, (void)h, (void)stats;"
+            print "    return ts_error(TS_ERR_NOT_IMPLEMENTED, \"stepper '"'"'" name "'"'"' is a skeleton\");"
+            print "}"
+            print ""
+        }
+        END { if (state != 3) exit 1 }
+    ' "$file" > "$file.tmp" || { echo "assignment: $file: could not rewrite it as a skeleton" >&2; exit 1; }
+    mv "$file.tmp" "$file"
+}
+
 # Replace the body of the step function (the one `.step = FN` names) with
 # the skeleton; the function's first line is `static int FN(`, its body
 # runs from a line `{` to a line `}`.
@@ -50,10 +117,14 @@ skeleton() {
     file=$1 name=$2
     fn=$(sed -n 's/.*\.step *= *\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$file" | head -n 1)
     [ -n "$fn" ] || { echo "assignment: no '.step = FN' in $file" >&2; exit 1; }
-    grep -q "^static int $fn(" "$file" || {
-        echo "assignment: $file: the step function '$fn' does not start a line 'static int $fn('" >&2
-        exit 1
-    }
+    if ! grep -q "^static int $fn(" "$file"; then
+        if grep -q "^$fn(\|[ *]$fn(" "$file"; then
+            echo "assignment: $file: the step function '$fn' does not start a line 'static int $fn('" >&2
+            exit 1
+        fi
+        regenerate "$file" "$name"
+        return
+    fi
     awk -v fn="$fn" -v name="$name" '
         function params(sig,    inner, n, parts, i, p, out) {
             inner = sig
