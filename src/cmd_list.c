@@ -26,6 +26,10 @@ static void print_json(void)
         cli_json_bool(&j, "symplectic", (t->flags & TS_SYMPLECTIC) != 0);
         cli_json_bool(&j, "needs_jacobian", (t->flags & TS_NEEDS_JACOBIAN) != 0);
         cli_json_bool(&j, "needs_energy", (t->flags & TS_NEEDS_ENERGY) != 0);
+        cli_json_bool(&j, "partitioned", (t->flags & TS_PARTITIONED) != 0);
+        cli_json_bool(&j, "linearized", (t->flags & TS_LINEARIZED) != 0);
+        cli_json_bool(&j, "multistep", (t->flags & TS_MULTISTEP) != 0);
+        cli_json_bool(&j, "adaptive", (t->flags & TS_ADAPTIVE) != 0);
         cli_json_string(&j, "summary", t->summary);
         cli_json_close(&j);
     }

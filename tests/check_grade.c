@@ -807,6 +807,21 @@ START_TEST(cli_list_json)
                  ts_stepper_at(i)->name, ts_stepper_at(i)->order);
         ck_assert_msg(strstr(out, want), "missing %s", want);
     }
+    /* the flags, stepper by stepper */
+    for (size_t i = 0; ts_stepper_at(i); i++) {
+        const ts_stepper_type *t = ts_stepper_at(i);
+        char name[128], flag[64];
+        snprintf(name, sizeof name, "\"name\": \"%s\",", t->name);
+        const char *q = strstr(out, name);
+        ck_assert_ptr_nonnull(q);
+        snprintf(flag, sizeof flag, "\"multistep\": %s",
+                 t->flags & TS_MULTISTEP ? "true" : "false");
+        ck_assert_msg(strstr(q, flag) && strstr(q, flag) < strchr(q, '}'), "%s: %s", t->name,
+                      flag);
+        snprintf(flag, sizeof flag, "\"implicit\"");
+        ck_assert_int_eq(strstr(q, flag) && strstr(q, flag) < strchr(q, '}'),
+                         (t->flags & TS_IMPLICIT) != 0);
+    }
     for (size_t i = 0; ts_system_at(i); i++)
         for (const ts_param_def *d = ts_system_at(i)->params; d && d->name; d++) {
             char want[256];
