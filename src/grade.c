@@ -906,8 +906,10 @@ static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_ex
     }
     if (pid == 0) {
         close(fd[0]);
-        if (opt->time_limit > 0)
+        if (opt->time_limit > 0) {
+            signal(SIGALRM, SIG_DFL); /* not a handler inherited from the caller */
             alarm((unsigned)opt->time_limit);
+        }
         run_check(kind, type, e, opt, c);
         const char *p = (const char *)c;
         size_t left = sizeof *c;
@@ -961,7 +963,9 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
     memset(rep, 0, sizeof *rep);
     rep->type = type;
     rep->expect = *expect;
-    int not_implemented = 0;
+    /* why the first step rules out the rest: not implemented, or it crashed
+       or hung (every check would do the same, a time limit each) */
+    char stop[96] = "";
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ts_grade_check *c = &rep->check[k];
         c->expected_value = c->measured_value = c->tolerance = NAN;
@@ -971,11 +975,16 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
             SET(expected, "-");
             SET(measured, "-");
             SET(hint, "skipped: %s", why);
-        } else if (not_implemented) {
+        } else if (*stop) {
             c->outcome = TS_GRADE_FAIL;
             set_expected(k, expect, c);
-            SET(measured, "not implemented");
-            SET(hint, "implement the step first");
+            if (strcmp(stop, "not implemented") == 0) {
+                SET(measured, "not implemented");
+                SET(hint, "implement the step first");
+            } else {
+                SET(measured, "not run: the first step %s", stop);
+                SET(hint, "make one step work first (see 'implemented')");
+            }
         } else {
             set_expected(k, expect, c);
             int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
@@ -983,7 +992,12 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
             if (s)
                 return s;
             if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
-                not_implemented = 1;
+                snprintf(stop, sizeof stop, "not implemented");
+            else if (k == TS_GRADE_IMPLEMENTED && c->outcome == TS_GRADE_FAIL &&
+                     (strncmp(c->measured, "crashed", 7) == 0 ||
+                      strncmp(c->measured, "timed out", 9) == 0 ||
+                      strncmp(c->measured, "the check's process", 19) == 0))
+                snprintf(stop, sizeof stop, "%s", c->measured);
         }
         rep->passed += c->outcome == TS_GRADE_PASS;
         rep->failed += c->outcome == TS_GRADE_FAIL;

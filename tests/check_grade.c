@@ -194,6 +194,15 @@ static const ts_stepper_type probe_symplectic = {
     .name = "probe-symplectic", .summary = "grader probe", .order = 1,
     .flags = TS_SYMPLECTIC, .alloc = symplectic_alloc, .step = symplectic_step, .free = free};
 
+static int hang_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    static volatile int spin = 1;
+    (void)scratch, (void)sys, (void)t, (void)h, (void)stats;
+    while (spin)
+        ;
+    return TS_OK;
+}
+
 #define PROBE(var, nm, fn)                                                                    \
     static const ts_stepper_type var = {.name = nm, .summary = "grader probe", .order = 9,     \
                                         .alloc = probe_alloc, .step = fn, .free = free}
@@ -205,6 +214,7 @@ PROBE(probe_skeleton, "probe-skeleton", skeleton_step);
 PROBE(probe_nopins, "probe-nopins", nopins_step);
 PROBE(probe_ignore, "probe-ignore", ignore_step);
 PROBE(probe_crash, "probe-crash", crash_step);
+PROBE(probe_hang, "probe-hang", hang_step);
 
 /* --- helpers ------------------------------------------------------------------ */
 
@@ -528,7 +538,24 @@ START_TEST(crash_fails_the_check_not_the_grader)
     /* (under AddressSanitizer, which catches the signal, the child exits 1) */
     const char *m = rep.check[TS_GRADE_IMPLEMENTED].measured;
     ck_assert_msg(strstr(m, "crashed (signal 11") || strstr(m, "exited with status"), "%s", m);
+    ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_PINS].measured, "not run: the first step"));
     ck_assert_int_eq(rep.passed, 0);
+}
+END_TEST
+
+START_TEST(hang_times_out)
+{
+    ts_grade_options o = options();
+    o.time_limit = 1;
+    ts_grade_expect e = expect(0, NAN, 0, NULL); /* the structural checks only */
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&probe_hang, &e, &o, &rep), TS_OK);
+    ck_assert_str_eq(rep.check[TS_GRADE_IMPLEMENTED].measured, "timed out after 1 s");
+    ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_IMPLEMENTED].hint, "hung"));
+    ck_assert_int_eq(rep.passed, 0);
+    /* the other checks are not run: each would hang for the time limit too */
+    ck_assert_str_eq(rep.check[TS_GRADE_REPEATABLE].measured,
+                     "not run: the first step timed out after 1 s");
 }
 END_TEST
 
@@ -1018,6 +1045,7 @@ Suite *grade_suite(void)
     tcase_add_test(tc, partitioned_stepper_skips_the_test_equation);
     tcase_add_test(tc, skeleton_scores_zero);
     tcase_add_test(tc, crash_fails_the_check_not_the_grader);
+    tcase_add_test(tc, hang_times_out);
     tcase_add_test(tc, allocation_counter_counts);
     tcase_add_test(tc, spec_parses);
     tcase_add_test(tc, spec_errors_name_the_line);
