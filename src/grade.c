@@ -906,6 +906,11 @@ static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_ex
     }
     if (pid == 0) {
         close(fd[0]);
+        /* a stepper's printing goes to stderr, out of the report, through a
+           buffer given here (stdio's own would be allocated inside a step) */
+        static char outbuf[BUFSIZ];
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        setvbuf(stdout, outbuf, _IOLBF, sizeof outbuf);
         if (opt->time_limit > 0) {
             signal(SIGALRM, SIG_DFL); /* not a handler inherited from the caller */
             alarm((unsigned)opt->time_limit);

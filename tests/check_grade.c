@@ -771,6 +771,19 @@ START_TEST(cli_plugin_allocation_detected)
              "midpoint --interval 2 --energy grows", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
     ck_assert_msg(strstr(out, "score: 12 of 12 checks passed"), "%s", out);
+    /* a stepper that prints: the report stays clean JSON, the printing goes
+       to stderr, and stdio's buffer is not counted as the step's allocation */
+    snprintf(cmd, sizeof cmd,
+             "sed -e 's/\"ralston\"/\"noisy\"/' -e 's/#include <stdlib.h>/#include <stdio.h>\\n"
+             "#include <stdlib.h>/' -e 's/ts_system_get_y(sys, y);/ts_system_get_y(sys, y); "
+             "printf(\"step at %%g\\\\n\", t);/' examples/ralston.c > %s/noisy.c && "
+             "cc -shared -fPIC -Iinclude %s/noisy.c -o %s/noisy.so", dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "--plugin %s/noisy.so grade --stepper noisy --order 2 "
+             "--format json", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    ck_assert_ptr_nonnull(strstr(err, "step at 0"));
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
