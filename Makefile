@@ -11,8 +11,8 @@
 # the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
-LDLIBS  += -lm
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(CFLAGS)
+LDLIBS  += -lcholmod -llapacke -lm
 BUILD   := build
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard steppers/*.c) $(wildcard systems/*.c)
@@ -28,7 +28,8 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
-DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
+DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
+           libsuitesparse-dev liblapacke-dev libopenblas-dev
 
 .PHONY: all test demo plots deps clean bench
 all: $(BUILD)/tstep
