@@ -312,9 +312,21 @@ static int prepare(ts_linsolve *ls, ts_system *sys)
     } else {
         ts_vec_copy(n, sys->mass, diag);
     }
+    /* a preconditioner from the definite (clamped) matrix when A may not be
+     * definite; the products then go back to the exact linearization */
+    int definite = ls->ptype && ls->ptype->definite && sys->has_definite_fix && !sys->definite_fix;
+    if (definite) {
+        sys->definite_fix = 1;
+        st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta);
+        sys->definite_fix = 0;
+        if (st)
+            return st;
+    }
     if (ls->A && (st = ts_sparse_assemble(ls->A, sys)))
         return st;
     if (ls->ptype && ls->ptype->setup && (st = ls->ptype->setup(ls->pstate, ls, sys)))
+        return st;
+    if (definite && (st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta)))
         return st;
     if (ls->type->setup && (st = ls->type->setup(ls->state, ls, sys)))
         return st;

@@ -133,6 +133,7 @@ static void bj_apply(void *state, const double *r, double *z)
 const ts_precond_type ts_precond_block_jacobi = {
     .name = "block-jacobi",
     .summary = "3x3 diagonal blocks of A per particle, pin-filtered",
+    .definite = 1,
     .alloc = bj_alloc,
     .setup = bj_setup,
     .apply = bj_apply,

@@ -168,6 +168,7 @@ const ts_precond_type ts_precond_ic0 = {
     .name = "ic0",
     .summary = "incomplete Cholesky IC(0) of the assembled A, shifted if a pivot fails",
     .needs_matrix = 1,
+    .definite = 1,
     .alloc = ic_alloc,
     .setup = ic_setup,
     .apply = ic_apply,

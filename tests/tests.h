@@ -14,6 +14,7 @@ Suite *stability_suite(void);
 Suite *plots_suite(void);
 Suite *springs_suite(void);
 Suite *newton_suite(void);
+Suite *linsolve_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"

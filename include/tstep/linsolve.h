@@ -51,6 +51,9 @@ typedef struct ts_precond_type {
     const char *name;
     const char *summary;
     int needs_matrix; /* 1: setup reads the assembled lower triangle ls->A */
+    int definite;     /* 1: set up from the system's definiteness fix (clamped compressed
+                         springs) where it has one, so P is positive definite even where A
+                         is not; the solve still uses the exact A */
     int (*alloc)(const ts_linsolve *ls, const ts_system *sys, void **state);
     int (*setup)(void *state, const ts_linsolve *ls, ts_system *sys);
     void (*apply)(void *state, const double *r, double *z);
@@ -125,7 +128,7 @@ extern const ts_linsolve_type ts_linsolve_cg, ts_linsolve_direct;
 extern const ts_precond_type ts_precond_jacobi, ts_precond_block_jacobi, ts_precond_ic0;
 /* The defaults when ts_solver_options leaves them NULL. */
 #define TS_LINSOLVE_DEFAULT (&ts_linsolve_cg)
-#define TS_PRECOND_DEFAULT (&ts_precond_block_jacobi)
+#define TS_PRECOND_DEFAULT (&ts_precond_jacobi)
 
 /* A solver for `sys` from opt->linear_solver and opt->precond (defaults
  * above when NULL); TS_ERR_UNSUPPORTED if the system cannot provide what
