@@ -5,7 +5,8 @@
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
-#   make bench    cloth CG matvec throughput against a STREAM triad on this machine
+#   make bench    cloth CG matvec throughput against a STREAM triad on this machine;
+#                 the linear solvers and preconditioners on the cloth (docs/solvers.md)
 
 # CFLAGS is yours to set (e.g. CFLAGS="-O1 -g -fsanitize=address,undefined");
 # the flags tstep needs are added to it in TS_CFLAGS.
@@ -65,10 +66,14 @@ demo: deps $(BUILD)/tstep
 $(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-bench: $(BUILD)/bench_matvec
+$(BUILD)/bench_solvers: $(BUILD)/bench/bench_solvers.o $(BUILD)/libtstep.a
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: $(BUILD)/bench_matvec $(BUILD)/bench_solvers
 	$(BUILD)/bench_matvec
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench_solvers
 
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d $(BUILD)/bench/bench_solvers.d

@@ -5,15 +5,17 @@
  *                        ordering, elimination tree, supernodes)
  *   once per setup:      numeric factorization of A at the linearization:
  *                        supernodal L L^T; if A is not positive definite
- *                        (compressed springs), simplicial L D L^T instead
- *                        (no pivoting: its result is checked below)
+ *                        (compressed springs) and n <= TS_DIRECT_LDL_MAX,
+ *                        simplicial L D L^T instead (no pivoting: its
+ *                        result is checked below)
  *   once per solve:      L y = P b, L^T z = y, x = P^T z, then up to two
  *                        steps of iterative refinement if |b - A x| > tol |b|
  *
  * A = M - alpha df/dx - beta df/dv is assembled from the system's triplets
  * (tstep/linsolve.h), pinned rows and columns the identity's, so pinned
  * entries of x are exactly 0 (Baraff & Witkin's filter).  If A is not
- * positive definite and L D L^T fails too (a zero pivot) or its solution
+ * positive definite and L D L^T is not tried (large n), fails (a zero
+ * pivot) or its solution
  * misses the tolerance after refinement, the solve returns
  * TS_ERR_INDEFINITE and the driver falls back as it does for CG (BiCGSTAB
  * with Jacobi, then the definiteness fix).
@@ -32,6 +34,9 @@
 #include "tstep/linsolve.h"
 
 #define TS_DIRECT_REFINE 2
+/* Largest system given L D L^T when A is not positive definite: simplicial,
+ * without BLAS, it costs seconds on a 100 x 100 cloth (30 000 unknowns). */
+#define TS_DIRECT_LDL_MAX 6000
 
 typedef struct {
     cholmod_common c;
@@ -87,10 +92,12 @@ static int direct_alloc(const ts_linsolve *ls, const ts_system *sys, void **stat
     /* the pattern is fixed: symbolic analyses once */
     s->c.supernodal = CHOLMOD_SUPERNODAL;
     s->L = cholmod_analyze(s->A, &s->c);
-    s->c.supernodal = CHOLMOD_SIMPLICIAL;
-    s->c.final_ll = 0;
-    s->L2 = cholmod_analyze(s->A, &s->c);
-    if (!s->L || !s->L2)
+    if (a->n <= TS_DIRECT_LDL_MAX) {
+        s->c.supernodal = CHOLMOD_SIMPLICIAL;
+        s->c.final_ll = 0;
+        s->L2 = cholmod_analyze(s->A, &s->c);
+    }
+    if (!s->L || (a->n <= TS_DIRECT_LDL_MAX && !s->L2))
         goto fail;
     *state = s;
     return TS_OK;
@@ -114,7 +121,7 @@ static int direct_setup(void *state, const ts_linsolve *ls, ts_system *sys)
         if (!ok && s->c.status != CHOLMOD_NOT_POSDEF)
             return ts_error(TS_ERR_NOMEM, "direct: CHOLMOD factorization failed (status %d)",
                             s->c.status);
-        if (s->factored)
+        if (s->factored || !s->L2)
             break;
         s->F = s->L2;
     }
