@@ -14,17 +14,11 @@
 /* Implicit steppers that iterate Newton (not a single linearized solve). */
 static const ts_stepper_type *newton_stepper(int i)
 {
-    const ts_stepper_type *t = ts_stepper_registry[i];
+    const ts_stepper_type *t = ts_stepper_at((size_t)i);
     return t && (t->flags & TS_IMPLICIT) && !(t->flags & TS_LINEARIZED) ? t : NULL;
 }
 
-static int nregistry(void)
-{
-    int n = 0;
-    while (ts_stepper_registry[n])
-        n++;
-    return n;
-}
+static int nregistry(void) { return (int)ts_stepper_count(); }
 
 /* The string from its default state, `steps` steps of h; y receives the
  * final state (2n doubles). */

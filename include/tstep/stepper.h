@@ -4,8 +4,9 @@
  * and alloc/step/free.  alloc sizes all scratch once for a given system;
  * step advances the system's stored state from t to t + h and must not
  * allocate.  A stepper file keeps everything static except its type object,
- * which is listed once in src/registry.c: after that the command line,
- * `tstep list` and the test suites pick it up.
+ * which is listed once in tstep/builtins.h: after that the command line,
+ * `tstep list` and the test suites pick it up.  A stepper built outside the
+ * tree joins the same registry at run time (tstep/tstep.h: plugins).
  *
  * Steppers are used through ts_stepper (an instance), whose ts_stepper_step
  * wraps the type's step: it counts force evaluations, restores the state if
@@ -107,15 +108,30 @@ void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b);
 
 /* --- registries (src/registry.c) ------------------------------------------ */
 
-extern const ts_stepper_type *const ts_stepper_registry[]; /* NULL-terminated */
-extern const ts_system_type *const ts_system_registry[];   /* NULL-terminated */
+/* The registries hold the built-in types (tstep/builtins.h, in that order)
+ * followed by the types registered at run time (plugins loaded with
+ * `tstep --plugin`, the extra types handed to tstep_main).  Iterate with
+ *     for (size_t i = 0; ts_stepper_at(i); i++) ...
+ * or up to ts_stepper_count(); indices are stable once registered. */
+size_t ts_stepper_count(void);
+const ts_stepper_type *ts_stepper_at(size_t i); /* NULL when i >= count */
+size_t ts_system_count(void);
+const ts_system_type *ts_system_at(size_t i); /* NULL when i >= count */
 
 const ts_stepper_type *ts_stepper_find(const char *name);
 const ts_system_type *ts_system_find(const char *name);
 
-/* Every built-in stepper and system type. */
-extern const ts_stepper_type ts_forward_euler, ts_midpoint, ts_trapezoid, ts_rk4,
-    ts_backward_euler, ts_backward_euler_linear, ts_backward_euler_opt;
-extern const ts_system_type ts_test1d, ts_oscillator, ts_string, ts_hair, ts_cloth;
+/* Add a type to its registry for the rest of the process.  TS_ERR_INPUT
+ * (detail in ts_error_detail()) for a NULL type, a missing name, step or
+ * create function, or a name already registered; TS_ERR_NOMEM. */
+int ts_stepper_register(const ts_stepper_type *type);
+int ts_system_register(const ts_system_type *type);
+
+/* Every built-in stepper and system type (one line each in tstep/builtins.h). */
+#define TS_STEPPER(type) extern const ts_stepper_type type;
+#define TS_SYSTEM(type) extern const ts_system_type type;
+#include "tstep/builtins.h"
+#undef TS_STEPPER
+#undef TS_SYSTEM
 
 #endif
