@@ -112,6 +112,6 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
     "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
     "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
-    "  --precond NAME  CG's preconditioner: jacobi, block-jacobi (default), ic0\n"
+    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"
 
 #endif

@@ -289,6 +289,9 @@ void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, double tol,
     if (ls->ptype) {
         k->precond = ls->ptype->apply;
         k->precond_ctx = ls->pstate;
+    } else if (ls->type->fallback_apply) {
+        k->precond = ls->type->fallback_apply;
+        k->precond_ctx = ls->state;
     }
 }
 

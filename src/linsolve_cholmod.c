@@ -15,10 +15,12 @@
  * (tstep/linsolve.h), pinned rows and columns the identity's, so pinned
  * entries of x are exactly 0 (Baraff & Witkin's filter).  If A is not
  * positive definite and L D L^T is not tried (large n), fails (a zero
- * pivot) or its solution
- * misses the tolerance after refinement, the solve returns
- * TS_ERR_INDEFINITE and the driver falls back as it does for CG (BiCGSTAB
- * with Jacobi, then the definiteness fix).
+ * pivot) or its solution misses the tolerance after refinement, the solve
+ * returns TS_ERR_INDEFINITE and the driver falls back as it does for CG: BiCGSTAB
+ * on the exact A, preconditioned by the Cholesky factor of the
+ * definiteness fix's matrix (clamped springs) where the system has one
+ * (close to A, so a few iterations; Jacobi otherwise), then the
+ * definiteness fix itself.
  * One solve counts as one linear iteration.  Its cost grows faster than
  * n (fill-in: nnz(L) is about 9 nnz(A) on a 100 x 100 cloth), so it is for
  * small systems, for exact solves reused across many right-hand sides, and
@@ -46,7 +48,10 @@ typedef struct {
     cholmod_factor *L2; /* simplicial L D L^T, for A not positive definite */
     cholmod_factor *F;  /* the one factored at the last setup */
     cholmod_dense *B, *X, *Y, *E;
-    int factored; /* the last setup's factorization succeeded */
+    int factored; /* the last setup's factorization of A succeeded */
+    int definite; /* else: F is the factor of the definiteness fix's matrix */
+    size_t n;
+    const double *diag; /* Jacobi, when there is no factor at all */
     size_t minor; /* the failing column when it did not */
 } direct_state;
 
@@ -79,6 +84,8 @@ static int direct_alloc(const ts_linsolve *ls, const ts_system *sys, void **stat
         return ts_error(TS_ERR_NOMEM, "direct solver");
     cholmod_start(&s->c);
     s->started = 1;
+    s->n = a->n;
+    s->diag = ls->diag;
     s->c.print = 0; /* failures are reported through tstep's status codes */
     s->A = cholmod_allocate_sparse(a->n, a->n, a->nnz, 1, 1, -1, CHOLMOD_REAL, &s->c);
     s->B = cholmod_zeros(a->n, 1, CHOLMOD_REAL, &s->c);
@@ -125,6 +132,26 @@ static int direct_setup(void *state, const ts_linsolve *ls, ts_system *sys)
             break;
         s->F = s->L2;
     }
+    s->definite = 0;
+    if (s->factored || !sys->has_definite_fix || sys->definite_fix)
+        return TS_OK;
+    /* A is not positive definite: factor the definiteness fix's matrix
+     * (clamped springs), the preconditioner of the exact Newton step by
+     * BiCGSTAB in the driver's fallback; the products stay exact. */
+    ts_linsolve *w = (ts_linsolve *)ls; /* its A, assembled again */
+    sys->definite_fix = 1;
+    int st = ts_system_linearize(sys, w->t, w->x, w->v, w->alpha, w->beta);
+    sys->definite_fix = 0;
+    if (!st)
+        st = ts_sparse_assemble(w->A, sys);
+    int st2 = ts_system_linearize(sys, w->t, w->x, w->v, w->alpha, w->beta);
+    if (st || st2)
+        return st ? st : st2;
+    memcpy(s->A->x, w->A->val, w->A->nnz * sizeof(double));
+    s->F = s->L;
+    s->c.status = CHOLMOD_OK;
+    int ok = cholmod_factorize(s->A, s->F, &s->c);
+    s->definite = ok && s->c.status == CHOLMOD_OK && s->F->minor == s->F->n;
     return TS_OK;
 }
 
@@ -136,6 +163,15 @@ static int factor_solve(direct_state *s, const double *b, double *x, size_t n)
         return ts_error(TS_ERR_LINEAR, "direct: CHOLMOD solve failed (status %d)", s->c.status);
     memcpy(x, s->X->x, n * sizeof *x);
     return TS_OK;
+}
+
+/* the driver's fallback preconditioner: the definite factor, else Jacobi */
+static void direct_fallback_apply(void *state, const double *r, double *z)
+{
+    direct_state *s = state;
+    if (!s->definite || factor_solve(s, r, z, s->n))
+        for (size_t i = 0; i < s->n; i++)
+            z[i] = r[i] / s->diag[i];
 }
 
 static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
@@ -182,5 +218,6 @@ const ts_linsolve_type ts_linsolve_direct = {
     .alloc = direct_alloc,
     .setup = direct_setup,
     .solve = direct_solve,
+    .fallback_apply = direct_fallback_apply,
     .free = direct_free,
 };

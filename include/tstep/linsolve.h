@@ -25,7 +25,8 @@
  *      the Cholesky factor);
  *   2. not symmetric, or the solver found A not positive definite
  *      (TS_ERR_INDEFINITE; compressed springs): the exact Newton step by
- *      BiCGSTAB with the same preconditioner (Jacobi for direct), or a dense
+ *      BiCGSTAB with the same preconditioner (direct: the factor of the
+ *      definiteness fix's matrix where it has one, else Jacobi), or a dense
  *      solve when n <= TS_DENSE_MAX;
  *   3. if that fails and the system has a definiteness fix (clamped
  *      compressed springs, Choi & Ko 2002), relinearize with it, set up
@@ -74,6 +75,10 @@ typedef struct ts_linsolve_type {
     int (*setup)(void *state, const ts_linsolve *ls, ts_system *sys);
     int (*solve)(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
                  double *sol, double tol, int *iters, double *achieved);
+    /* Optional, for a solver without a preconditioner: z ~ A^-1 r from the
+     * last setup, the preconditioner of the driver's BiCGSTAB fallback
+     * (NULL: Jacobi). */
+    void (*fallback_apply)(void *state, const double *r, double *z);
     void (*free)(void *state); /* accepts NULL */
 } ts_linsolve_type;
 
