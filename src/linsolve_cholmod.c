@@ -3,24 +3,19 @@
  *
  *   once per system:     symbolic analysis of A's pattern (AMD / METIS
  *                        ordering, elimination tree, supernodes)
- *   once per setup:      numeric factorization of A at the linearization:
- *                        supernodal L L^T; if A is not positive definite
- *                        (compressed springs) and n <= TS_DIRECT_LDL_MAX,
- *                        simplicial L D L^T instead (no pivoting: its
- *                        result is checked below)
+ *   once per setup:      numeric factorization of A at the linearization
  *   once per solve:      L y = P b, L^T z = y, x = P^T z, then up to two
  *                        steps of iterative refinement if |b - A x| > tol |b|
  *
  * A = M - alpha df/dx - beta df/dv is assembled from the system's triplets
  * (tstep/linsolve.h), pinned rows and columns the identity's, so pinned
  * entries of x are exactly 0 (Baraff & Witkin's filter).  If A is not
- * positive definite and L D L^T is not tried (large n), fails (a zero
- * pivot) or its solution misses the tolerance after refinement, the solve
- * returns TS_ERR_INDEFINITE and the driver falls back as it does for CG: BiCGSTAB
- * on the exact A, preconditioned by the Cholesky factor of the
- * definiteness fix's matrix (clamped springs) where the system has one
- * (close to A, so a few iterations; Jacobi otherwise), then the
- * definiteness fix itself.
+ * positive definite (compressed springs) the factorization stops at the
+ * failing pivot, the solve returns TS_ERR_INDEFINITE and the driver falls
+ * back as it does for CG: BiCGSTAB on the exact A, preconditioned by the
+ * Cholesky factor of the definiteness fix's matrix (clamped springs) where
+ * the system has one (close to A, so a few iterations; Jacobi otherwise),
+ * then the definiteness fix itself.
  * One solve counts as one linear iteration.  Its cost grows faster than
  * n (fill-in: nnz(L) is about 9 nnz(A) on a 100 x 100 cloth), so it is for
  * small systems, for exact solves reused across many right-hand sides, and
@@ -36,17 +31,12 @@
 #include "tstep/linsolve.h"
 
 #define TS_DIRECT_REFINE 2
-/* Largest system given L D L^T when A is not positive definite: simplicial,
- * without BLAS, it costs seconds on a 100 x 100 cloth (30 000 unknowns). */
-#define TS_DIRECT_LDL_MAX 6000
 
 typedef struct {
     cholmod_common c;
     int started;
     cholmod_sparse *A;
-    cholmod_factor *L;  /* supernodal L L^T */
-    cholmod_factor *L2; /* simplicial L D L^T, for A not positive definite */
-    cholmod_factor *F;  /* the one factored at the last setup */
+    cholmod_factor *L;
     cholmod_dense *B, *X, *Y, *E;
     int factored; /* the last setup's factorization of A succeeded */
     int definite; /* else: F is the factor of the definiteness fix's matrix */
@@ -63,7 +53,6 @@ static void direct_free(void *state)
     if (s->started) {
         cholmod_free_sparse(&s->A, &s->c);
         cholmod_free_factor(&s->L, &s->c);
-        cholmod_free_factor(&s->L2, &s->c);
         cholmod_free_dense(&s->B, &s->c);
         cholmod_free_dense(&s->X, &s->c);
         cholmod_free_dense(&s->Y, &s->c);
@@ -97,14 +86,8 @@ static int direct_alloc(const ts_linsolve *ls, const ts_system *sys, void **stat
     for (size_t k = 0; k < a->nnz; k++)
         i[k] = (int)a->row[k];
     /* the pattern is fixed: symbolic analyses once */
-    s->c.supernodal = CHOLMOD_SUPERNODAL;
     s->L = cholmod_analyze(s->A, &s->c);
-    if (a->n <= TS_DIRECT_LDL_MAX) {
-        s->c.supernodal = CHOLMOD_SIMPLICIAL;
-        s->c.final_ll = 0;
-        s->L2 = cholmod_analyze(s->A, &s->c);
-    }
-    if (!s->L || (a->n <= TS_DIRECT_LDL_MAX && !s->L2))
+    if (!s->L)
         goto fail;
     *state = s;
     return TS_OK;
@@ -119,19 +102,13 @@ static int direct_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     direct_state *s = state;
     (void)sys;
     memcpy(s->A->x, ls->A->val, ls->A->nnz * sizeof(double));
-    s->F = s->L;
-    for (int k = 0; k < 2; k++) { /* L L^T, then L D L^T if A is not positive definite */
-        s->c.status = CHOLMOD_OK;
-        int ok = cholmod_factorize(s->A, s->F, &s->c);
-        s->factored = ok && s->c.status == CHOLMOD_OK && s->F->minor == s->F->n;
-        s->minor = s->F->minor;
-        if (!ok && s->c.status != CHOLMOD_NOT_POSDEF)
-            return ts_error(TS_ERR_NOMEM, "direct: CHOLMOD factorization failed (status %d)",
-                            s->c.status);
-        if (s->factored || !s->L2)
-            break;
-        s->F = s->L2;
-    }
+    s->c.status = CHOLMOD_OK;
+    int ok = cholmod_factorize(s->A, s->L, &s->c);
+    s->factored = ok && s->c.status == CHOLMOD_OK && s->L->minor == s->L->n;
+    s->minor = s->L->minor;
+    if (!ok && s->c.status != CHOLMOD_NOT_POSDEF)
+        return ts_error(TS_ERR_NOMEM, "direct: CHOLMOD factorization failed (status %d)",
+                        s->c.status);
     s->definite = 0;
     if (s->factored || !sys->has_definite_fix || sys->definite_fix)
         return TS_OK;
@@ -148,10 +125,9 @@ static int direct_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     if (st || st2)
         return st ? st : st2;
     memcpy(s->A->x, w->A->val, w->A->nnz * sizeof(double));
-    s->F = s->L;
     s->c.status = CHOLMOD_OK;
-    int ok = cholmod_factorize(s->A, s->F, &s->c);
-    s->definite = ok && s->c.status == CHOLMOD_OK && s->F->minor == s->F->n;
+    ok = cholmod_factorize(s->A, s->L, &s->c);
+    s->definite = ok && s->c.status == CHOLMOD_OK && s->L->minor == s->L->n;
     return TS_OK;
 }
 
@@ -159,7 +135,7 @@ static int direct_setup(void *state, const ts_linsolve *ls, ts_system *sys)
 static int factor_solve(direct_state *s, const double *b, double *x, size_t n)
 {
     memcpy(s->B->x, b, n * sizeof *b);
-    if (!cholmod_solve2(CHOLMOD_A, s->F, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->c))
+    if (!cholmod_solve2(CHOLMOD_A, s->L, s->B, NULL, &s->X, NULL, &s->Y, &s->E, &s->c))
         return ts_error(TS_ERR_LINEAR, "direct: CHOLMOD solve failed (status %d)", s->c.status);
     memcpy(x, s->X->x, n * sizeof *x);
     return TS_OK;
@@ -195,14 +171,8 @@ static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys, cons
         ts_system_filter(sys, r);
         double rnorm = ts_vec_norm2(n, r);
         *achieved = bnorm > 0.0 ? rnorm / bnorm : 0.0;
-        if (rnorm <= tol * bnorm)
+        if (rnorm <= tol * bnorm || k == TS_DIRECT_REFINE)
             break;
-        if (k == TS_DIRECT_REFINE) { /* L D L^T without pivoting can be unstable */
-            if (s->F == s->L2)
-                st = ts_error(TS_ERR_INDEFINITE,
-                              "direct: L D L^T of an indefinite matrix: residual %g", rnorm / bnorm);
-            break;
-        }
         if ((st = factor_solve(s, r, d, n))) /* refine: A d = r, x += d */
             break;
         ts_vec_axpy(n, 1.0, d, sol);
