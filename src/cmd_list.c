@@ -4,6 +4,7 @@
 #include <string.h>
 #include "cli.h"
 #include "cli_json.h"
+#include "tstep/linsolve.h"
 
 static const char *kind_name(ts_param_kind k)
 {
@@ -31,6 +32,22 @@ static void print_json(void)
         cli_json_bool(&j, "multistep", (t->flags & TS_MULTISTEP) != 0);
         cli_json_bool(&j, "adaptive", (t->flags & TS_ADAPTIVE) != 0);
         cli_json_string(&j, "summary", t->summary);
+        cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_array(&j, "linear_solvers");
+    for (size_t i = 0; ts_linsolve_registry[i]; i++) {
+        cli_json_object(&j, NULL);
+        cli_json_string(&j, "name", ts_linsolve_registry[i]->name);
+        cli_json_string(&j, "summary", ts_linsolve_registry[i]->summary);
+        cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_array(&j, "preconditioners");
+    for (size_t i = 0; ts_precond_registry[i]; i++) {
+        cli_json_object(&j, NULL);
+        cli_json_string(&j, "name", ts_precond_registry[i]->name);
+        cli_json_string(&j, "summary", ts_precond_registry[i]->summary);
         cli_json_close(&j);
     }
     cli_json_close(&j);
@@ -66,8 +83,8 @@ int cmd_list(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
             printf("Usage: tstep list [--format text|json]\n\nPrint every stepper (name, "
-                   "nominal order, kind, summary) and every system\n(name, summary, "
-                   "parameters with kind, default and meaning).\n"
+                   "nominal order, kind, summary), every linear solver\nand preconditioner, and "
+                   "every system (name, summary, parameters with kind,\ndefault and meaning).\n"
                    "--format json writes the same as one JSON object (docs/grading.md).\n");
             return 0;
         }
@@ -91,6 +108,12 @@ int cmd_list(int argc, char **argv)
         printf("  %-22s order %d  %-8s  %s\n", t->name, t->order,
                t->flags & TS_IMPLICIT ? "implicit" : "explicit", t->summary);
     }
+    printf("\nLinear solvers (--linear-solver):\n");
+    for (size_t i = 0; ts_linsolve_registry[i]; i++)
+        printf("  %-22s %s\n", ts_linsolve_registry[i]->name, ts_linsolve_registry[i]->summary);
+    printf("\nPreconditioners (--precond, for cg):\n");
+    for (size_t i = 0; ts_precond_registry[i]; i++)
+        printf("  %-22s %s\n", ts_precond_registry[i]->name, ts_precond_registry[i]->summary);
     printf("\nSystems:\n");
     for (size_t i = 0; ts_system_at(i); i++) {
         const ts_system_type *s = ts_system_at(i);

@@ -21,6 +21,7 @@
 #include "tstep/check.h"
 #include "tstep/grade.h"
 #include "tstep/linalg.h"
+#include "tstep/linsolve.h"
 #include "tstep/stability.h"
 
 /* --- probe steppers, each with one defect ---------------------------------- */
@@ -846,6 +847,16 @@ START_TEST(cli_list_json)
         snprintf(want, sizeof want, "\"name\": \"%s\",\n      \"order\": %d,",
                  ts_stepper_at(i)->name, ts_stepper_at(i)->order);
         ck_assert_msg(strstr(out, want), "missing %s", want);
+    }
+    for (size_t i = 0; ts_linsolve_registry[i]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "\"name\": \"%s\"", ts_linsolve_registry[i]->name);
+        ck_assert_msg(strstr(strstr(out, "\"linear_solvers\""), want), "missing %s", want);
+    }
+    for (size_t i = 0; ts_precond_registry[i]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "\"name\": \"%s\"", ts_precond_registry[i]->name);
+        ck_assert_msg(strstr(strstr(out, "\"preconditioners\""), want), "missing %s", want);
     }
     /* the flags, stepper by stepper */
     for (size_t i = 0; ts_stepper_at(i); i++) {

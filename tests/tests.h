@@ -18,6 +18,7 @@ Suite *grade_suite(void);
  * whose tests fail, and point to the per-check grade (tests/check_grade.c). */
 void grade_note_skeletons(void);
 Suite *newton_suite(void);
+Suite *linsolve_suite(void);
 Suite *plugins_suite(void);
 Suite *methods_suite(void);
 
