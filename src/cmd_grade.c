@@ -147,10 +147,8 @@ static char *read_file(const char *cmd, const char *path)
         if (len + 1 < cap)
             break;
         char *more = realloc(buf, cap *= 2);
-        if (!more) {
+        if (!more)
             free(buf);
-            buf = NULL;
-        }
         buf = more;
     }
     fclose(f);
