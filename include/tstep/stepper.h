@@ -21,7 +21,10 @@ enum {
     TS_IMPLICIT = 1u << 0,   /* solves a (non)linear system each step */
     TS_SYMPLECTIC = 1u << 1, /* preserves phase-space volume */
     TS_NEEDS_JACOBIAN = 1u << 2, /* needs the system's Jacobian products */
-    TS_NEEDS_ENERGY = 1u << 3    /* needs the system's potential energy (ops->energy) */
+    TS_NEEDS_ENERGY = 1u << 3,   /* needs the system's potential energy (ops->energy) */
+    TS_PARTITIONED = 1u << 4     /* treats x and v differently (symplectic Euler, Verlet):
+                                    its stability is judged on the second-order test
+                                    equation x'' = -w^2 x - 2 zeta w x' (tstep/stability.h) */
 };
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
@@ -48,7 +51,8 @@ typedef struct ts_stepper_type {
     const char *name;
     const char *summary;
     int order;         /* nominal order of accuracy */
-    unsigned flags;    /* TS_IMPLICIT, TS_SYMPLECTIC, TS_NEEDS_JACOBIAN, TS_NEEDS_ENERGY */
+    unsigned flags;    /* TS_IMPLICIT, TS_SYMPLECTIC, TS_NEEDS_JACOBIAN, TS_NEEDS_ENERGY,
+                          TS_PARTITIONED */
     int (*alloc)(const ts_system *sys, const ts_solver_options *opt, void **scratch);
     int (*step)(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
     void (*free)(void *scratch); /* accepts NULL */
