@@ -368,29 +368,16 @@ int cmd_stability(int argc, char **argv)
         ts_system_free(probe);
         return rc;
     }
-    size_t n = probe->n;
     ts_spectrum sp;
     int ms = ts_spectrum_compute(probe, at_time, eig, &sp);
     if (ms) {
         ts_system_free(probe);
         return cli_fail(cmd, ms);
     }
-    double *block = calloc(4 * n + 1, sizeof *block);
-    if (!block) {
-        ts_spectrum_free(&sp);
-        ts_system_free(probe);
-        return cli_fail(cmd, ts_error(TS_ERR_NOMEM, "stability"));
-    }
-    double *x0 = block, *v0 = block + n, *seed = block + 2 * n, *seed_v = block + 3 * n;
-    ts_vec_copy(n, probe->x, x0);
-    if (probe->order == 2)
-        ts_vec_copy(n, probe->v, v0);
-
     ts_stability_options so = ts_default_stability_options();
     so.bound = bound;
-    so.x0 = x0;
-    so.v0 = probe->order == 2 ? v0 : NULL;
     so.t0 = at_time;
+    so.t_end = t_end;
     so.linearized = linearized;
     progress_ctx pc = {NULL, 0, ntypes};
     int tty = isatty(STDERR_FILENO);
@@ -405,46 +392,21 @@ int cmd_stability(int argc, char **argv)
     for (int i = 0; i < ntypes && !fail; i++) {
         pc.stepper = types[i]->name;
         pc.index = i + 1;
-        int second = ts_stability_second_order(types[i], probe);
-        int s = ts_stability_binding(types[i], &o.solver, second, &sp, &bind[i]);
-        if (s == TS_ERR_UNSUPPORTED) { /* e.g. a minimization stepper: no energy */
+        ts_stability_study_result st;
+        fail = ts_stability_study(stype, &p, probe, &sp, types[i], &o.solver, &so, &st);
+        if (fail)
+            break;
+        if (st.no_prediction) {
             if (tty)
                 clear_progress();
             fprintf(stderr, "tstep stability: no prediction for '%s': the test equation is "
                             "refused: %s\n", types[i]->name, ts_error_detail());
-            bind[i] = (ts_binding){.dt_pred = NAN, .mode = (size_t)-1, .r = NAN};
-        } else if (s) {
-            fail = s;
-            break;
         }
-        pred[i] = bind[i].dt_pred;
-        /* the seed: the binding mode's real vector (the stiffest mode when none binds) */
-        size_t mode = bind[i].mode;
-        if (mode == (size_t)-1)
-            for (size_t k = 0; k < sp.count; k++)
-                if (hypot(sp.re[k], sp.im[k]) >= sp.lambda_max * (1.0 - 1e-12) && sp.im[k] >= 0.0)
-                    mode = k;
-        so.seed = so.seed_v = NULL;
-        so.rate = sp.lambda_max;
-        if (mode != (size_t)-1 && !ts_spectrum_mode(probe, &sp, mode, seed, seed_v)) {
-            so.seed = seed, so.seed_v = seed_v;
-            so.rate = hypot(sp.re[mode], sp.im[mode]);
-        }
-        tend[i] = t_end > 0.0 ? t_end
-                              : ts_stability_choose_t(types[i], &o.solver, &bind[i],
-                                                      sp.lambda_max);
-        so.t_end = tend[i];
-        /* start 1.5 % below the prediction with a first factor of 1.03, widened
-         * while the bracket does not hold (T / 1000 without a finite nonzero
-         * prediction); the bracket's ends are runs, so it holds whatever the
-         * prediction */
-        int start = isfinite(pred[i]) && pred[i] > 0.0;
-        so.first_step = start ? 1.03 : 2.0;
-        if ((s = ts_stability_measure(stype, &p, types[i], &o.solver, &so,
-                                      start ? 0.985 * pred[i] : NAN, &res[i])))
-            fail = s;
+        bind[i] = st.binding;
+        pred[i] = st.binding.dt_pred;
+        res[i] = st.result;
+        tend[i] = st.t_end;
     }
-    free(block);
     if (tty)
         clear_progress();
     if (fail) {

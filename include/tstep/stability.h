@@ -260,6 +260,28 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
 double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_options *opt,
                              const ts_binding *b, double lambda_max);
 
+/* Prediction and measurement of one stepper, as `tstep stability` makes
+ * them: the binding mode over the spectrum sp (computed at `state`, the
+ * system's state at time opt->t0), then ts_stability_measure from `state`
+ * (opt->x0 and v0 are set from it), seeded with the binding mode's real
+ * vector (x and v parts; the stiffest mode when none binds), rate = its
+ * |lambda|, T = opt->t_end or ts_stability_choose_t when that is 0, the
+ * search starting 1.5 % below dt_pred with a first factor of 1.03 (T / 1000
+ * and 2 without a finite nonzero prediction).  A stepper whose test
+ * equation is refused (TS_ERR_UNSUPPORTED) gets no_prediction = 1, dt_pred
+ * NAN, and is still measured. */
+typedef struct {
+    ts_binding binding;
+    ts_stability_result result;
+    double t_end;
+    int no_prediction;
+} ts_stability_study_result;
+
+int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
+                       const ts_spectrum *sp, const ts_stepper_type *type,
+                       const ts_solver_options *sopt, const ts_stability_options *opt,
+                       ts_stability_study_result *out);
+
 /* dt_pred = r / |lambda| for a stepper with interval r along lambda's
  * direction (INFINITY when |lambda| = 0 or r = inf). */
 double ts_stability_predict(const ts_stiff_mode *mode, double r);
