@@ -476,6 +476,11 @@ int cmd_stability(int argc, char **argv)
                 bind[i].mode == (size_t)-1 ? "-" : yes_no(bind[i].stiffest),
                 result_name(&res[i]));
     }
+    if (ntypes > 0 && bind[0].unstable > 0)
+        fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
+                        "itself is unstable along %s (the exact solution grows there too)\n",
+                bind[0].unstable, bind[0].unstable > 1 ? "s" : "",
+                bind[0].unstable > 1 ? "them" : "it");
     if (sp.method == TS_EIG_ARNOLDI) {
         fprintf(stderr, "arnoldi: the %zu modes of largest |lambda| (down to %.6g) were seen;\n",
                 sp.count, sp.lambda_floor);

@@ -341,6 +341,10 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
             continue;
         if (fabs(re) <= recut)
             re = 0.0;
+        if (re > 0.0) { /* the state itself is unstable along it: no step makes it decay */
+            b->unstable++;
+            continue;
+        }
         /* the stiffest; forward Euler's 2|Re|/|lambda|^2 smallest; the
          * largest |Im|; the largest -Re */
         double key[4] = {mag, re < 0.0 ? mag * mag / (-2.0 * re) : INFINITY, fabs(im), -re};
@@ -369,6 +373,8 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
             continue;
         if (fabs(re) <= recut)
             re = 0.0;
+        if (re > 0.0)
+            continue;
         mode_probe p;
         if ((s = probe_open(type, opt, second_order, re, im, &p)))
             return s;
@@ -595,7 +601,7 @@ ts_stability_options ts_default_stability_options(void)
                                   .rel_tol = 0.005, .recheck = 2.0, .rate = 0.0,
                                   .first_step = 2.0,
                                   .seed = NULL, .seed_v = NULL, .seed_size = 1e-6,
-                                  .x0 = NULL, .v0 = NULL, .t0 = 0.0};
+                                  .x0 = NULL, .v0 = NULL, .t0 = 0.0, .linearized = 1};
 }
 
 /* The linearization at a state (x*, v*, t*) as a system of its own:

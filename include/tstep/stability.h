@@ -110,11 +110,15 @@ typedef struct {
     int stiffest;     /* the binding mode has the largest |lambda| */
     int second_order; /* judged on the second-order test equation */
     int radii;        /* radii computed exactly */
+    int unstable;     /* modes left out with Re lambda > 0 (beyond round-off): the state
+                         itself is unstable along them (e.g. compressed springs buckling),
+                         the exact solution grows there too, and no step makes them decay */
     double zeta_sure; /* arnoldi only: a mode below the spectrum's lambda_floor
                          can bind only if its damping ratio is below this (0: none can) */
 } ts_binding;
 
-/* dt_pred = min over the modes (im >= 0, not rigid) of r(lambda) / |lambda|.
+/* dt_pred = min over the modes (im >= 0, not rigid, Re lambda <= 0) of
+ * r(lambda) / |lambda|.
  * The radius is computed exactly for four candidates (the stiffest mode, the
  * mode with forward Euler's smallest 2|Re lambda| / |lambda|^2, the largest
  * |Im lambda|, the largest -Re lambda); every other mode is then run one
@@ -188,7 +192,7 @@ typedef struct {
 
 /* t_end 0 (the caller must set it), bound 1e4, dt_min 0 and dt_max 0
  * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4, rate 0, seed_size 1e-6,
- * no seed, the system's initial state at t0 = 0. */
+ * no seed, the system's initial state at t0 = 0, linearized 1. */
 ts_stability_options ts_default_stability_options(void);
 
 /* How a measurement ended. */
