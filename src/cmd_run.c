@@ -80,6 +80,8 @@ static void write_header(const writer *w, const ts_system *sys)
         put(w, 0, "force_evals");
         put(w, 0, "newton_iters");
         put(w, 0, "linear_iters");
+        put(w, 0, "residual");
+        put(w, 0, "linear_residual");
     }
     if (w->stats && w->adaptive) {
         put(w, 0, "accepted");
@@ -99,8 +101,8 @@ static void write_diag_header(const writer *w, const ts_system *sys)
     if (sys->ops->momentum)
         fprintf(w->diag, "%spx%spy%spz", sep, sep, sep);
     fprintf(w->diag, "%sforce_evals%sjacobian_products%snewton_iters%slinear_iters%saccepted%s"
-                     "rejected\n",
-            sep, sep, sep, sep, sep, sep);
+                     "rejected%sresidual%sresidual_max%slinear_residual\n",
+            sep, sep, sep, sep, sep, sep, sep, sep, sep);
 }
 
 static int write_diag_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
@@ -123,9 +125,10 @@ static int write_diag_row(const writer *w, ts_system *sys, const ts_stepper *st,
         fprintf(w->diag, "%s%.15g%s%.15g%s%.15g", sep, p[0], sep, p[1], sep, p[2]);
     }
     const ts_step_stats *c = &st->total;
-    fprintf(w->diag, "%s%ld%s%ld%s%ld%s%ld%s%ld%s%ld\n", sep, c->force_evals, sep,
-            c->jacobian_products, sep, c->newton_iters, sep, c->linear_iters, sep, c->accepted,
-            sep, c->rejected);
+    fprintf(w->diag, "%s%ld%s%ld%s%ld%s%ld%s%ld%s%ld%s%.3e%s%.3e%s%.3e\n", sep, c->force_evals,
+            sep, c->jacobian_products, sep, c->newton_iters, sep, c->linear_iters, sep,
+            c->accepted, sep, c->rejected, sep, st->last.residual, sep, c->residual, sep,
+            st->last.linear_residual);
     return ferror(w->diag) ? ts_error(TS_ERR_IO, "writing the diagnostics") : TS_OK;
 }
 
@@ -194,8 +197,9 @@ static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st,
     }
     if (w->stats) {
         const ts_step_stats *l = &st->last;
-        fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld,%ld" : " %ld %ld %ld",
-                l->force_evals, l->newton_iters, l->linear_iters);
+        fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld,%ld,%.3e,%.3e" : " %ld %ld %ld %.3e %.3e",
+                l->force_evals, l->newton_iters, l->linear_iters, l->residual,
+                l->linear_residual);
     }
     if (w->stats && w->adaptive)
         fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld" : " %ld %ld",
@@ -272,8 +276,9 @@ static void help(void)
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle; grids have a\n"
            "                    blank line after each row so splot draws a mesh)\n"
-           "  --stats           add the last step's force_evals, newton_iters, linear_iters\n"
-           "                    columns, and print totals on standard error\n"
+           "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
+           "                    residual, linear_residual columns (below), and print\n"
+           "                    totals and the achieved accuracy on standard error\n"
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
            "                    when a spring's length changes by more than the limit\n"
            "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n"
@@ -301,6 +306,12 @@ static void help(void)
            "  force_evals, jacobian_products,   the stepper's statistics summed from\n"
            "  newton_iters, linear_iters,       t = 0 to this row (accepted/rejected:\n"
            "  accepted, rejected                steps, or sub-steps with --adaptive)\n"
+           "  residual, residual_max            Newton's stop measure |M^-1 r|_inf /\n"
+           "                                    max(1, |v|_inf) at the last step's\n"
+           "                                    accepted iterate, and the worst so far\n"
+           "  linear_residual                   relative residual |b - Ax|/|b| of the\n"
+           "                                    last linear solve (nan: not computed,\n"
+           "                                    e.g. explicit steppers)\n"
            "A run that diverges stops at that step with exit status 1; the rows\n"
            "written before it (trajectory and diagnostics) are complete.\n"
            "When standard error is a terminal, a long run shows a progress line there\n"
@@ -466,6 +477,12 @@ int cmd_run(int argc, char **argv)
                 "Newton iterations %ld, linear iterations %ld, accepted %ld, rejected %ld\n",
                 res.steps_done, res.t, tot->force_evals, tot->jacobian_products,
                 tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
+        if (itype->flags & TS_IMPLICIT)
+            fprintf(stderr,
+                    "tstep run: achieved accuracy: Newton residual last %.3g, worst %.3g "
+                    "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
+                    st->last.residual, tot->residual, st->opt.newton_tol,
+                    st->last.linear_residual, tot->linear_residual);
     }
     if (w.plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
         int r2 = draw_plot(cmd, &w, sys, itype->name, dt);

@@ -81,13 +81,13 @@ END_TEST
 START_TEST(list_shows_every_stepper_and_system)
 {
     EXPECT("list", 0, NULL);
-    for (size_t i = 0; ts_stepper_registry[i]; i++)
-        ck_assert_msg(strstr(out, ts_stepper_registry[i]->name), "list lacks %s",
-                      ts_stepper_registry[i]->name);
-    for (size_t i = 0; ts_system_registry[i]; i++) {
-        ck_assert_msg(strstr(out, ts_system_registry[i]->name), "list lacks %s",
-                      ts_system_registry[i]->name);
-        for (const ts_param_def *d = ts_system_registry[i]->params; d && d->name; d++)
+    for (size_t i = 0; ts_stepper_at(i); i++)
+        ck_assert_msg(strstr(out, ts_stepper_at(i)->name), "list lacks %s",
+                      ts_stepper_at(i)->name);
+    for (size_t i = 0; ts_system_at(i); i++) {
+        ck_assert_msg(strstr(out, ts_system_at(i)->name), "list lacks %s",
+                      ts_system_at(i)->name);
+        for (const ts_param_def *d = ts_system_at(i)->params; d && d->name; d++)
             ck_assert_msg(strstr(out, d->summary), "list lacks parameter %s", d->name);
     }
 }
@@ -112,7 +112,7 @@ START_TEST(run_stats_columns)
     EXPECT("run --system oscillator --stepper backward-euler --dt 0.1 --steps 2 --format csv "
            "--stats",
            0, "Newton iterations");
-    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters\n"));
+    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters,residual,linear_residual\n"));
     /* backward Euler, k = m = 1: x1 = x0 / (1 + h^2) */
     ck_assert_ptr_nonnull(strstr(out, "\n0.1,0.99009900990099,-0.099009900990099,"));
 }
@@ -156,8 +156,8 @@ START_TEST(sweep_orders)
                  systems[s]);
         EXPECT(args, 0, "observed order");
         ck_assert_ptr_nonnull(strstr(out, "stepper,dt,steps,error"));
-        for (size_t i = 0; ts_stepper_registry[i]; i++) {
-            const ts_stepper_type *t = ts_stepper_registry[i];
+        for (size_t i = 0; ts_stepper_at(i); i++) {
+            const ts_stepper_type *t = ts_stepper_at(i);
             char key[64];
             snprintf(key, sizeof key, "\n  %s ", t->name);
             const char *row = strstr(err, key);

@@ -18,11 +18,20 @@
  *     (M - h df/dv - h^2 df/dx) dw = h f(xk, vk) - M w,   w += dw
  * Order 1, unknown w = x1 - x0:
  *     (M - h df/dx) dw = h f(x0 + w) - M w,   w += dw
- * Newton stops when the residual h f - M w is within cg_tol of the first
- * right-hand side, or the update is below newton_tol (solver options);
- * newton_max caps the number of linear solves.  With linear_only only the
- * first iterate is taken: the linearly implicit ("one-step") Euler of
- * Baraff & Witkin. */
+ * Newton's stop (never the linear tolerance): with r = h f(xk, vk) - M w
+ * (order 1: h f(xk) - M w) the residual of the implicit equation,
+ *     |M^-1 r|_inf <= newton_tol * max(1, |vk|_inf)      (order 1: |xk|_inf)
+ * at the iterate, or a full Newton update dw with |dw|_inf below the same
+ * bound (the residual can stall at round-off).  M^-1 r is in the units of
+ * the unknown (a velocity change, or a displacement), so the test reads
+ * "the equation is satisfied to newton_tol of the state's size".
+ * newton_max caps the number of linear solves.  Linear tolerances: cg_tol
+ * when the user sets it, else the Eisenstat-Walker forcing rule (loose
+ * first solves, tighter as Newton converges).  The achieved Newton measure
+ * and the last linear relative residual go to stats->residual and
+ * stats->linear_residual.  With linear_only only the first iterate is
+ * taken: the linearly implicit ("one-step") Euler of Baraff & Witkin,
+ * solved to cg_tol (TS_LINEAR_TOL_DEFAULT when automatic). */
 #ifndef TSTEP_IMPLICIT_H
 #define TSTEP_IMPLICIT_H
 
@@ -42,10 +51,24 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
  * it, else M), by CG when sys->jacobian_symmetric and BiCGSTAB otherwise,
  * pinned degrees of freedom filtered (held at 0 in sol).  sol holds the
  * starting guess; diag is n doubles and work 9n doubles of scratch;
- * *iters is increased by the iterations taken. */
+ * the relative tolerance is opt->cg_tol (TS_LINEAR_TOL_DEFAULT if 0);
+ * stats->linear_iters is increased by the iterations taken and
+ * stats->linear_residual set to the relative residual reached. */
 int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
                       const double *v, double alpha, double beta, const double *rhs, double *sol,
-                      double *diag, double *work, long *iters);
+                      double *diag, double *work, ts_step_stats *stats);
+
+/* Newton's stop measure of a residual r (n entries, in the units of M times
+ * the unknown): |M^-1 r|_inf / scale. */
+double ts_newton_measure(const ts_system *sys, const double *r, double scale);
+/* The scale of the stop test: max(1, |v|_inf) (order 1: max(1, |x|_inf)). */
+double ts_newton_scale(const ts_system *sys, const double *x, const double *v);
+/* The linear tolerance for the next Newton solve: opt->cg_tol if the user
+ * fixed it, else the Eisenstat-Walker forcing term from the previous one
+ * (eta_prev, 0 for the first solve) and the residual 2-norms now (rnorm)
+ * and before (rprev); rstop is Newton's stop expressed as a 2-norm of r. */
+double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double rnorm,
+                         double rprev, double rstop);
 
 /* The options the scratch was allocated with (newton_max, tolerances). */
 const ts_solver_options *ts_implicit_options(const void *scratch);
