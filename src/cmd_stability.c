@@ -30,12 +30,12 @@ static const char *kind_name(ts_crit_kind k)
 
 /* The result column: a bracket closed by a solver failure, not by growth,
  * is said as such. */
-/* measured / predicted: 1 when both are inf, nan (written "nan", never
- * "-nan") where undefined, e.g. 0 / 0 */
+/* measured / predicted: 1 when both are inf or both 0, nan (written "nan",
+ * never "-nan") where undefined (no prediction) */
 static double crit_ratio(double measured, double predicted)
 {
-    if (isinf(measured) && isinf(predicted))
-        return 1.0;
+    if ((isinf(measured) && isinf(predicted)) || (measured == 0.0 && predicted == 0.0))
+        return 1.0; /* both: no limit, or both: no stable step */
     double ratio = measured / predicted;
     return isnan(ratio) ? NAN : ratio;
 }
@@ -138,8 +138,10 @@ static void stability_help(void)
         "  stepper     stepper name\n"
         "  dt_crit     measured critical step (inf, or 0 when below dt_min = 1e-6 T)\n"
         "  dt_fail     the smallest dt found unstable: the bracket is [dt_crit, dt_fail]\n"
+        "              (inf with dt_crit inf)\n"
         "  dt_pred     predicted critical step (inf or 0 possible)\n"
-        "  ratio       dt_crit / dt_pred (nan when undefined)\n"
+        "  ratio       dt_crit / dt_pred (1 when both are inf or both 0; nan only\n"
+        "              without a prediction)\n"
         "  interval    the radius r of the binding mode (hw for the second-order equation)\n"
         "  lambda_re   the binding mode's eigenvalue lambda (im >= 0)\n"
         "  lambda_im\n"

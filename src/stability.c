@@ -930,7 +930,7 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
         for (;;) {
             if (lo >= dt_max) {
                 res->kind = TS_CRIT_INF;
-                res->dt_crit = INFINITY;
+                res->dt_crit = res->dt_fail = INFINITY;
                 res->steps = lo_steps;
                 return TS_OK;
             }

@@ -209,7 +209,7 @@ typedef enum {
 typedef struct {
     double dt_crit;   /* largest dt found bounded; INFINITY or 0 per kind */
     double dt_fail;   /* smallest dt found unbounded (the bracket's other end;
-                         NAN for inf) */
+                         INFINITY for inf) */
     ts_crit_kind kind;
     int runs;         /* runs made */
     long steps;       /* steps of the run at dt_crit */
