@@ -18,17 +18,19 @@
  *    backward Euler: r = inf on both.  Hairer & Wanner, Solving Ordinary
  *    Differential Equations II, IV.2 (stability functions and domains).
  *
- * 3. The critical step of a system, predicted and measured.
- *    Predicted: the stiffest mode by power iteration on Jacobian products
- *    (ts_stiffest_mode: order 1, the largest |eigenvalue| lambda of
- *    M^-1 df/dx; order 2, the largest |eigenvalue| mu of M^-1 df/dx, with
- *    the damping c = <u, M^-1 df/dv u>_M / <u, u>_M along its eigenvector u,
- *    giving the first-order pair lambda^2 - c lambda - mu = 0, e.g.
- *    lambda = +-i sqrt(-mu) for an undamped spring), then
- *    dt_pred = r(lambda / |lambda|) / |lambda|.
- *    Measured: ts_stability_measure, the largest dt for which a run to T is
- *    "bounded" (defined at ts_stability_bounded), by bracketing and
- *    bisection.  Golub & Van Loan, Matrix Computations, 7.3 (power method).
+ * 3. The critical step of a system, predicted and measured (definitions in
+ *    docs/stability.md).
+ *    Predicted: over the whole spectrum of the linearization at a state
+ *    (tstep/spectrum.h: LAPACK dense, ARPACK for large systems),
+ *    dt_pred = min over the modes of r(lambda) / |lambda| (ts_stability_binding),
+ *    r along lambda's direction on the scalar test equation, or on the
+ *    second-order one x'' = -w^2 x - 2 zeta w x' for a partitioned stepper
+ *    (ts_stability_radius).  The older single-mode estimate by power
+ *    iteration (ts_stiffest_mode; Golub & Van Loan, Matrix Computations, 7.3)
+ *    remains for callers that want only the stiffest mode.
+ *    Measured: ts_stability_measure, the largest dt for which a seeded
+ *    perturbation does not grow over T ("bounded", ts_stability_bounded), by
+ *    bracketing and bisection; ts_stability_study does both as the command.
  *
  * Depends on the stepper and system interfaces and on test1d. */
 #ifndef TSTEP_STABILITY_H
