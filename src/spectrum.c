@@ -17,6 +17,14 @@
 #include "tstep/linalg.h"
 #include "tstep/spectrum.h"
 
+void ts_fill_pseudo_random(size_t n, unsigned long seed, double *u)
+{
+    for (size_t i = 0; i < n; i++) {
+        seed = (seed * 1103515245u + 12345u) & 0x7fffffffu;
+        u[i] = 2.0 * (double)seed / 2147483647.0 - 1.0;
+    }
+}
+
 const char *ts_eig_method_name(ts_eig_method m)
 {
     switch (m) {
@@ -200,12 +208,7 @@ static int arnoldi_spectrum(lin_op *op)
         s = ts_error(TS_ERR_NOMEM, "arnoldi");
         goto done;
     }
-    /* deterministic start vector */
-    unsigned long seed = 12345u;
-    for (size_t i = 0; i < nn; i++) {
-        seed = (seed * 1103515245u + 12345u) & 0x7fffffffu;
-        resid[i] = 2.0 * (double)seed / 2147483647.0 - 1.0;
-    }
+    ts_fill_pseudo_random(nn, 12345u, resid); /* deterministic start vector */
     info = 1; /* use resid as the start */
     for (;;) {
         dnaupd_(&ido, "I", &n, "LM", &nev, &tol, resid, &ncv, v, &ldv, iparam, ipntr, workd,
@@ -300,8 +303,9 @@ static int dense_vector(const ts_spectrum *sp, double complex lam, double comple
     size_t m = sp->m;
     double complex *p = malloc(m * m * sizeof *p);
     lapack_int *piv = malloc(m * sizeof *piv);
+    double *start = malloc(m * sizeof *start);
     int s = TS_OK;
-    if (!p || !piv) {
+    if (!p || !piv || !start) {
         s = ts_error(TS_ERR_NOMEM, "mode vector");
         goto done;
     }
@@ -329,11 +333,9 @@ static int dense_vector(const ts_spectrum *sp, double complex lam, double comple
     }
     if (info > 0) /* exactly singular: the pivot is the eigenvector's end; nudge it */
         p[(size_t)(info - 1) * m + (size_t)(info - 1)] = DBL_EPSILON * (mag > 0.0 ? mag : 1.0);
-    unsigned long seed = 4242u;
-    for (size_t i = 0; i < m; i++) {
-        seed = (seed * 1103515245u + 12345u) & 0x7fffffffu;
-        xv[i] = 2.0 * (double)seed / 2147483647.0 - 1.0;
-    }
+    ts_fill_pseudo_random(m, 4242u, start);
+    for (size_t i = 0; i < m; i++)
+        xv[i] = start[i];
     for (int it = 0; it < 2; it++) {
         info = LAPACKE_zgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)m, 1, p, (lapack_int)m, piv, xv,
                               (lapack_int)m);
@@ -354,6 +356,7 @@ static int dense_vector(const ts_spectrum *sp, double complex lam, double comple
 done:
     free(p);
     free(piv);
+    free(start);
     return s;
 }
 

@@ -517,12 +517,7 @@ int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
     if (s)
         goto done;
 
-    /* deterministic start: a linear congruential sequence in [-1, 1] */
-    unsigned long seed = 12345u;
-    for (size_t i = 0; i < n; i++) {
-        seed = (seed * 1103515245u + 12345u) & 0x7fffffffu;
-        u[i] = 2.0 * (double)seed / 2147483647.0 - 1.0;
-    }
+    ts_fill_pseudo_random(n, 12345u, u); /* deterministic start */
     ts_system_filter(sys, u);
     double un = sqrt(mdot(sys, u, u));
     if (!(un > 0.0)) { /* everything pinned: nothing moves */
@@ -808,11 +803,7 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
         if (opt->seed_v && order2)
             ts_vec_copy(n, opt->seed_v, dir + n);
     } else {
-        unsigned long r = 777u;
-        for (size_t i = 0; i < n; i++) {
-            r = (r * 1103515245u + 12345u) & 0x7fffffffu;
-            dir[i] = 2.0 * (double)r / 2147483647.0 - 1.0;
-        }
+        ts_fill_pseudo_random(n, 777u, dir);
     }
     double sn = ts_vec_norm_inf(n, dir);
     if (!(sn > 0.0) && order2)

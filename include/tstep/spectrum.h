@@ -71,6 +71,10 @@ int ts_spectrum_mode(ts_system *sys, const ts_spectrum *sp, size_t k, double *x,
 int ts_linearization_mul(ts_system *sys, double t, const double *x, const double *v, int which,
                          int fd, const double *u, double *out, double *work);
 
+/* u[0..n) in [-1, 1] from a linear congruential sequence started at seed:
+ * deterministic start and seed vectors. */
+void ts_fill_pseudo_random(size_t n, unsigned long seed, double *u);
+
 /* Name of a method: "dense (LAPACK dgeev)", "arnoldi (ARPACK)". */
 const char *ts_eig_method_name(ts_eig_method m);
 
