@@ -41,6 +41,7 @@ static int one_step(ts_stepper *st, ts_system *sys, double h, double *r_re, doub
 {
     double y0[2] = {1.0, 0.0};
     ts_system_set_y(sys, y0);
+    ts_stepper_reset(st); /* a fresh start: no history or cached force of an earlier step */
     int s = ts_stepper_step(st, sys, 0.0, h);
     if (s)
         return s;
@@ -142,6 +143,7 @@ static int osc2_map(ts_stepper *st, ts_system *sys, double hw, double map[4])
 {
     for (int j = 0; j < 2; j++) {
         sys->x[0] = j == 0, sys->v[0] = j == 1;
+        ts_stepper_reset(st); /* no history or cached force of the other column */
         int s = ts_stepper_step(st, sys, 0.0, hw);
         if (s)
             return s;

@@ -328,8 +328,8 @@ static int se_step(void *scratch, ts_system *sys, double t, double h, ts_step_st
 }
 
 static const ts_stepper_type symplectic_euler_probe = {
-    "symplectic-euler-probe", "semi-implicit Euler (test)", 1, TS_PARTITIONED | TS_SYMPLECTIC,
-    se_alloc, se_step, free};
+    .name = "symplectic-euler-probe", .summary = "semi-implicit Euler (test)", .order = 1,
+    .flags = TS_PARTITIONED | TS_SYMPLECTIC, .alloc = se_alloc, .step = se_step, .free = free};
 
 START_TEST(oscillator_map_of_symplectic_euler)
 {

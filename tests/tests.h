@@ -15,6 +15,7 @@ Suite *plots_suite(void);
 Suite *springs_suite(void);
 Suite *newton_suite(void);
 Suite *plugins_suite(void);
+Suite *methods_suite(void);
 Suite *spectrum_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
