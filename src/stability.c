@@ -192,6 +192,40 @@ int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_opt
     return s;
 }
 
+int ts_stepper_memoryless(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int *memoryless)
+{
+    /* on x'' = -x - 0.6 x' with h = 0.5: two steps in a row against the
+     * fresh one-step map applied twice */
+    ts_system *sys = NULL;
+    ts_stepper *st = NULL;
+    double map[4], y[2] = {1.0, 0.3}, z[2];
+    int s = make_osc2(1.0, 0.3, &sys);
+    if (!s)
+        s = ts_stepper_new(type, sys, opt, &st);
+    if (!s)
+        s = osc2_map(st, sys, 0.5, map);
+    for (int k = 0; !s && k < 2; k++) {
+        z[0] = map[0] * y[0] + map[2] * y[1];
+        z[1] = map[1] * y[0] + map[3] * y[1];
+        y[0] = z[0], y[1] = z[1];
+    }
+    if (!s) {
+        sys->x[0] = 1.0, sys->v[0] = 0.3;
+        ts_stepper_reset(st);
+        s = ts_stepper_step(st, sys, 0.0, 0.5);
+        if (!s)
+            s = ts_stepper_step(st, sys, 0.5, 0.5);
+    }
+    if (!s) {
+        double tol = 1e-10 * fmax(1.0, fmax(fabs(y[0]), fabs(y[1])));
+        *memoryless = fabs(sys->x[0] - y[0]) <= tol && fabs(sys->v[0] - y[1]) <= tol;
+    }
+    ts_stepper_free(st);
+    ts_system_free(sys);
+    return s;
+}
+
 int ts_stability_second_order(const ts_stepper_type *type, const ts_system *sys)
 {
     return (type->flags & TS_PARTITIONED) && (!sys || sys->order == 2);
@@ -392,6 +426,10 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
         if (dt < b->dt_pred)
             b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = im;
     }
+    int memoryless = 1;
+    if ((s = ts_stepper_memoryless(type, opt, &memoryless)) && s != TS_ERR_UNSUPPORTED)
+        return s;
+    b->carries_state = !memoryless;
     b->stiffest = b->mode != (size_t)-1 &&
                   hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
     /* arnoldi: an unseen mode (|lambda| < floor) binds only if its radius

@@ -379,6 +379,39 @@ START_TEST(partitioned_prediction_on_oscillator)
 }
 END_TEST
 
+/* Every registered stepper on a lightly damped oscillator (k = 100, c = 2:
+ * zeta = 0.1), one mode, so the prediction is exact (the scalar R(h lambda),
+ * or the 2x2 map of a partitioned stepper) and the measured bracket must
+ * contain it, for a stepper that carries no state between steps; no nan
+ * anywhere. */
+START_TEST(every_stepper_bracket_contains_prediction)
+{
+    const ts_stepper_type *type = ts_stepper_at((size_t)_i);
+    static const char *const pairs[] = {"k=100", "c=2", NULL};
+    ts_stability_study_result r = study(&ts_oscillator, pairs, type);
+    double pred = r.binding.dt_pred;
+    ck_assert_msg(!isnan(pred) && !isnan(r.result.dt_crit) && !isnan(r.result.dt_fail),
+                  "%s: nan (%g, %g, %g)", type->name, pred, r.result.dt_crit, r.result.dt_fail);
+    ck_assert_int_eq(r.binding.second_order, (type->flags & TS_PARTITIONED) != 0);
+    if (isinf(pred)) {
+        ck_assert_msg(r.result.kind == TS_CRIT_INF, "%s: predicted inf, kind %d", type->name,
+                      r.result.kind);
+    } else if (r.binding.carries_state) {
+        /* velocity Verlet's reused force sees v_n + h a_n: a 3 x 3 recurrence
+         * on damped modes, so the fresh-start map only approximates it */
+        ck_assert_msg(pred > 0.0 && r.result.kind == TS_CRIT_FOUND &&
+                          fabs(r.result.dt_crit / pred - 1.0) <= 0.15,
+                      "%s: measured %g, predicted %g", type->name, r.result.dt_crit, pred);
+    } else {
+        ck_assert_msg(pred > 0.0, "%s: dt_pred %g", type->name, pred);
+        ck_assert_msg(r.result.kind == TS_CRIT_FOUND && r.result.dt_crit <= pred * (1 + 1e-9) &&
+                          r.result.dt_fail >= pred * (1 - 1e-9),
+                      "%s: [%g, %g] (kind %d) against %g", type->name, r.result.dt_crit,
+                      r.result.dt_fail, r.result.kind, pred);
+    }
+}
+END_TEST
+
 /* --- arnoldi against dense ---------------------------------------------------------- */
 
 START_TEST(arnoldi_matches_dense)
@@ -468,6 +501,10 @@ Suite *spectrum_suite(void)
     tcase_add_test(tc, complex_test1d_bracket_contains_exact);
     tcase_add_test(tc, oscillator_map_of_symplectic_euler);
     tcase_add_test(tc, partitioned_prediction_on_oscillator);
+    int nsteppers = 0;
+    while (ts_stepper_at((size_t)nsteppers))
+        nsteppers++;
+    tcase_add_loop_test(tc, every_stepper_bracket_contains_prediction, 0, nsteppers);
     tcase_add_test(tc, arnoldi_matches_dense);
     tcase_add_test(tc, at_time_linearizes_later_state);
     suite_add_tcase(s, tc);

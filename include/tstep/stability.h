@@ -79,6 +79,13 @@ int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *
  * scalar one it degenerates into the underlying one-stage method. */
 int ts_stability_radius(const ts_stepper_type *type, const ts_solver_options *opt,
                         int second_order, double re, double im, double *r);
+/* *memoryless = 1 when two steps in a row of `type` equal its one-step map
+ * from a fresh start applied twice (on x'' = -x - 0.6 x', h = 0.5): it
+ * carries no state between steps that the map does not see.  Velocity
+ * Verlet's reused force with velocity-dependent forces, or a multistep
+ * history, makes it 0. */
+int ts_stepper_memoryless(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int *memoryless);
 /* 1 when `type` is judged on the second-order test equation on `sys`
  * (partitioned and sys of order 2; sys NULL: partitioned). */
 int ts_stability_second_order(const ts_stepper_type *type, const ts_system *sys);
@@ -115,6 +122,10 @@ typedef struct {
     int unstable;     /* modes left out with Re lambda > 0 (beyond round-off): the state
                          itself is unstable along them (e.g. compressed springs buckling),
                          the exact solution grows there too, and no step makes them decay */
+    int carries_state; /* the stepper carries state between steps (a reused force
+                          that depends on an earlier step, a multistep history): its
+                          radius is that of the one-step map from a fresh start, and
+                          dt_pred only approximates the limit of a long run */
     double zeta_sure; /* arnoldi only: a mode below the spectrum's lambda_floor
                          can bind only if its damping ratio is below this (0: none can) */
 } ts_binding;
