@@ -481,9 +481,12 @@ int cmd_stability(int argc, char **argv)
     for (int i = 0; i < ntypes; i++)
         if (bind[i].carries_state && bind[i].mode != (size_t)-1)
             fprintf(stderr, "note: %s carries state between steps (a reused force or a "
-                            "multistep history): dt_pred is from its one-step map after a "
-                            "fresh start and only approximates the limit of a run\n",
-                    types[i]->name);
+                            "multistep history): %s\n", types[i]->name,
+                    (types[i]->flags & TS_IMPLICIT)
+                        ? "dt_pred is from its one-step map after a fresh start and only "
+                          "approximates the limit of a run"
+                        : "its radius is from runs of 4096 steps on the test equation, not "
+                          "from one step");
     if (ntypes > 0 && bind[0].unstable > 0)
         fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
                         "itself is unstable along %s (the exact solution grows there too)\n",
