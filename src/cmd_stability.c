@@ -110,7 +110,7 @@ static void stability_help(void)
         "by runs of 4096 steps without reset instead of one step (explicit steppers;\n"
         "for an implicit one, BDF2, a note says dt_pred is approximate).\n"
         "With arnoldi, modes below the smallest |lambda| found are unseen; the output\n"
-        "says below which damping ratio such a mode could still bind.\n"
+        "says for which damping ratios such a mode could still bind.\n"
         "\n"
         "Measured.  A run is stable at dt when, over T, a perturbation seeded along\n"
         "the binding mode (its real eigenvector, x and v parts, size 1e-6 max(1,\n"
@@ -499,11 +499,16 @@ int cmd_stability(int argc, char **argv)
         fprintf(stderr, "arnoldi: the %zu modes of largest |lambda| (down to %.6g) were seen;\n",
                 sp.count, sp.lambda_floor);
         for (int i = 0; i < ntypes; i++)
-            if (bind[i].zeta_sure > 0.0)
-                fprintf(stderr, "  %s: a slower mode binds instead only if its damping ratio "
-                                "is below %.2f\n", types[i]->name, bind[i].zeta_sure);
-            else if (isfinite(pred[i]) && pred[i] > 0.0)
+            if (bind[i].zeta_ranges > 0) {
+                fprintf(stderr, "  %s: a slower mode could bind instead only if its damping "
+                                "ratio is in", types[i]->name);
+                for (int j = 0; j < bind[i].zeta_ranges; j++)
+                    fprintf(stderr, "%s [%.2f, %.2f]", j ? " or" : "", bind[i].zeta_lo[j],
+                            bind[i].zeta_hi[j]);
+                fputc('\n', stderr);
+            } else if (isfinite(pred[i]) && pred[i] > 0.0) {
                 fprintf(stderr, "  %s: no slower mode can bind\n", types[i]->name);
+            }
     }
     rc = 0;
     if (o.plot) {

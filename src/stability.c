@@ -404,7 +404,7 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
                          int second_order, const ts_spectrum *sp, ts_binding *b)
 {
     *b = (ts_binding){.dt_pred = INFINITY, .mode = (size_t)-1, .r = INFINITY,
-                      .second_order = second_order, .zeta_sure = 0.0};
+                      .second_order = second_order};
     double lmax = sp->lambda_max;
     if (!(lmax > 0.0))
         return TS_OK; /* nothing moves, or no stiffness: no limit */
@@ -473,17 +473,28 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
                   hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
     /* arnoldi: an unseen mode (|lambda| < floor) binds only if its radius
      * is below dt_pred * floor; find the damping ratios where that can be */
-    if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0) {
+    if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0 &&
+        isfinite(b->dt_pred)) {
+        /* ranges of zeta on a 0.01 grid (widened by one grid step) */
         double q = b->dt_pred * sp->lambda_floor;
-        b->zeta_sure = 0.0;
-        for (int j = 100; j >= 0; j--) {
+        int open = 0;
+        for (int j = 0; j <= 100; j++) {
             double zeta = j / 100.0, r;
             if ((s = ts_stability_radius(type, opt, second_order, -zeta,
                                          sqrt(fmax(0.0, 1.0 - zeta * zeta)), &r)))
                 return s;
-            if (r < q) {
-                b->zeta_sure = fmin(1.0, zeta + 0.01);
-                break;
+            int can = r < q;
+            if (can && !open) {
+                if (b->zeta_ranges == TS_ZETA_RANGES) { /* too many: one to the end */
+                    b->zeta_hi[TS_ZETA_RANGES - 1] = 1.0;
+                    break;
+                }
+                b->zeta_lo[b->zeta_ranges] = fmax(0.0, zeta - 0.01);
+                b->zeta_hi[b->zeta_ranges++] = 1.0;
+                open = 1;
+            } else if (!can && open) {
+                b->zeta_hi[b->zeta_ranges - 1] = zeta;
+                open = 0;
             }
         }
     }

@@ -111,6 +111,8 @@ int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *
 #define TS_RIGID_CUT 1e-6
 #define TS_REAL_ROUNDOFF 1e-12
 
+#define TS_ZETA_RANGES 4
+
 typedef struct {
     double dt_pred;   /* min over the modes of r / |lambda| (INFINITY: no limit) */
     size_t mode;      /* index of the binding mode in the spectrum ((size_t)-1: none) */
@@ -126,8 +128,12 @@ typedef struct {
                           that depends on an earlier step, a multistep history): its
                           radius is that of the one-step map from a fresh start, and
                           dt_pred only approximates the limit of a long run */
-    double zeta_sure; /* arnoldi only: a mode below the spectrum's lambda_floor
-                         can bind only if its damping ratio is below this (0: none can) */
+    /* arnoldi only: a mode below the spectrum's lambda_floor can bind only if
+     * its damping ratio zeta = -Re lambda / |lambda| lies in one of these
+     * ranges [zeta_lo, zeta_hi] (found on a 0.01 grid, widened by a step);
+     * none: no unseen mode can bind */
+    int zeta_ranges;
+    double zeta_lo[TS_ZETA_RANGES], zeta_hi[TS_ZETA_RANGES];
 } ts_binding;
 
 /* dt_pred = min over the modes (im >= 0, not rigid, Re lambda <= 0) of
