@@ -420,6 +420,40 @@ START_TEST(every_stepper_bracket_contains_prediction)
 }
 END_TEST
 
+/* region --plane oscillator through the command: forward Euler's map on
+ * x'' = -x - 2 zeta x' has eigenvalues 1 + h lambda, lambda = -zeta +- i
+ * sqrt(1 - zeta^2), so rho = sqrt(1 - 2 zeta h + h^2); symplectic Euler's is
+ * the 2x2 matrix of the header comment. */
+START_TEST(region_oscillator_plane)
+{
+    FILE *f = popen(TSTEP_BIN " region --stepper forward-euler,symplectic-euler --plane "
+                              "oscillator --hw-max 2.5 --zeta-max 1 --step 0.25 --format csv",
+                    "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256], name[64];
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "stepper,hw,zeta,rho\n");
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        double h, z, rho;
+        ck_assert_int_eq(sscanf(line, "%63[^,],%lf,%lf,%lf", name, &h, &z, &rho), 4);
+        double want;
+        if (strcmp(name, "forward-euler") == 0) {
+            want = sqrt(fmax(0.0, 1.0 - 2.0 * z * h + h * h));
+        } else {
+            double a = 1.0 - h * h, b = h * (1.0 - 2.0 * z * h), c = -h, d = 1.0 - 2.0 * z * h;
+            double tr = a + d, det = a * d - b * c, disc = tr * tr / 4.0 - det;
+            want = disc >= 0.0 ? fabs(tr) / 2.0 + sqrt(disc) : sqrt(det);
+        }
+        ck_assert_msg(fabs(rho - want) <= 1e-12 * fmax(1.0, want), "%s at (%g, %g): %g, want %g",
+                      name, h, z, rho, want);
+        rows++;
+    }
+    ck_assert_int_eq(pclose(f), 0);
+    ck_assert_int_eq(rows, 2 * 11 * 5);
+}
+END_TEST
+
 /* --- arnoldi against dense ---------------------------------------------------------- */
 
 START_TEST(arnoldi_matches_dense)
@@ -513,6 +547,7 @@ Suite *spectrum_suite(void)
     while (ts_stepper_at((size_t)nsteppers))
         nsteppers++;
     tcase_add_loop_test(tc, every_stepper_bracket_contains_prediction, 0, nsteppers);
+    tcase_add_test(tc, region_oscillator_plane);
     tcase_add_test(tc, arnoldi_matches_dense);
     tcase_add_test(tc, at_time_linearizes_later_state);
     suite_add_tcase(s, tc);
