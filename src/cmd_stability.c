@@ -682,6 +682,8 @@ static void region_help(void)
         "instead: at z it is run on that equation with hw = |z| and\n"
         "zeta = -Re z / |z| (the pair z, conj z of one mode) and |R| is the spectral\n"
         "radius of its one-step 2x2 map (two steps from (x, v) = (1, 0) and (0, 1)).\n"
+        "An explicit stepper that carries state between steps (Verlet's reused force)\n"
+        "gives instead its growth per step over a run of 4096 steps without reset.\n"
         "\n"
         "--plane oscillator: the (hw, zeta) plane instead, for every stepper: hw from\n"
         "0 to --hw-max (default 4), zeta from --zeta-min to --zeta-max (default 0 to\n"
@@ -787,11 +789,9 @@ int cmd_region(int argc, char **argv)
         for (long a = 0; a < (long)nre; a++) {
             double re = lim[0] + (double)a * step;
             for (long b = 0; b < (long)nim; b++) {
-                double im = lim[2] + (double)b * step, rr, ri;
-                int s = oscillator
-                            ? ts_oscillator_amplification(types[i], &o.solver, re, im, &rr, &ri)
-                            : ts_mode_amplification(types[i], &o.solver, second, re, im, &rr,
-                                                    &ri);
+                double im = lim[2] + (double)b * step, rho;
+                int s = oscillator ? ts_oscillator_growth(types[i], &o.solver, re, im, &rho)
+                                   : ts_mode_growth(types[i], &o.solver, second, re, im, &rho);
                 if (s == TS_ERR_NOMEM) {
                     cli_close_output(cmd, o.out, out);
                     return cli_fail(cmd, s);
@@ -799,7 +799,7 @@ int cmd_region(int argc, char **argv)
                 fputs(types[i]->name, out);
                 put_value(out, sep, re);
                 put_value(out, sep, im);
-                put_value(out, sep, s ? NAN : hypot(rr, ri));
+                put_value(out, sep, s || isinf(rho) ? NAN : rho);
                 fputc('\n', out);
             }
             if (!csv)

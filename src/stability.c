@@ -299,7 +299,9 @@ static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt,
  * without reset from a generic start, (max |y| over the last quarter / max
  * over the third quarter)^(1 / quarter).  The window maxima see a rotating
  * mode's whole orbit, so a neutral mode gives 1 to within about 1e-8 per
- * step; growth is judged against 1 + TS_RUN_GROWTH_TOL. */
+ * step; within TS_RUN_GROWTH_TOL of 1 the estimate is reported as 1 (it
+ * cannot tell that from neutral), and growth is judged against
+ * 1 + TS_RUN_GROWTH_TOL. */
 static double run_growth(mode_probe *p, double s)
 {
     ts_system *sys = p->sys;
@@ -307,19 +309,21 @@ static double run_growth(mode_probe *p, double s)
     ts_system_set_y(sys, y0);
     ts_stepper_reset(p->st);
     for (int k = 1; k <= TS_RUN_STEPS; k++) {
-        if (ts_stepper_step(p->st, sys, (double)(k - 1) * s, s))
-            return INFINITY;
-        double a = sys->x[0], b = p->second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
+        double a = 0.0, b = 0.0;
+        int fail = ts_stepper_step(p->st, sys, (double)(k - 1) * s, s);
+        if (!fail)
+            a = sys->x[0], b = p->second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
         double m = hypot(a, b);
-        if (!isfinite(m))
-            return INFINITY;
+        if (fail || !isfinite(m)) /* overflowed after k steps: at least this growth */
+            return k > 1 ? pow(DBL_MAX, 1.0 / k) : INFINITY;
         int quarter = (k - 1) / (TS_RUN_STEPS / 4);
         if (quarter >= 2)
             q[quarter - 2] = fmax(q[quarter - 2], m);
     }
     if (!(q[0] > 0.0))
         return q[1] > 0.0 ? INFINITY : 0.0;
-    return pow(q[1] / q[0], 4.0 / TS_RUN_STEPS);
+    double g = pow(q[1] / q[0], 4.0 / TS_RUN_STEPS);
+    return fabs(g - 1.0) <= TS_RUN_GROWTH_TOL ? 1.0 : g; /* within resolution: neutral */
 }
 
 /* |R(s d)| or the map's spectral radius at hw = s; a failed step is growth. */
@@ -338,6 +342,43 @@ static double probe_growth(mode_probe *p, double s)
     }
     double g = hypot(re, im);
     return isnan(g) ? INFINITY : g;
+}
+
+int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
+                         double zeta, double *rho)
+{
+    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    mode_probe p = {NULL, NULL, 1, !memoryless && !(type->flags & TS_IMPLICIT), 0.0};
+    if ((s = make_osc2(1.0, zeta, &p.sys)) || (s = ts_stepper_new(type, p.sys, opt, &p.st))) {
+        probe_close(&p);
+        return s;
+    }
+    *rho = probe_growth(&p, hw);
+    probe_close(&p);
+    return TS_OK;
+}
+
+int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                   double re, double im, double *rho)
+{
+    double mag = hypot(re, im);
+    if (!(mag > 0.0)) {
+        *rho = 1.0;
+        return TS_OK;
+    }
+    if (second_order)
+        return ts_oscillator_growth(type, opt, mag, -re / mag, rho);
+    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    mode_probe p;
+    if ((s = probe_open(type, opt, 0, !memoryless, re, im, &p)))
+        return s;
+    *rho = probe_growth(&p, mag);
+    probe_close(&p);
+    return TS_OK;
 }
 
 /* the first growth point along the ray: a 1 % geometric scan from

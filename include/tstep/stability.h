@@ -102,6 +102,17 @@ int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_opt
 int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
                           int second_order, double re, double im, double *r_re, double *r_im);
 
+/* The growth per step the prediction judges by: for z = h lambda, |R(z)|
+ * (scalar) or the spectral radius of the one-step map at hw = |z|,
+ * zeta = -Re z / |z| (second_order), or, for an explicit stepper that carries
+ * state between steps (ts_stepper_memoryless 0), the growth per step of a
+ * run of 4096 steps without reset on that test equation.  A failed step
+ * gives INFINITY.  ts_oscillator_growth: the same at (hw, zeta) directly. */
+int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                   double re, double im, double *rho);
+int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
+                         double zeta, double *rho);
+
 /* --- the binding mode: the prediction over the whole spectrum -------------- */
 
 /* Modes with |lambda| <= TS_RIGID_CUT lambda_max are taken as rigid (zero
