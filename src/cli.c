@@ -76,8 +76,10 @@ int cli_parse_format(const char *cmd, const char *text, cli_format *out)
         *out = CLI_FORMAT_CSV;
     else if (strcmp(text, "frames") == 0)
         *out = CLI_FORMAT_FRAMES;
+    else if (strcmp(text, "json") == 0)
+        *out = CLI_FORMAT_JSON;
     else
-        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv, frames", text);
+        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv, frames, json", text);
     return 0;
 }
 
@@ -255,6 +257,9 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
             return CLI_EXIT_USAGE;
         if (o->format == CLI_FORMAT_FRAMES && !o->frames_ok)
             return cli_usage_error(cmd, "--format: %s writes dat or csv, not frames", cmd);
+        if (o->format == CLI_FORMAT_JSON && !o->json_ok)
+            return cli_usage_error(cmd, "--format: %s writes dat%s or csv, not json", cmd,
+                                   o->frames_ok ? ", frames" : "");
         return 0;
     case 1001: case 1002: case 1003: case 1004: case 1006: case 1007:
         return cli_solver_option(cmd, c, arg, &o->solver);

@@ -10,7 +10,7 @@
 
 #define CLI_EXIT_USAGE 2
 
-typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES } cli_format;
+typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES, CLI_FORMAT_JSON } cli_format;
 
 /* A command: its name, one-line summary, entry point and help printer. */
 typedef struct {
@@ -89,6 +89,7 @@ typedef struct {
     cli_param_list params;
     cli_format format;
     int frames_ok; /* --format frames allowed for this command */
+    int json_ok;   /* --format json allowed (set after cli_common_init) */
     int plot;
     ts_solver_options solver;
 } cli_common;

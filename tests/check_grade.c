@@ -940,6 +940,41 @@ START_TEST(cli_check_system_json)
 }
 END_TEST
 
+/* stability --format json: valid, and the csv rows' numbers (%.8g) in it */
+START_TEST(cli_stability_json)
+{
+    if (uses_skeleton("forward-euler,rk4"))
+        return;
+    const char *args = "stability --system oscillator --param k=100 --param c=20 "
+                       "--stepper forward-euler,rk4";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --format json", args);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    ck_assert_int_eq(json_count(out, "\"stepper\": "), 2);
+    static char csv[8192];
+    snprintf(cmd, sizeof cmd, "%s --format csv", args);
+    ck_assert_int_eq(cli_run(cmd, csv, sizeof csv, err, sizeof err), 0);
+    const char *row = strstr(csv, "\nrk4,");
+    ck_assert_ptr_nonnull(row);
+    double dt_crit, dt_fail, dt_pred;
+    ck_assert_int_eq(sscanf(row + 5, "%lf,%lf,%lf", &dt_crit, &dt_fail, &dt_pred), 3);
+    const char *p = strstr(out, "\"stepper\": \"rk4\"");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_double_eq_tol(json_number_after(p, "dt_crit", NULL), dt_crit, 1e-7 * dt_crit);
+    ck_assert_double_eq_tol(json_number_after(p, "dt_fail", NULL), dt_fail, 1e-7 * dt_fail);
+    ck_assert_double_eq_tol(json_number_after(p, "dt_pred", NULL), dt_pred, 1e-7 * dt_pred);
+    /* rk4's radius on the negative real axis, to all digits */
+    double r;
+    ck_assert_int_eq(ts_stability_interval(&ts_rk4, NULL, -1.0, 0.0, &r), TS_OK);
+    ck_assert_double_eq_tol(json_number_after(p, "interval", NULL), r, 1e-12 * r);
+    /* commands without JSON say so */
+    ck_assert_int_eq(cli_run("run --system test1d --stepper rk4 --dt 0.1 --steps 2 --format json",
+                             out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "not json"), "%s", err);
+}
+END_TEST
+
 START_TEST(json_validator_rejects)
 {
     static const char *bad[] = {"{", "{\"a\": 1,}", "[1 2]", "{\"a\" 1}", "nan", "[-]",
@@ -1085,6 +1120,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, cli_json_escapes_and_round_trips);
+    tcase_add_test(cli, cli_stability_json);
     tcase_add_test(cli, json_validator_rejects);
     suite_add_tcase(s, cli);
     TCase *kit = tcase_create("assignment");
