@@ -122,10 +122,10 @@ PETSC_PKGS = petsc-dev openmpi-bin
 deps-petsc:
 	@sh tools/deps.sh $(PETSC_PKGS)
 
-$(BUILD)/tstep-petsc: petsc/tstep_petsc.c petsc/bridge.c petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
+$(BUILD)/tstep-petsc: petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
 	@pkg-config --exists petsc || { echo "make petsc: PETSc not found; run 'make deps-petsc'" >&2; exit 1; }
 	$(CC) $(TS_CFLAGS) -Ipetsc/include $$(pkg-config --cflags petsc ompi-c) $(LDFLAGS) -o $@ \
-	    petsc/tstep_petsc.c petsc/bridge.c $(BUILD)/libtstep.a \
+	    petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c $(BUILD)/libtstep.a \
 	    $$(pkg-config --libs petsc ompi-c) $(LDLIBS)
 
 petsc: $(BUILD)/tstep-petsc

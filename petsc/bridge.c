@@ -156,6 +156,30 @@ int tstep_petsc_explicit_type(const char *type)
     return 0;
 }
 
+/* After each accepted step, the system's projection (collider, strain
+ * limit) on the solution, as tstep's own step wrapper applies it. */
+static PetscErrorCode post_step(TS ts)
+{
+    bridge *b;
+    Vec U;
+    PetscReal t;
+    PetscScalar *u;
+    PetscFunctionBeginUser;
+    PetscCall(TSGetApplicationContext(ts, &b));
+    PetscCall(TSGetSolution(ts, &U));
+    PetscCall(TSGetTime(ts, &t));
+    PetscCall(VecGetArray(U, &u));
+    ts_system *sys = b->sys;
+    int s = sys->ops->post_step(sys, t, u, sys->order == 2 ? u + sys->n : NULL);
+    PetscCall(VecRestoreArray(U, &u));
+    if (s) {
+        b->failed = s;
+        SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "tstep: %s: %s", ts_status_message(s),
+                ts_error_detail());
+    }
+    PetscFunctionReturn(0);
+}
+
 PetscErrorCode tstep_petsc_attach(TS ts, ts_system *sys, tstep_petsc **out)
 {
     PetscFunctionBeginUser;
@@ -168,6 +192,10 @@ PetscErrorCode tstep_petsc_attach(TS ts, ts_system *sys, tstep_petsc **out)
     b->work2 = calloc(sys->n, sizeof *b->work2);
     PetscCheck(b->y && b->work && b->work2, PETSC_COMM_SELF, PETSC_ERR_MEM, "tstep: bridge");
     *out = b;
+    if (sys->ops->post_step) {
+        PetscCall(TSSetApplicationContext(ts, b));
+        PetscCall(TSSetPostStep(ts, post_step));
+    }
     TSType tstype;
     PetscCall(TSGetType(ts, &tstype));
     if (tstep_petsc_explicit_type(tstype)) {
@@ -184,13 +212,20 @@ PetscErrorCode tstep_petsc_attach(TS ts, ts_system *sys, tstep_petsc **out)
     if (sys->ops->jacobian_diag && sys->ops->linearize)
         PetscCall(MatShellSetOperation(b->J, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
     PetscCall(TSSetIJacobian(ts, b->J, b->J, ijacobian, b));
-    /* a shell matrix has no entries to factor: no preconditioner unless asked;
-     * stiff spring systems make a I - G' ill-conditioned, and GMRES with
-     * classical Gram-Schmidt then breaks down (the string at dt = 0.01), the
-     * modified one does not */
+    PetscCall(tstep_petsc_default_solver(ts));
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode tstep_petsc_default_solver(TS ts)
+{
+    /* a shell matrix has no entries to factor: no preconditioner unless
+     * asked; stiff spring systems make a I - G' ill-conditioned, and GMRES
+     * with classical Gram-Schmidt then breaks down (the string at dt =
+     * 0.01), the modified one does not */
     SNES snes;
     KSP ksp;
     PC pc;
+    PetscFunctionBeginUser;
     PetscCall(TSGetSNES(ts, &snes));
     PetscCall(SNESGetKSP(snes, &ksp));
     PetscCall(KSPGetPC(ksp, &pc));

@@ -259,6 +259,7 @@ static void help(void)
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
            "                 [--format dat|csv|frames] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--rtol X [--atol Y]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
            "\n"
            "Integrate system S with stepper I from t = 0 and write the trajectory.\n"
@@ -282,7 +283,13 @@ static void help(void)
            "                    setup and solve times on standard error\n"
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
            "                    when a spring's length changes by more than the limit\n"
-           "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n"
+           "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n");
+    printf("  --rtol X          error control (steppers with an error estimate: dopri5):\n"
+           "                    H is then the output interval and the first trial step;\n"
+           "                    steps inside it are chosen by a PI controller so that the\n"
+           "                    local error estimate e has sqrt(mean((e_i / (atol + X |y_i|))^2))\n"
+           "                    <= 1, and land exactly on every output time\n"
+           "  --atol Y          absolute tolerance of the error control (default: X)\n"
            "  --diagnostics FILE  also write, at every output step, the energies, momentum\n"
            "                    and the stepper's statistics to FILE (below)\n"
            "  --plot            draw the run in the terminal with gnuplot (dumb terminal):\n"
@@ -295,7 +302,8 @@ static void help(void)
     fputs(CLI_SOLVER_HELP, stdout);
     printf("\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
-           "defined), then the --stats columns (accepted, rejected with --adaptive).\n"
+           "defined), then the --stats columns (accepted, rejected with --adaptive or\n"
+           "--rtol: steps so far).\n"
            "With --plot or --live and no --out, the trajectory is not written.\n"
            "\n"
            "Diagnostics file: CSV with a header row when FILE ends in .csv, else dat\n"
@@ -330,6 +338,7 @@ int cmd_run(int argc, char **argv)
         {"adaptive", no_argument, 0, 'a'},     {"strain-limit", required_argument, 0, 'L'},
         {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
+        {"rtol", required_argument, 0, 'r'},   {"atol", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
     const char *cmd = "run";
@@ -362,6 +371,8 @@ int cmd_run(int argc, char **argv)
             case 'L':
                 bad = cli_parse_positive(cmd, "strain-limit", optarg, &ropt.strain_limit);
                 break;
+            case 'r': bad = cli_parse_positive(cmd, "rtol", optarg, &ropt.rtol); break;
+            case 'A': bad = cli_parse_positive(cmd, "atol", optarg, &ropt.atol); break;
             case 'D': diagpath = optarg; break;
             case 'V': live = 1; break;
             case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
@@ -397,12 +408,21 @@ int cmd_run(int argc, char **argv)
         !o.plot && !live)
         return cli_usage_error(cmd, "--diagnostics -: standard output already gets the "
                                     "trajectory; give --out FILE");
+    if (ropt.atol > 0.0 && !(ropt.rtol > 0.0))
+        return cli_usage_error(cmd, "--atol needs --rtol");
+    if (ropt.rtol > 0.0 && !(itype->flags & TS_ADAPTIVE))
+        return cli_usage_error(cmd, "--rtol: stepper '%s' has no error estimate (dopri5 has)",
+                               itype->name);
+    if (ropt.rtol > 0.0 && ropt.adaptive)
+        return cli_usage_error(cmd, "give at most one of --rtol and --adaptive");
+    if (ropt.rtol > 0.0 && !(ropt.atol > 0.0))
+        ropt.atol = ropt.rtol;
     ropt.dt = dt;
     ropt.steps = steps;
     ropt.every = every;
     ropt.progress = show_progress;
     ropt.progress_ctx = &w;
-    w.adaptive = ropt.adaptive;
+    w.adaptive = ropt.adaptive || ropt.rtol > 0.0;
     w.steps = steps;
     cli_progress_init(&w.progress, "tstep run");
 

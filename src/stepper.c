@@ -13,6 +13,11 @@ ts_solver_options ts_default_solver_options(void)
                                .cg_max = 0};
 }
 
+int ts_time_continues(double t, double t_end, double h)
+{
+    return fabs(t - t_end) <= 1e-9 * fmax(fabs(h), 1e-6 * fabs(t));
+}
+
 int ts_scratch_vectors(const ts_system *sys, int nvec, void **scratch)
 {
     *scratch = calloc((size_t)nvec * ts_system_ydim(sys), sizeof(double));
@@ -93,6 +98,7 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
         s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
     if (s) {
         ts_system_set_y(sys, st->backup_);
+        ts_stepper_reset(st);
         st->last.rejected = 1;
     } else {
         st->last.accepted = 1;
@@ -101,4 +107,17 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     st->last.jacobian_products = sys->jacobian_products - j0;
     ts_step_stats_add(&st->total, &st->last);
     return s;
+}
+
+void ts_stepper_reset(ts_stepper *st)
+{
+    if (st->type->reset)
+        st->type->reset(st->scratch);
+}
+
+double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol)
+{
+    if (!st->type->error)
+        return NAN;
+    return st->type->error(st->scratch, sys, st->backup_, rtol, atol);
 }

@@ -19,4 +19,5 @@ const ts_stepper_type ts_backward_euler_linear = {
     .alloc = ts_implicit_alloc,
     .step = bel_step,
     .free = ts_implicit_free,
+    .reset = ts_implicit_reset,
 };

@@ -103,6 +103,14 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
     return TS_OK;
 }
 
+/* the reset hook: only the Newton fallback keeps anything (its warm start) */
+static void opt_reset(void *scratch)
+{
+    opt_scratch *s = scratch;
+    if (s->newton)
+        ts_implicit_reset(s->newton);
+}
+
 static void opt_free(void *scratch)
 {
     opt_scratch *s = scratch;
@@ -341,4 +349,5 @@ const ts_stepper_type ts_backward_euler_opt = {
     .alloc = opt_alloc,
     .step = opt_step,
     .free = opt_free,
+    .reset = opt_reset,
 };

@@ -144,7 +144,9 @@ START_TEST(run_divergence_exit_1)
 END_TEST
 
 /* The acceptance sweep: observed orders 1, 2, 2, 4, 1 within 0.1 on test1d
- * and on the oscillator, read from the order table on stderr. */
+ * and on the oscillator, read from the order table on stderr.  Newton's
+ * error (newton_tol of the state per step) is kept below the finest step's
+ * truncation error of the order-2 implicit methods. */
 START_TEST(sweep_orders)
 {
     const char *systems[] = {"test1d", "oscillator"};
@@ -152,7 +154,7 @@ START_TEST(sweep_orders)
         char args[256];
         snprintf(args, sizeof args,
                  "sweep --system %s --stepper all --dt-min 1e-3 --dt-max 1e-1 --levels 7 "
-                 "--t-end 1 --format csv",
+                 "--t-end 1 --format csv --newton-tol 1e-12",
                  systems[s]);
         EXPECT(args, 0, "observed order");
         ck_assert_ptr_nonnull(strstr(out, "stepper,dt,steps,error"));
@@ -167,6 +169,9 @@ START_TEST(sweep_orders)
             char name[64];
             ck_assert_int_eq(sscanf(row, " %63s %d %lf", name, &nominal, &observed), 3);
             ck_assert_int_eq(nominal, t->order);
+            if (t->order >= 5)
+                continue; /* at round-off below dt = 0.025: measured on its own range in
+                             tests/check_steppers.c */
             ck_assert_msg(fabs(observed - t->order) <= 0.1, "%s on %s: observed %g", t->name,
                           systems[s], observed);
         }

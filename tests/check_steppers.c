@@ -106,6 +106,8 @@ END_TEST
 START_TEST(local_order_matches_nominal)
 {
     const ts_stepper_type *type = ts_stepper_at(_i);
+    if (type->flags & TS_MULTISTEP)
+        return; /* one step is its lower-order starting step (tests/check_methods.c) */
     double omega[] = {0.0, 1.0};
     for (int c = 0; c < 2; c++) {
         double h1 = type->order >= 4 ? 0.08 : 0.02, h2 = h1 / 2.0;
@@ -124,7 +126,13 @@ END_TEST
 static void check_observed_order(const ts_stepper_type *type, const ts_system_type *stype)
 {
     ts_sweep_point pts[7];
-    ck_assert_int_eq(ts_sweep(stype, NULL, type, NULL, 1e-3, 1e-1, 7, 1.0, pts), TS_OK);
+    /* order 5 and up reach round-off below dt = 0.025 on [0, 1]: a range above it */
+    double dt_min = type->order >= 5 ? 0.025 : 1e-3, dt_max = type->order >= 5 ? 0.06 : 1e-1;
+    /* Newton's error (newton_tol of the state per step) below the finest step's
+     * truncation error, so the order measured is the method's */
+    ts_solver_options o = ts_default_solver_options();
+    o.newton_tol = 1e-12;
+    ck_assert_int_eq(ts_sweep(stype, NULL, type, &o, dt_min, dt_max, 7, 1.0, pts), TS_OK);
     int used;
     double p = ts_observed_order(pts, 7, &used);
     ck_assert_int_ge(used, 3);

@@ -1,4 +1,5 @@
-/* tstep/implicit.h - the Newton driver shared by the implicit Euler steppers.
+/* tstep/implicit.h - the Newton driver shared by the implicit steppers
+ * (backward Euler and its variants, implicit midpoint, Crank-Nicolson, BDF2).
  *
  * Backward Euler, x1 = x0 + h v1, M v1 = M v0 + h f(x1, v1) (order 2), or
  * M x1 = M x0 + h f(x1) (order 1), solved by Newton's method with each linear
@@ -38,8 +39,49 @@
 
 #include "tstep/stepper.h"
 
+/* One implicit step, parameterised by the method (ts_implicit_newton).
+ * With the base state (xhat, vhat) (the stored state for one-step methods,
+ * a combination of past states for BDF2), f0 = f(ts, x0, v0) at the step's
+ * start and the unknown w, the equation solved is
+ *     M w = c0 f0 + gamma f(tf, xk, vk)
+ *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w;
+ *            end state v1 = vhat + w,  x1 = xhat + qx vhat + ex w
+ *   order 1: xk = xhat + cx w;  end state x1 = xhat + ex w
+ * Newton's matrix is M - alpha df/dx - beta df/dv with alpha = gamma cx,
+ * beta = gamma cv (order 1: alpha = gamma cx, beta = 0):
+ *   backward Euler  gamma h,   c0 0,   cv 1,   px h,   cx h,     qx h, ex h
+ *   implicit mid.   gamma h,   c0 0,   cv 1/2, px h/2, cx h/4,   qx h, ex h/2
+ *   Crank-Nicolson  gamma h/2, c0 h/2, cv 1,   px h,   cx h/2,   qx h, ex h/2
+ *   BDF2            gamma b h, c0 0,   cv 1,   px bh,  cx bh,    qx bh, ex bh
+ * (order 1: cx = 1/2 for the implicit midpoint, 1 otherwise; ex = 1).
+ * at_start: the first iterate is linearized at the start (x0, v0, ts), its
+ * right-hand side (c0 + gamma) f0 + gamma px df/dx v0 (Baraff & Witkin's
+ * step; only for methods whose base is the stored state); otherwise Newton
+ * starts from w = 0 at the base point. */
+typedef struct {
+    double gamma, c0;  /* weights of f(tf, xk, vk) and of f0 */
+    double ts, tf;     /* times of f0 and of the implicit evaluation */
+    double cv, px, cx; /* the evaluation point */
+    double qx, ex;     /* the end state */
+    const double *xhat, *vhat; /* the base state (n doubles each), NULL: the stored state */
+    int at_start;      /* first iterate linearized at the start (Baraff-Witkin) */
+} ts_implicit_method;
+
 int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
 void ts_implicit_free(void *scratch);
+/* The reset hook: forget the last step's solution (the first linear
+ * solve's starting guess), so that a run repeats bit for bit. */
+void ts_implicit_reset(void *scratch);
+
+/* One step of the method of the system's stored state: Newton as described
+ * at the top of this file (stop, forcing, line search), with the method's
+ * residual; TS_ERR_NEWTON if it does not converge within newton_max linear
+ * solves.  With linear_only only the first iterate is taken. */
+int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
+                       int linear_only, ts_step_stats *stats);
+
+/* Backward Euler's method description for a step from t to t + h. */
+ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, double h);
 
 /* One backward Euler step of the system's stored state; TS_ERR_NEWTON if
  * Newton does not converge within newton_max linear solves. */

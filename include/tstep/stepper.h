@@ -25,8 +25,13 @@ enum {
     TS_NEEDS_ENERGY = 1u << 3,   /* needs the system's potential energy (ops->energy) */
     TS_PARTITIONED = 1u << 4,    /* treats x and v differently (symplectic Euler, Verlet):
                                     its stability is judged on x'' = -w^2 x - 2 zeta w x' */
-    TS_LINEARIZED = 1u << 5      /* one linear solve per step, no Newton iteration: its
+    TS_LINEARIZED = 1u << 5,     /* one linear solve per step, no Newton iteration: its
                                     result depends on the linear tolerance */
+    TS_MULTISTEP = 1u << 6,      /* keeps history (bdf2): its first step after a reset is
+                                    a lower-order starting step, so one step is not its
+                                    one-step factor */
+    TS_ADAPTIVE = 1u << 7        /* has an embedded error estimate (the type's `error`):
+                                    `run --rtol` controls its step size */
 };
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
@@ -70,6 +75,8 @@ typedef struct {
     double solve_seconds;
 } ts_step_stats;
 
+typedef struct ts_butcher ts_butcher; /* tstep/butcher.h */
+
 typedef struct ts_stepper_type {
     const char *name;
     const char *summary;
@@ -78,6 +85,19 @@ typedef struct ts_stepper_type {
     int (*alloc)(const ts_system *sys, const ts_solver_options *opt, void **scratch);
     int (*step)(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
     void (*free)(void *scratch); /* accepts NULL */
+    /* Explicit Runge-Kutta steppers: their Butcher tableau (NULL otherwise). */
+    const ts_butcher *tableau;
+    /* Optional: forget every history and cache (multistep history, a
+     * first-same-as-last force), so that the next step starts clean from the
+     * stored state.  Called by ts_stepper_reset, at the start of ts_run and
+     * after every failed step. */
+    void (*reset)(void *scratch);
+    /* Optional (TS_ADAPTIVE): the last step's embedded error estimate in the
+     * weighted RMS norm of Hairer, Norsett & Wanner I, II.4 (4.11):
+     *   sqrt(1/m sum_i (e_i / (atol + rtol max(|y0_i|, |y1_i|)))^2)
+     * with y0 the state before the step and y1 the stored state. */
+    double (*error)(void *scratch, const ts_system *sys, const double *y0, double rtol,
+                    double atol);
 } ts_stepper_type;
 
 typedef struct {
@@ -96,8 +116,22 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
                    const ts_solver_options *opt, ts_stepper **out);
 void ts_stepper_free(ts_stepper *st);
 
-/* One step from t to t + h.  On failure the system's state is as before. */
+/* One step from t to t + h.  On failure the system's state is as before
+ * and the stepper is reset (a multistep history or cached force of the
+ * failed step is never kept). */
 int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h);
+
+/* Forget the stepper's history and caches (the type's reset, if any): call
+ * after changing the system's state from outside the stepper. */
+void ts_stepper_reset(ts_stepper *st);
+
+/* The last step's error estimate (TS_ADAPTIVE steppers; NAN otherwise), in
+ * the weighted RMS norm of ts_stepper_type.error, y0 the state before it. */
+double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol);
+
+/* For stepper implementers: a step starting at t continues one that ended
+ * at t_end (equal up to the rounding of t = k dt against t_end = (k-1) dt + dt). */
+int ts_time_continues(double t, double t_end, double h);
 
 /* For stepper implementers: scratch of `nvec` vectors of the first-order
  * view's length (ts_system_ydim), zeroed, in one block; free with free(). */

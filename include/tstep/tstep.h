@@ -39,6 +39,7 @@
 #ifndef TSTEP_TSTEP_H
 #define TSTEP_TSTEP_H
 
+#include "tstep/butcher.h"
 #include "tstep/check.h"
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
@@ -56,7 +57,7 @@
  * structs (ts_stepper_type, ts_system_type, ts_system, ts_system_ops, ...)
  * or to the functions a plugin calls would break a plugin built before it.
  * tstep refuses a plugin built for another version. */
-#define TSTEP_PLUGIN_ABI 1
+#define TSTEP_PLUGIN_ABI 2
 
 /* What a plugin defines (the arrays NULL-terminated; either may be absent). */
 extern const int tstep_plugin_abi;

@@ -14,11 +14,15 @@
  *     pinned rows zero, so pinned entries never move.  The shell also gives
  *     its diagonal (-pc_type jacobi) where the system has jacobian_diag; the
  *     default preconditioner is none, and GMRES uses modified Gram-Schmidt.
- * Sequential: the vectors live on PETSC_COMM_SELF. */
+ * The system's post-step projection (collider, strain limit) runs after
+ * each accepted TS step (TSSetPostStep; the bridge is then the TS's
+ * application context).  tstep_petsc_attach is sequential (vectors on PETSC_COMM_SELF); the grid
+ * cloth runs distributed through tstep_petsc_grid_* below. */
 #ifndef TSTEP_PETSC_H
 #define TSTEP_PETSC_H
 
 #include <petscts.h>
+#include "tstep/params.h"
 #include "tstep/stepper.h"
 #include "tstep/system.h"
 
@@ -35,5 +39,34 @@ int tstep_petsc_failure(const tstep_petsc *b);
 
 /* 1 if TS type `type` takes the right-hand side alone (explicit). */
 int tstep_petsc_explicit_type(const char *type);
+
+/* The implicit types' default linear solver for a matrix-free Jacobian:
+ * GMRES (modified Gram-Schmidt), no preconditioner; options override. */
+PetscErrorCode tstep_petsc_default_solver(TS ts);
+
+/* --- the grid cloth distributed over MPI ranks (petsc/grid.c) -----------
+ * The cloth's nx x ny particles are the nodes of a 2-D DMDA (6 dof per node:
+ * x, y, z, vx, vy, vz; box stencil of width 2 for the flexion springs).
+ * Each rank computes the forces and Jacobian products of its nodes from a
+ * spring network over its ghosted nodes (the same src/springs.c code as
+ * the serial cloth), so results agree with one rank to solver tolerance. */
+typedef struct tstep_petsc_grid tstep_petsc_grid;
+
+/* The cloth of `type` (the grid cloth) with `params` on communicator comm;
+ * refuses (PETSC_ERR_LIB, detail in ts_error_detail) a collider or strain
+ * limit, which this path does not apply. */
+PetscErrorCode tstep_petsc_grid_create(MPI_Comm comm, const ts_system_type *type,
+                                       const ts_params *params, tstep_petsc_grid **out);
+/* A new global vector holding the cloth's initial state (DMDA layout). */
+PetscErrorCode tstep_petsc_grid_state(tstep_petsc_grid *g, Vec *U);
+/* Set ts's DM and functions according to its type (as tstep_petsc_attach). */
+PetscErrorCode tstep_petsc_grid_attach(TS ts, tstep_petsc_grid *g);
+/* Collective; rank 0 receives the state in tstep's layout [x; v] in y
+ * (6 nx ny doubles). */
+PetscErrorCode tstep_petsc_grid_gather(tstep_petsc_grid *g, Vec U, double *y);
+/* Rank 0: the whole serial cloth (for output and energy); NULL elsewhere. */
+ts_system *tstep_petsc_grid_system(tstep_petsc_grid *g);
+int tstep_petsc_grid_failure(const tstep_petsc_grid *g);
+PetscErrorCode tstep_petsc_grid_destroy(tstep_petsc_grid **g);
 
 #endif
