@@ -45,7 +45,7 @@ typedef struct {
     const double *diag;
     size_t *rowp;       /* block row I: blocks rowp[I] .. rowp[I+1]-1, the diagonal last */
     uint32_t *col;      /* their block columns, ascending */
-    size_t *dest;       /* A's entry p goes to val[dest[p]] */
+    uint32_t *dest;     /* A's entry p goes to val[dest[p]] */
     double *val;        /* bb per block; the diagonal block holds W = chol(S_II)^-1 */
     float *fval;        /* the same in single precision, what the sweeps read */
     double *work;       /* bb */
@@ -119,6 +119,8 @@ static int ic_alloc(const ts_linsolve *ls, const ts_system *sys, void **state)
     for (size_t k = 0; k < np; k++)
         if (k == 0 || pairs[k] != pairs[k - 1])
             pairs[nblk++] = pairs[k];
+    if (nblk * (size_t)s->bb >= UINT32_MAX)
+        goto nomem;
     s->col = malloc((nblk + 1) * sizeof *s->col);
     s->val = malloc((nblk * (size_t)s->bb + 1) * sizeof *s->val);
     s->fval = malloc((nblk * (size_t)s->bb + 1) * sizeof *s->fval);
@@ -134,7 +136,7 @@ static int ic_alloc(const ts_linsolve *ls, const ts_system *sys, void **state)
         for (size_t p = a->colp[j]; p < a->colp[j + 1]; p++) {
             size_t i = a->row[p];
             size_t pos = block_pos(s, i / b, j / b);
-            s->dest[p] = pos * (size_t)s->bb + (i % b) * b + j % b;
+            s->dest[p] = (uint32_t)(pos * (size_t)s->bb + (i % b) * b + j % b);
         }
     free(pairs);
     *state = s;
