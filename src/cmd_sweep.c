@@ -1,6 +1,7 @@
 /* tstep sweep: error at t_end against step size for one or more steppers,
  * and the observed order of each (least-squares slope of log error against
- * log dt over the points not excluded; see src/sweep.c for the rules). */
+ * log dt over the points not excluded; see src/sweep.c for the rules),
+ * against the exact solution or a computed reference (tstep/reference.h). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -74,36 +75,59 @@ static int draw_plot(const char *cmd, FILE *data, const char *system, double t_e
 
 static void help(void)
 {
-    printf("Usage: tstep sweep --system S --stepper A,B,...|all --dt-min H0 --dt-max H1\n"
-           "                   [--levels L] --t-end T [--param key=value]...\n"
-           "                   [--format dat|csv] [--out FILE] [--plot]\n"
+    printf("Usage: tstep sweep --system S [--stepper A,B,...|all] [--dt-min H0 --dt-max H1]\n"
+           "                   [--levels L] [--t-end T] [--param key=value]...\n"
+           "                   [--norm positions|state] [--reference auto|computed]\n"
+           "                   [--reference-dt H] [--format dat|csv] [--out FILE] [--plot]\n"
            "\n"
-           "For each stepper, run to T with L step sizes spaced geometrically from H1\n"
-           "down to H0, each adjusted to T/round(T/H) so a whole number of steps lands\n"
-           "exactly on T, and record the max-norm error of the state (x and v) at T\n"
-           "against the system's exact solution.\n"
+           "For each stepper (default all), run to T with L step sizes spaced\n"
+           "geometrically from H1 down to H0, each adjusted to T/round(T/H) so a whole\n"
+           "number of steps lands exactly on T, and record the max-norm error, absolute,\n"
+           "at T against the system's exact solution or, for a system without one, a\n"
+           "computed reference (below).  See docs/sweep.md.\n"
            "\n"
            "  --levels L    number of step sizes (default 7, at most 64)\n"
+           "  --t-end T     default min(1, 30/|lambda|), |lambda| the rate of the system's\n"
+           "                stiffest mode at its initial state (power iteration)\n"
+           "  --dt-min H0, --dt-max H1  both or neither; default per stepper of order p:\n"
+           "                H1 = min(T/10, c_p/|lambda|), H0 = H1/16, c_p = 0.1, 0.2, 0.35,\n"
+           "                0.5 for p = 1, 2, 3, >= 4 (the asymptotic range on stiff systems)\n"
+           "  --norm N      positions (default): the error over x (the whole state of a\n"
+           "                first-order system); state: over x and v\n"
+           "  --reference R auto (default): the exact solution where the system has one,\n"
+           "                else computed; computed: always computed\n"
+           "  --reference-dt H  the computed reference's first coarse step (default H0);\n"
+           "                rk4 runs at H, H/2 and H/4, the finest is the reference and\n"
+           "                Richardson's estimate from the two differences its error; H is\n"
+           "                halved until the ratio of the differences is within a factor 2\n"
+           "                of 2^4 (or they agree to rounding) and the estimate is below a\n"
+           "                tenth of the sweep's smallest round-off level\n"
            "  --plot        draw error against dt (log-log) in the terminal with gnuplot;\n"
            "                without --out the table is then not written\n"
-           CLI_SOLVER_HELP
+           "  --newton-tol X, --cg-tol X  implicit steppers' tolerances (default 1e-12\n"
+           "                here, so the solver's error stays below the truncation error)\n"
+           "  --newton-max N, --cg-max N  caps (defaults 20, 2 * dimension + 20)\n"
            "\n"
            "Output: csv columns\n"
            "  stepper,dt,steps,error,excluded,observed_order,force_evals,\n"
-           "  jacobian_products,newton_iters,linear_iters,seconds\n"
-           "dat the same columns under a '#' header, one gnuplot index block (two blank\n"
-           "lines apart) per stepper.  'excluded' is empty (dat: '-'), 'round-off'\n"
-           "(error within 100*steps*eps of the solution's size) or 'unstable' (run\n"
-           "failed or relative error > 1).  observed_order is the stepper's fitted\n"
-           "order over this sweep (the same on each of its rows; nan if fewer than two\n"
-           "points remain).  force_evals .. linear_iters are the run's totals; seconds\n"
-           "is the wall-clock time of its stepping (runs under 2 ms are repeated and\n"
-           "the mean taken).\n"
-           "Standard error gets a table of observed orders over the points not excluded,\n"
-           "and a progress line while it works when it is a terminal.\n"
-           "With --stepper all, steppers the system cannot run (an implicit stepper on a\n"
-           "system without Jacobian products, an energy-minimizing one on a system without\n"
-           "energy) are skipped with a note.\n");
+           "  jacobian_products,newton_iters,linear_iters,seconds,reference_error\n"
+           "dat the same columns under a '#' header (after a '# reference: ...' line),\n"
+           "one gnuplot index block (two blank lines apart) per stepper.  'excluded' is\n"
+           "empty (dat: '-') when the point is in the fit, else\n"
+           "  unstable   the run failed, or its error exceeds the solution's size\n"
+           "  round-off  error <= steps * eps * the solution's size\n"
+           "  reference  error <= 10 * the reference's estimated error\n"
+           "where the solution's size is max(|Y(0)|, |Y_ref(T)|) in the same norm.\n"
+           "observed_order is the stepper's fitted order over this sweep (the same on\n"
+           "each of its rows; nan if fewer than two points remain).  force_evals ..\n"
+           "linear_iters are the run's totals; seconds is the wall-clock time of its\n"
+           "stepping (runs under 2 ms are repeated and the mean taken).\n"
+           "reference_error is the reference's estimated error (0 for an exact one).\n"
+           "Standard error gets the reference and a table of observed orders over the\n"
+           "points not excluded, and a progress line while it works when it is a\n"
+           "terminal.  With --stepper all, steppers the system cannot run (an implicit\n"
+           "stepper on a system without Jacobian products, an energy-minimizing one on a\n"
+           "system without energy) are skipped with a note.\n");
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -323,7 +347,7 @@ int cmd_sweep(int argc, char **argv)
                 t_end, dt_max, dt_min);
     describe_reference(stderr, "  ", &ref);
     ts_sweep_reference_release(&ref);
-    fprintf(stderr, "  %-22s %7s %8s %6s  %-36s%s\n", "stepper", "nominal", "observed", "points",
+    fprintf(stderr, "  %-22s %7s %8s %6s  %-38s %s\n", "stepper", "nominal", "observed", "points",
             "excluded", defaults ? "dt from .. to" : "");
     for (int i = 0; i < ntypes; i++) {
         char obs[16], excl[64] = "-";
@@ -340,7 +364,7 @@ int cmd_sweep(int argc, char **argv)
                      nexcl[i][TS_SWEEP_UNSTABLE]);
         fprintf(stderr, "  %-22s %7d %8s %6d  ", types[i]->name, types[i]->order, obs, used[i]);
         if (defaults)
-            fprintf(stderr, "%-36s%.3g .. %.3g\n", excl, hi[i], lo[i]);
+            fprintf(stderr, "%-38s %.3g .. %.3g\n", excl, hi[i], lo[i]);
         else
             fprintf(stderr, "%s\n", excl);
     }
