@@ -103,7 +103,7 @@ int cli_error_row(cli_error_log *e, ts_system *sys, long step, double t)
             return s;
         ts_vec_copy(e->m, ts_reference_state(e->ref), e->yref);
         ts_reference_estimate est;
-        ts_reference_estimate_error(e->ref, TS_NORM_STATE, &est);
+        ts_reference_estimate_error(e->ref, 1.0, &est); /* the state, unweighted */
         ref_err = est.error;
     } else if ((s = ts_system_exact_y(sys, t, e->yref))) {
         return s;

@@ -26,6 +26,11 @@ static const char *excluded_name(int e)
 /* One line saying what the errors are measured against. */
 static void describe_reference(FILE *f, const char *prefix, const ts_sweep_reference *r)
 {
+    if (r->m > r->n)
+        fprintf(f, "%serror norm: %s, max(|x - x_ref|, w |v - v_ref|), w = %.6g\n", prefix,
+                ts_error_norm_name(r->norm), r->weight);
+    else
+        fprintf(f, "%serror norm: |x - x_ref| (a first-order system)\n", prefix);
     if (!r->computed) {
         fprintf(f, "%sreference: the exact solution\n", prefix);
         return;
@@ -90,10 +95,14 @@ static void help(void)
            "  --t-end T     default min(1, 30/|lambda|), |lambda| the rate of the system's\n"
            "                stiffest mode at its initial state (power iteration)\n"
            "  --dt-min H0, --dt-max H1  both or neither; default per stepper of order p:\n"
-           "                H1 = min(T/10, c_p/|lambda|), H0 = H1/16, c_p = 0.1, 0.2, 0.35,\n"
-           "                0.5 for p = 1, 2, 3, >= 4 (the asymptotic range on stiff systems)\n"
-           "  --norm N      positions (default): the error over x (the whole state of a\n"
-           "                first-order system); state: over x and v\n"
+           "                H1 = min(T/10, c_p/|lambda|), H0 = H1/16 (H1/4 for p >= 5),\n"
+           "                c_p = 0.1, 0.2, 0.35, 0.5, 1 for p = 1, 2, 3, 4, >= 5 (the\n"
+           "                asymptotic range on stiff systems, above rounding)\n"
+           "  --norm N      the error norm, max(|x - x_ref|, w |v - v_ref|), max over\n"
+           "                components: scaled (default): the whole state, w = 1/|lambda|\n"
+           "                (velocities times the stiffest mode's time scale, so both\n"
+           "                parts are lengths); state: w = 1; positions: w = 0.  A\n"
+           "                first-order system has no v: all three are |x - x_ref|\n"
            "  --reference R auto (default): the exact solution where the system has one,\n"
            "                else computed; computed: always computed\n"
            "  --reference-dt H  the computed reference's first coarse step (default H0);\n"
@@ -145,7 +154,7 @@ int cmd_sweep(int argc, char **argv)
     double dt_min = 0, dt_max = 0, t_end = 0, ref_dt = 0;
     long levels = 7;
     int c, ref_computed = 0;
-    ts_error_norm norm = TS_NORM_POSITIONS;
+    ts_error_norm norm = TS_NORM_SCALED;
     cli_common o;
     cli_common_init(&o, 0);
     /* tight solver tolerances: the solver's error must not pollute the order */
@@ -171,10 +180,15 @@ int cmd_sweep(int argc, char **argv)
                                           optarg);
                 break;
             case 'N':
-                if (strcmp(optarg, "positions") == 0 || strcmp(optarg, "state") == 0)
-                    norm = optarg[0] == 's' ? TS_NORM_STATE : TS_NORM_POSITIONS;
+                if (strcmp(optarg, "scaled") == 0)
+                    norm = TS_NORM_SCALED;
+                else if (strcmp(optarg, "state") == 0)
+                    norm = TS_NORM_STATE;
+                else if (strcmp(optarg, "positions") == 0)
+                    norm = TS_NORM_POSITIONS;
                 else
-                    bad = cli_usage_error(cmd, "--norm: '%s' is not positions or state", optarg);
+                    bad = cli_usage_error(cmd, "--norm: '%s' is not scaled, state or positions",
+                                          optarg);
                 break;
             case 'R': bad = cli_parse_positive(cmd, "reference-dt", optarg, &ref_dt); break;
             case 'h': help(); return 0;
@@ -339,9 +353,9 @@ int cmd_sweep(int argc, char **argv)
     }
 
     if (defaults)
-        fprintf(stderr, "observed order on %s, t_end = %g, dt per stepper from c/|lambda| down "
-                        "to c/(%g |lambda|), |lambda| = %g:\n",
-                stype->name, t_end, TS_SWEEP_RANGE_RATIO, rate);
+        fprintf(stderr, "observed order on %s, t_end = %g, dt per stepper from c_p/|lambda| "
+                        "down by %g (%g for p >= 5), |lambda| = %g:\n",
+                stype->name, t_end, TS_SWEEP_RANGE_RATIO, TS_SWEEP_RANGE_RATIO_5, rate);
     else
         fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", stype->name,
                 t_end, dt_max, dt_min);

@@ -114,27 +114,42 @@ long ts_reference_steps(const ts_reference *ref) { return ref->n; }
 double ts_reference_step(const ts_reference *ref) { return ref->h; }
 const ts_stepper_type *ts_reference_method(const ts_reference *ref) { return ref->method; }
 
-size_t ts_error_norm_length(const ts_system *sys, ts_error_norm norm)
+double ts_error_norm_weight(ts_error_norm norm, double rate)
 {
-    return norm == TS_NORM_STATE ? ts_system_ydim(sys) : sys->n;
+    return norm == TS_NORM_POSITIONS ? 0.0
+           : norm == TS_NORM_STATE   ? 1.0
+           : rate > 0.0              ? 1.0 / rate
+                                     : 1.0;
 }
 
 const char *ts_error_norm_name(ts_error_norm norm)
 {
-    return norm == TS_NORM_STATE ? "state" : "positions";
+    return norm == TS_NORM_STATE ? "state" : norm == TS_NORM_POSITIONS ? "positions" : "scaled";
 }
 
-void ts_reference_estimate_error(const ts_reference *ref, ts_error_norm norm,
-                                 ts_reference_estimate *e)
+double ts_error_dist(size_t n, size_t m, double w, const double *a, const double *b)
 {
-    size_t m = norm == TS_NORM_STATE ? ref->m : ref->dofs; /* entries compared */
+    double ex = 0.0, ev = 0.0;
+    for (size_t i = 0; i < m; i++) {
+        double d = fabs(b ? a[i] - b[i] : a[i]);
+        if (i < n)
+            ex = fmax(ex, d);
+        else
+            ev = fmax(ev, d);
+    }
+    return w > 0.0 ? fmax(ex, w * ev) : ex;
+}
+
+void ts_reference_estimate_error(const ts_reference *ref, double w, ts_reference_estimate *e)
+{
+    size_t n = ref->dofs, m = ref->m;
     const double *y0 = ref->y, *y1 = y0 + ref->m, *y2 = y1 + ref->m;
     double q = ldexp(1.0, ref->method->order); /* 2^p */
     long steps = ref->n << (LEVELS - 1);
-    e->d1 = ts_vec_dist_inf(m, y0, y1);
-    e->d2 = ts_vec_dist_inf(m, y1, y2);
+    e->d1 = ts_error_dist(n, m, w, y0, y1);
+    e->d2 = ts_error_dist(n, m, w, y1, y2);
     e->ratio = e->d2 > 0.0 ? e->d1 / e->d2 : (e->d1 > 0.0 ? INFINITY : NAN);
-    e->scale = fmax(ts_vec_norm_inf(m, ref->y0), ts_vec_norm_inf(m, y2));
+    e->scale = fmax(ts_error_dist(n, m, w, ref->y0, NULL), ts_error_dist(n, m, w, y2, NULL));
     e->roundoff = TS_ROUNDOFF_FACTOR * (double)steps * DBL_EPSILON * e->scale;
     if (e->d2 <= e->roundoff) {
         e->verdict = TS_REF_ROUNDOFF;

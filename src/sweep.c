@@ -46,7 +46,7 @@ static double wall_seconds(void)
 
 ts_sweep_reference_options ts_default_sweep_reference_options(void)
 {
-    return (ts_sweep_reference_options){.computed = 0, .norm = TS_NORM_POSITIONS,
+    return (ts_sweep_reference_options){.computed = 0, .norm = TS_NORM_SCALED,
                                         .method = NULL, .dt = 0.0,
                                         .target = INFINITY, .max_halvings = 10};
 }
@@ -65,9 +65,9 @@ static int exact_reference(ts_system *sys, double t_end, ts_sweep_reference *ref
     if (!(ref->y = malloc(2 * m * sizeof *ref->y)))
         return ts_error(TS_ERR_NOMEM, "sweep reference");
     ts_system_get_y(sys, ref->y + m); /* Y(0), for the scale */
-    double y0 = ts_vec_norm_inf(ref->k, ref->y + m);
+    double y0 = ts_error_dist(ref->n, m, ref->weight, ref->y + m, NULL);
     int s = ts_system_exact_y(sys, t_end, ref->y);
-    ref->scale = fmax(y0, ts_vec_norm_inf(ref->k, ref->y));
+    ref->scale = fmax(y0, ts_error_dist(ref->n, m, ref->weight, ref->y, NULL));
     return s;
 }
 
@@ -99,7 +99,7 @@ static int computed_reference(const ts_system_type *stype, const ts_params *para
         if (s) {
             snprintf(why, sizeof why, "%s at dt = %g", ts_status_message(s), t_end / (double)n);
         } else {
-            ts_reference_estimate_error(r, opt->norm, &e);
+            ts_reference_estimate_error(r, ref->weight, &e);
             ok = e.verdict == TS_REF_ROUNDOFF ||
                  (e.verdict == TS_REF_ASYMPTOTIC && !(e.error > opt->target * e.scale));
             if (e.verdict == TS_REF_UNRESOLVED)
@@ -157,7 +157,13 @@ int ts_sweep_reference_compute(const ts_system_type *stype, const ts_params *par
     if (s)
         return s;
     ref->m = ts_system_ydim(sys);
-    ref->k = ts_error_norm_length(sys, opt->norm);
+    ref->n = sys->n;
+    if (opt->norm == TS_NORM_SCALED && ref->m > ref->n &&
+        (s = ts_sweep_stiffness(stype, params, &ref->rate))) {
+        ts_system_free(sys);
+        return s;
+    }
+    ref->weight = ts_error_norm_weight(opt->norm, ref->rate);
     int exact = sys->ops->exact && !opt->computed;
     if (exact)
         s = exact_reference(sys, t_end, ref);
@@ -211,7 +217,7 @@ static int sweep_one(const ts_system_type *stype, const ts_params *params,
             break;
     }
     pt->seconds = (wall_seconds() - t0) / runs;
-    pt->error = pt->status ? INFINITY : ts_vec_dist_inf(ref->k, ref->y, y);
+    pt->error = pt->status ? INFINITY : ts_error_dist(ref->n, m, ref->weight, y, ref->y);
     double scale = ref->scale > 0.0 ? ref->scale : DBL_MIN;
     if (pt->status || !(pt->error <= scale))
         pt->excluded = TS_SWEEP_UNSTABLE;
@@ -280,10 +286,10 @@ double ts_sweep_default_t_end(double rate)
 
 void ts_sweep_default_dt(double rate, double t_end, int order, double *dt_min, double *dt_max)
 {
-    static const double c[] = {0.1, 0.2, 0.35, 0.5};
-    double cp = c[order < 1 ? 0 : order > 4 ? 3 : order - 1];
-    *dt_max = rate > 0.0 ? fmin(0.1 * t_end, cp / rate) : 0.1 * t_end;
-    *dt_min = *dt_max / TS_SWEEP_RANGE_RATIO;
+    static const double c[] = {0.1, 0.2, 0.35, 0.5, 1.0};
+    int k = order < 1 ? 0 : order > 5 ? 4 : order - 1;
+    *dt_max = rate > 0.0 ? fmin(0.1 * t_end, c[k] / rate) : 0.1 * t_end;
+    *dt_min = *dt_max / (order >= 5 ? TS_SWEEP_RANGE_RATIO_5 : TS_SWEEP_RANGE_RATIO);
 }
 
 double ts_observed_order(const ts_sweep_point *points, int n, int *used)

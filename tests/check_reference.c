@@ -20,6 +20,15 @@
 static char out[1 << 16], err[1 << 14];
 
 #define LEVELS 7
+#define ORDER_TOL 0.2
+#define ORDER5_ABOVE 0.6
+
+/* observed within [p - 0.2, p + 0.2], for p >= 5 [p - 0.2, p + 0.6] */
+static int order_ok(double observed, int order)
+{
+    return observed >= order - ORDER_TOL &&
+           observed <= order + (order >= 5 ? ORDER5_ABOVE : ORDER_TOL);
+}
 
 /* the systems without an exact solution, with the parameters swept */
 static const struct {
@@ -39,9 +48,15 @@ static void make_params(const ts_system_type *t, const char *const *pairs, ts_pa
         ck_assert_int_eq(ts_params_set_pair(p, pairs[i]), TS_OK);
 }
 
-/* With the default ranges (from the stiffest mode) every registered stepper
- * the system can run measures its nominal order within 0.2, on at least
- * three points, against a reference whose estimate holds. */
+/* With the default ranges (from the stiffest mode) and the default norm
+ * (the whole state, velocities scaled by 1/|lambda|) every registered
+ * stepper the system can run measures its nominal order within 0.2, on at
+ * least three points, against a reference whose estimate holds.  Order 5
+ * (dopri5) up to ORDER5_ABOVE above: between its truncation error and
+ * rounding there is only about a factor 1e3 in double precision, and over
+ * it the error still falls faster than h^5 (the h^6 term beside its small
+ * h^5 error constant), measured 5.1 to 5.55 (docs/sweep.md); below 4.8
+ * would be a wrong tableau. */
 START_TEST(sweep_orders_against_reference)
 {
     const ts_system_type *t = ts_system_find(ref_systems[_i].system);
@@ -80,7 +95,8 @@ START_TEST(sweep_orders_against_reference)
         int used;
         double order = ts_observed_order(pts, LEVELS, &used);
         ck_assert_msg(used >= 3, "%s on %s: %d points in the fit", st->name, t->name, used);
-        ck_assert_msg(fabs(order - st->order) <= 0.2, "%s on %s %s: observed %g, nominal %d",
+        ck_assert_msg(order_ok(order, st->order),
+                      "%s on %s %s: observed %g, nominal %d",
                       st->name, t->name, ref_systems[_i].params[0] ? ref_systems[_i].params[0] : "",
                       order, st->order);
     }
@@ -220,7 +236,8 @@ START_TEST(sweep_string_defaults_cli)
         int nominal;
         double observed;
         ck_assert_int_eq(sscanf(row, " %63s %d %lf", name, &nominal, &observed), 3);
-        ck_assert_msg(fabs(observed - t->order) <= 0.2, "%s: %g", t->name, observed);
+        ck_assert_msg(order_ok(observed, t->order), "%s: %g", t->name,
+                      observed);
     }
 }
 END_TEST
@@ -309,6 +326,13 @@ START_TEST(phase_against_formulas)
         ck_assert_int_eq(ts_phase_response(&ts_backward_euler, NULL, y, &a, &g), TS_OK);
         ck_assert_double_lt(fabs(a - cabs(b)), 1e-9);
         ck_assert_double_lt(fabs(g - carg(b)), 1e-9);
+        /* bdf2: the principal root of (3/2 - z) zeta^2 - 2 zeta + 1/2 = 0,
+         * z = i y: zeta = (2 + sqrt(1 + 2z)) / (3 - 2z) */
+        double complex z = I * y, zeta = (2.0 + csqrt(1.0 + 2.0 * z)) / (3.0 - 2.0 * z);
+        ck_assert_int_eq(ts_phase_response(&ts_bdf2, NULL, y, &a, &g), TS_OK);
+        ck_assert_msg(fabs(a - cabs(zeta)) < 1e-9 && fabs(g - carg(zeta)) < 1e-9,
+                      "bdf2 at w h = %g: |mu| %.12g arg %.12g, root %.12g %.12g", y, a, g,
+                      cabs(zeta), carg(zeta));
     }
     /* the command's rows are the same numbers */
     ck_assert_int_eq(cli_run("phase --stepper forward-euler --wh-max 2 --points 4 --format csv",
@@ -325,16 +349,18 @@ START_TEST(phase_against_formulas)
 }
 END_TEST
 
-/* Every registered stepper: one step's eigenvalue mu agrees with the exact
- * e^{i w h} to order p + 1 (a stepper of order p has local error
- * O(h^{p+1})), seen as the slope of log |mu - e^{i w h}| between w h = 0.02
- * and 0.01. */
+/* Every registered stepper: one step's eigenvalue mu (a two-step method's
+ * principal root) agrees with the exact e^{i w h} to order p + 1 (a
+ * stepper of order p has local error O(h^{p+1})), seen as the slope of
+ * log |mu - e^{i w h}| between w h = y0 and y0 / 2, y0 = 0.02 for p <= 4;
+ * for p >= 5, y0 = 0.2: at 0.01 a fifth-order method's local error,
+ * about (w h)^6 / 600 ~ 2e-15, is rounding. */
 START_TEST(phase_local_order)
 {
     const ts_stepper_type *t = ts_stepper_at(_i);
-    double e[2];
+    double e[2], y0 = t->order >= 5 ? 0.2 : 0.02;
     for (int k = 0; k < 2; k++) {
-        double y = 0.02 / (1 << k), a, g;
+        double y = y0 / (1 << k), a, g;
         ck_assert_int_eq(ts_phase_response(t, NULL, y, &a, &g), TS_OK);
         e[k] = cabs(a * cexp(I * g) - cexp(I * y));
     }

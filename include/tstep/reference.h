@@ -1,8 +1,8 @@
 /* tstep/reference.h - reference solutions for systems without an exact one.
  *
- * Errors are max norms, absolute, over the positions x (TS_NORM_POSITIONS;
- * for a first-order system x is the whole state) or over the whole state
- * Y = [x; v] (TS_NORM_STATE).
+ * Errors are weighted max norms, absolute, over the whole state Y = [x; v]:
+ * max(|x|, w |v|), w = 1/|lambda| (TS_NORM_SCALED), 1 (TS_NORM_STATE) or 0
+ * (TS_NORM_POSITIONS; for a first-order system x is the whole state).
  *
  * A reference is the system integrated by a high-order stepper (rk4 unless
  * told otherwise, order p) at three steps h, h/2 and h/4, each on a fresh
@@ -32,16 +32,24 @@
  * times the solution's size (the sweep's round-off rule uses the same). */
 #define TS_ROUNDOFF_FACTOR 1.0
 
-/* Which components an error norm covers. */
+/* Which components an error norm covers, and how.  Every norm is
+ *     |Y|_w = max(|x|_inf, w |v|_inf)
+ * with a weight w on the velocities (a first-order system has no v). */
 typedef enum {
-    TS_NORM_POSITIONS, /* x: the first n entries of Y */
-    TS_NORM_STATE      /* Y = [x; v] */
+    TS_NORM_SCALED,    /* the whole state, w = 1/|lambda|: v in units of
+                        * length per stiffest time scale (sweep's default) */
+    TS_NORM_STATE,     /* the whole state, w = 1 (mixes units) */
+    TS_NORM_POSITIONS  /* x only, w = 0 */
 } ts_error_norm;
 
-/* How many leading entries of Y the norm covers: n, or ydim. */
-size_t ts_error_norm_length(const ts_system *sys, ts_error_norm norm);
-/* "positions" or "state" */
+/* The velocity weight w of a norm; rate = |lambda|, the rate of the
+ * system's stiffest mode (TS_NORM_SCALED: 1/rate, or 1 when rate is 0). */
+double ts_error_norm_weight(ts_error_norm norm, double rate);
+/* "scaled", "state" or "positions" */
 const char *ts_error_norm_name(ts_error_norm norm);
+/* |a - b|_w over Y = [x; v] of length m whose first n entries are x (b
+ * NULL: |a|_w). */
+double ts_error_dist(size_t n, size_t m, double w, const double *a, const double *b);
 
 typedef enum {
     TS_REF_ROUNDOFF,   /* the runs agree to rounding: error about d2 */
@@ -81,8 +89,9 @@ long ts_reference_steps(const ts_reference *ref);
 double ts_reference_step(const ts_reference *ref);
 const ts_stepper_type *ts_reference_method(const ts_reference *ref);
 
-/* The Richardson estimate at the current time, in the given norm. */
-void ts_reference_estimate_error(const ts_reference *ref, ts_error_norm norm,
+/* The Richardson estimate at the current time, in the norm of velocity
+ * weight w (ts_error_norm_weight). */
+void ts_reference_estimate_error(const ts_reference *ref, double w,
                                  ts_reference_estimate *est);
 
 /* "round-off", "asymptotic", "unresolved" */

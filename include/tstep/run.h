@@ -77,7 +77,9 @@ typedef struct {
     int computed;      /* 0: exact solution; 1: computed */
     ts_error_norm norm; /* the components errors are measured over */
     size_t m;          /* length of Y */
-    size_t k;          /* entries of Y the norm covers (n or m) */
+    size_t n;          /* positions: the first n entries of Y */
+    double weight;     /* the norm's velocity weight (ts_error_norm_weight) */
+    double rate;       /* |lambda| of the stiffest mode (TS_NORM_SCALED), else 0 */
     double t_end;
     double *y;         /* Y(t_end), m doubles (owned) */
     double scale;      /* the solution's size: max(|Y(0)|, |Y(t_end)|) in the norm */
@@ -99,7 +101,7 @@ typedef struct {
  * (a finer one only adds rounding). */
 typedef struct {
     int computed;
-    ts_error_norm norm; /* default TS_NORM_POSITIONS */
+    ts_error_norm norm; /* default TS_NORM_SCALED */
     const ts_stepper_type *method;
     double dt;
     double target;    /* relative to the solution's size; default inf */
@@ -149,14 +151,18 @@ int ts_sweep(const ts_system_type *stype, const ts_params *params,
 /* Default ranges, from the rate |lambda| of the system's stiffest mode
  * (tstep/stability.h, at the initial state):
  *   t_end  = min(1, TS_SWEEP_RATE_TIMES / |lambda|)   (1 when lambda = 0)
- *   dt_max = min(t_end / 10, c_p / |lambda|),  dt_min = dt_max / 16,
- * with c_p = 0.1, 0.2, 0.35, 0.5 for nominal order p = 1, 2, 3, >= 4.
- * Why: a step must resolve the stiffest mode for the error to be in its
- * asymptotic range (explicit steppers grow it otherwise), and a stepper of
- * higher order reaches rounding at larger steps, so its range starts
- * higher.  On the string, hair, cloth and mesh cloth every built-in stepper
- * then measures within 0.1 of its order. */
+ *   dt_max = min(t_end / 10, c_p / |lambda|),  dt_min = dt_max / R_p,
+ * with c_p = 0.1, 0.2, 0.35, 0.5, 1 for nominal order p = 1, 2, 3, 4, >= 5
+ * and R_p = 16 (TS_SWEEP_RANGE_RATIO) for p <= 4, 4 (TS_SWEEP_RANGE_RATIO_5)
+ * for p >= 5.  Why: a step must resolve the stiffest mode for the error to
+ * be in its asymptotic range (explicit steppers grow it otherwise), and a
+ * stepper of higher order reaches rounding (and the reference's own error)
+ * at larger steps, so its range starts higher; a fifth-order method's
+ * error falls by 16^5 = 1e6 over a range of 16, from about 1e-11 into
+ * rounding, so its range is 4 (1e3) starting at |z| = 1.  docs/sweep.md
+ * has the orders measured on string, hair, cloth and mesh cloth. */
 #define TS_SWEEP_RATE_TIMES 30.0
+#define TS_SWEEP_RANGE_RATIO_5 4.0
 #define TS_SWEEP_RANGE_RATIO 16.0
 int ts_sweep_stiffness(const ts_system_type *stype, const ts_params *params, double *rate);
 double ts_sweep_default_t_end(double rate);
