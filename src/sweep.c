@@ -1,16 +1,16 @@
 /* Convergence sweep and observed order.
  *
  * Each run ends exactly at t_end (dt adjusted to t_end / steps).  The error
- * is the max norm, absolute, of x(t_end) - x_ref(t_end) over the positions
- * (TS_NORM_POSITIONS, the default; x is the whole state of a first-order
- * system) or of Y - Y_ref over Y = [x; v] (TS_NORM_STATE), where the
- * reference is the system's exact solution or a computed one
- * (tstep/reference.h).  Positions by default: on a stiff spring system the
- * velocities carry the stiff modes' errors multiplied by their frequency
- * |lambda|, and with them rounding (the force of a rounding error in a
- * spring's length is k eps |x|) and, at the large steps, terms of the next
- * order, so their error approaches the nominal order only over a narrow
- * range of steps.  The solution's size, scale = max(|Y(0)|, |Y_ref(t_end)|)
+ * is the weighted max norm, absolute, of Y - Y_ref over Y = [x; v]:
+ * max(|x - x_ref|, w |v - v_ref|) (tstep/reference.h), w = 1/|lambda| by
+ * default (TS_NORM_SCALED: the whole state, velocities times the stiffest
+ * mode's time scale, so both parts are lengths), 1 (TS_NORM_STATE) or 0
+ * (TS_NORM_POSITIONS), where the reference is the system's exact solution
+ * or a computed one.  The order of a method is that of the whole state; a
+ * single component can pass near a zero of its leading error term at t_end
+ * (bdf2's x on the damped oscillator at t = 1), and with w = 1 the stiff
+ * modes' velocities carry rounding amplified by their frequency
+ * (docs/sweep.md).  The solution's size, scale = max(|Y(0)|, |Y_ref(t_end)|)
  * in the same norm, sets the two relative rules.  A point is left out of the order fit when:
  *   unstable:  the run failed, or error > scale (relative error above 1:
  *              nothing of the solution is left);

@@ -14,6 +14,10 @@
  * error per step (negative: the numerical oscillation lags).  When S has
  * real eigenvalues (no oscillation left, e.g. symplectic Euler past w h = 2)
  * mu is the one of larger modulus and arg mu is 0 or pi.
+ * A two-step method (TS_MULTISTEP: its first step is a starting step) is
+ * run three steps from (1, 0) and (0, 1); Y_{n+1} = A Y_n + B Y_{n-1} fixes
+ * A and B, and mu is the dominant root of det(zeta^2 I - zeta A - B) = 0,
+ * the principal root e^{i w h} + O(h^{p+1}) of a zero-stable method.
  * Forward Euler: |R| = sqrt(1 + (wh)^2), arg R = atan(wh).
  * Hairer, Lubich & Wanner, Geometric Numerical Integration, I.1 and
  * Hairer & Wanner, Solving ODEs II, IV.2 (the stability function). */
