@@ -82,7 +82,7 @@ static void help(void)
 {
     printf("Usage: tstep sweep --system S [--stepper A,B,...|all] [--dt-min H0 --dt-max H1]\n"
            "                   [--levels L] [--t-end T] [--param key=value]...\n"
-           "                   [--norm positions|state] [--reference auto|computed]\n"
+           "                   [--norm scaled|state|positions] [--reference auto|computed]\n"
            "                   [--reference-dt H] [--format dat|csv] [--out FILE] [--plot]\n"
            "\n"
            "For each stepper (default all), run to T with L step sizes spaced\n"

@@ -242,6 +242,76 @@ START_TEST(sweep_string_defaults_cli)
 }
 END_TEST
 
+/* The three norms against their definitions: forward Euler on the damped
+ * oscillator (k = 100, c = 0.5, |lambda| = sqrt(k/m) = 10) to t = 1 at
+ * dt = 0.01, stepped here by hand, against the closed form: positions
+ * |dx|, state max(|dx|, |dv|), scaled max(|dx|, |dv| / 10); on test1d (no
+ * v) all three are |dx|.  A bad --norm exits 2 naming the value. */
+static double ref_rate(const ts_system_type *t, const ts_params *p)
+{
+    double rate;
+    ck_assert_int_eq(ts_sweep_stiffness(t, p, &rate), TS_OK);
+    ck_assert_double_lt(fabs(rate - 10.0), 1e-5);
+    return rate;
+}
+
+START_TEST(error_norms_defined)
+{
+    const ts_system_type *t = &ts_oscillator;
+    ts_params p;
+    const char *pairs[] = {"k=100", "c=0.5", NULL};
+    make_params(t, pairs, &p);
+    ts_system *sys;
+    ts_stepper *st;
+    ck_assert_int_eq(ts_system_new(t, &p, &sys), TS_OK);
+    double exact[2];
+    ck_assert_int_eq(ts_system_exact_y(sys, 1.0, exact), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(&ts_forward_euler, sys, NULL, &st), TS_OK);
+    for (int k = 0; k < 100; k++)
+        ck_assert_int_eq(ts_stepper_step(st, sys, 0.01 * k, 0.01), TS_OK);
+    double dx = fabs(sys->x[0] - exact[0]), dv = fabs(sys->v[0] - exact[1]);
+    ts_stepper_free(st);
+    ts_system_free(sys);
+    ck_assert_double_gt(dv, 2.0 * dx); /* state and positions differ */
+    const ts_error_norm norms[] = {TS_NORM_POSITIONS, TS_NORM_STATE, TS_NORM_SCALED};
+    const double want[] = {dx, fmax(dx, dv), fmax(dx, dv / ref_rate(t, &p))};
+    for (int k = 0; k < 3; k++) {
+        ts_sweep_reference_options ro = ts_default_sweep_reference_options();
+        ro.norm = norms[k];
+        ts_sweep_reference ref;
+        ck_assert_int_eq(ts_sweep_reference_compute(t, &p, 1.0, &ro, &ref), TS_OK);
+        ck_assert_int_eq(ref.computed, 0);
+        if (norms[k] == TS_NORM_SCALED) /* w = 1/|lambda| from the stiffest mode */
+            ck_assert_double_lt(fabs(ref.weight - 0.1), 1e-6);
+        ts_sweep_point pt;
+        ck_assert_int_eq(ts_sweep_against(t, &p, &ts_forward_euler, NULL, 0.01, 0.01, 1, &ref, &pt),
+                         TS_OK);
+        ck_assert_msg(fabs(pt.error - want[k]) <= 1e-6 * want[k], "%s: %.10g, want %.10g",
+                      ts_error_norm_name(norms[k]), pt.error, want[k]);
+        ts_sweep_reference_release(&ref);
+    }
+    ck_assert_int_eq(ts_sweep_reference_options_for(1e-3, 1.0).norm, TS_NORM_SCALED);
+    ck_assert_int_eq(cli_run("sweep --system test1d --norm bogus", out, sizeof out, err, sizeof err),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "bogus"));
+    double e[3];
+    const char *names[] = {"positions", "state", "scaled"};
+    for (int k = 0; k < 3; k++) {
+        char args[200];
+        snprintf(args, sizeof args,
+                 "sweep --system test1d --stepper forward-euler --dt-min 0.01 --dt-max 0.01 "
+                 "--levels 1 --t-end 1 --format csv --norm %s",
+                 names[k]);
+        ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+        const char *row = strstr(out, "\nforward-euler,");
+        ck_assert_ptr_nonnull(row);
+        ck_assert_int_eq(sscanf(row, "\nforward-euler,%*[^,],%*[^,],%lf", &e[k]), 1);
+    }
+    ck_assert_double_eq(e[0], e[1]);
+    ck_assert_double_eq(e[0], e[2]);
+}
+END_TEST
+
 /* run --error on the undamped oscillator (k = m = 1) with forward Euler:
  * Y_n = S^n Y_0, S = [1 h; -h 1] = rho (rotation by -theta),
  * rho = sqrt(1 + h^2), theta = atan h, so x_n = rho^n cos(n theta),
@@ -441,6 +511,7 @@ Suite *reference_suite(void)
     tcase_add_test(tc, coarse_reference_excludes_points);
     tcase_add_test(tc, tiny_solution_orders);
     tcase_add_test(tc, sweep_string_defaults_cli);
+    tcase_add_test(tc, error_norms_defined);
     tcase_add_test(tc, error_against_time_closed_form);
     tcase_add_test(tc, phase_against_formulas);
     int nsteppers = 0;
