@@ -11,7 +11,10 @@
 # the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
+# OpenMP: threads for the spring forces, products and vector helpers
+# (results identical for any thread count; OMP_NUM_THREADS or --threads).
+OPENMP  ?= -fopenmp
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -MMD -MP $(OPENMP) $(CFLAGS)
 LDLIBS  += -lm
 BUILD   := build
 

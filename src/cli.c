@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "tstep/linalg.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -213,6 +214,12 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
             return CLI_EXIT_USAGE;
         o->cg_max = (int)n;
         return 0;
+    case 1005:
+        if (cli_parse_count(cmd, "threads", arg, 1, &n))
+            return CLI_EXIT_USAGE;
+        if (n > 4096)
+            return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
+        return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
     }
     return CLI_EXIT_USAGE;
 }
@@ -239,7 +246,7 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
         if (o->format == CLI_FORMAT_FRAMES && !o->frames_ok)
             return cli_usage_error(cmd, "--format: %s writes dat or csv, not frames", cmd);
         return 0;
-    case 1001: case 1002: case 1003: case 1004:
+    case 1001: case 1002: case 1003: case 1004: case 1005:
         return cli_solver_option(cmd, c, arg, &o->solver);
     }
     return -1;

@@ -94,16 +94,20 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o);
 int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
 
-/* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max. */
+/* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max,
+ * and --threads (which sets the thread count at once, ts_threads_set). */
 #define CLI_SOLVER_LONGOPTS                                                  \
     {"newton-tol", required_argument, 0, 1001},                              \
         {"newton-max", required_argument, 0, 1002},                          \
-        {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}
+        {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}, \
+        {"threads", required_argument, 0, 1005}
 int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o);
 #define CLI_SOLVER_HELP                                                                   \
     "  --newton-tol X  Newton stops when |update|_inf <= X max(1, |v|_inf) (default 1e-8)\n" \
     "  --newton-max N  Newton iteration cap (default 20)\n"                                \
     "  --cg-tol X      linear solve: relative residual (default 1e-10)\n"                  \
-    "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"
+    "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
+    "  --threads N     threads for forces, products and vector operations (default:\n"     \
+    "                  OMP_NUM_THREADS, else every core); results identical for any N\n"
 
 #endif
