@@ -14,9 +14,20 @@ static int rk4_alloc(const ts_system *sys, const ts_solver_options *opt, void **
     return ts_scratch_vectors(sys, 4, scratch);
 }
 
+/* acc += a k and ys = y + b k in one pass over k */
+static void stage_update(size_t m, const double *k, double a, double *acc, const double *y,
+                         double b, double *ys)
+{
+#pragma omp parallel for schedule(static) if (m >= TS_PAR_MIN)
+    for (size_t i = 0; i < m; i++) {
+        acc[i] += a * k[i];
+        ys[i] = y[i] + b * k[i];
+    }
+}
+
 static int rk4_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
-    size_t m = ts_system_ydim(sys);
+    size_t m = ts_system_ydim(sys), n = sys->n;
     double *y = scratch, *acc = y + m, *ys = acc + m, *k = ys + m;
     static const double c[4] = {0.0, 0.5, 0.5, 1.0}; /* stage times and offsets */
     static const double w[4] = {1.0, 2.0, 2.0, 1.0}; /* weights, over 6 */
@@ -24,17 +35,23 @@ static int rk4_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     (void)stats;
     ts_system_get_y(sys, y);
     ts_vec_copy(m, y, acc);
-    ts_vec_copy(m, y, ys);
-    for (int i = 0; i < 4; i++) {
-        if ((s = ts_system_deriv(sys, t + c[i] * h, ys, k)))
+    for (int i = 0; i < 3; i++) { /* k_i at Y + c_i h k_{i-1}; next stage's Y + c_{i+1} h k_i */
+        if ((s = ts_system_deriv(sys, t + c[i] * h, i ? ys : y, k)))
             return s;
-        ts_vec_axpy(m, h * w[i] / 6.0, k, acc);
-        if (i < 3) { /* next stage: Y + c[i+1] h k_i */
-            ts_vec_copy(m, y, ys);
-            ts_vec_axpy(m, c[i + 1] * h, k, ys);
-        }
+        stage_update(m, k, h * w[i] / 6.0, acc, y, c[i + 1] * h, ys);
     }
-    ts_system_set_y(sys, acc);
+    if ((s = ts_system_deriv(sys, t + h, ys, k)))
+        return s;
+    /* Y_{n+1} = acc + h/6 k4, straight into the system's x (and v) */
+    double a = h * w[3] / 6.0, *x = sys->x, *v = sys->v;
+#pragma omp parallel for schedule(static) if (m >= TS_PAR_MIN)
+    for (size_t i = 0; i < m; i++) {
+        double yi = acc[i] + a * k[i];
+        if (i < n)
+            x[i] = yi;
+        else
+            v[i - n] = yi;
+    }
     return TS_OK;
 }
 
