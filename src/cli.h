@@ -10,7 +10,7 @@
 
 #define CLI_EXIT_USAGE 2
 
-typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES } cli_format;
+typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES, CLI_FORMAT_NPY } cli_format;
 
 /* A command: its name, one-line summary, entry point and help printer. */
 typedef struct {
@@ -67,7 +67,14 @@ int cli_open_output(const char *cmd, const char *path, FILE **out);
 /* Close an output opened by cli_open_output; returns 0 or prints and 2. */
 int cli_close_output(const char *cmd, const char *path, FILE *f);
 
-/* A particle system's positions, a line per particle with `columns`
+/* x in decimal into buf (CLI_NUM_MAX bytes), without printf for most
+ * values: digits 1..17 writes exactly what printf("%.*g", digits, x) writes;
+ * digits 0 the shortest decimal that reads back (strtod) as x itself, in
+ * %.17g's layout.  Returns the length (src/cli_num.c). */
+#define CLI_NUM_MAX 32
+size_t cli_format_double(char *buf, double x, int digits);
+
+/* A particle system's positions, a line per particle with `columns` (<= 8)
  * coordinates at `digits` significant digits (coordinates past sys->dim
  * written as 0), and a blank line after every frame_row particles of a grid,
  * so that gnuplot's splot draws it as a mesh. */

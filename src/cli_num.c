@@ -1,0 +1,217 @@
+/* Fast decimal formatting of doubles for the trajectory and frame writers.
+ *
+ * cli_format_double(buf, x, P) writes what printf("%.*g", P, x) writes
+ * (P = 1..17), and with P = 0 the shortest decimal that reads back (strtod)
+ * as exactly x, laid out as %.17g would lay it out (exponent form below
+ * 1e-4 or from 1e17; no trailing zeros).
+ *
+ * Method: for 1e-5 <= |x| < 1e15, x = m 2^-s with m < 2^53 and s <= 69, so
+ * V = x 10^k = m 10^k / 2^s, scaled to 17 integer digits (k <= 21), is an
+ * exact 128-bit fraction: its integer part F and remainder give correct
+ * rounding to any number of digits with no error at all.  The shortest
+ * round-trip decimal is the one with fewest digits inside the rounding
+ * interval of x, (m -+ 1/2) 2^-s (the lower half narrower at a power of
+ * two), ends included when m is even (round-half-even reading), which is
+ * Steele & White's criterion ("How to Print Floating-Point Numbers
+ * Accurately", PLDI 1990); the interval's ends are exact 128-bit fractions
+ * too.  Outside that range (and for 0, infinities, NaN) snprintf does it.
+ * Existence of a p-digit decimal in the interval is monotone in p, so the
+ * search walks from 15 digits down or up. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+static const uint64_t pow10_u64[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
+static u128 pow10_u128(int k)
+{
+    return k <= 19 ? (u128)pow10_u64[k] : (u128)pow10_u64[19] * pow10_u64[k - 19];
+}
+
+/* a / 2^sh as integer part (fits 64 bits here) and a flag: remainder nonzero */
+static uint64_t shift_div(u128 a, int sh, int *rem)
+{
+    *rem = (a & (((u128)1 << sh) - 1)) != 0;
+    return (uint64_t)(a >> sh);
+}
+
+/* The multiple of `unit` nearest to V = F + rem/2^sh (ties to an even
+ * quotient), and the other neighbour in *other. */
+static uint64_t round_to(uint64_t F, u128 A, int sh, uint64_t unit, uint64_t *other)
+{
+    uint64_t lo = F / unit * unit, hi = lo + unit, r = F - lo;
+    int up;
+    if (unit == 1) { /* compare the fraction with 1/2 */
+        u128 frac = A & (((u128)1 << sh) - 1), half = (u128)1 << (sh - 1);
+        up = frac > half || (frac == half && (F & 1));
+    } else { /* unit even: 2 r + 2 frac against unit */
+        u128 frac = A & (((u128)1 << sh) - 1);
+        if (2 * r < unit)
+            up = 0;
+        else if (2 * r > unit || frac)
+            up = 1;
+        else
+            up = (lo / unit) & 1; /* exact tie */
+    }
+    *other = up ? lo : hi;
+    return up ? hi : lo;
+}
+
+/* print sign, digits of D (stripped of trailing zeros) with decimal exponent
+ * E of the leading digit, in %g layout for precision P */
+static size_t layout(char *buf, int neg, uint64_t D, int k, int P)
+{
+    char dig[24];
+    int n = 0;
+    for (uint64_t t = D; t; t /= 10)
+        dig[n++] = (char)('0' + t % 10);
+    int E = n - 1 - k; /* dig holds the digits backwards */
+    int first = 0;
+    while (first < n - 1 && dig[first] == '0')
+        first++;
+    /* digits, most significant first: dig[n-1] .. dig[first] */
+    int nd = n - first;
+    char *p = buf;
+    if (neg)
+        *p++ = '-';
+    if (E < -4 || E >= P) {
+        *p++ = dig[n - 1];
+        if (nd > 1) {
+            *p++ = '.';
+            for (int i = n - 2; i >= first; i--)
+                *p++ = dig[i];
+        }
+        *p++ = 'e';
+        *p++ = E < 0 ? '-' : '+';
+        int ae = E < 0 ? -E : E;
+        if (ae >= 100)
+            *p++ = (char)('0' + ae / 100);
+        *p++ = (char)('0' + ae / 10 % 10);
+        *p++ = (char)('0' + ae % 10);
+    } else if (E >= 0) {
+        for (int i = 0; i <= E; i++)
+            *p++ = i < nd ? dig[n - 1 - i] : '0';
+        if (nd > E + 1) {
+            *p++ = '.';
+            for (int i = E + 1; i < nd; i++)
+                *p++ = dig[n - 1 - i];
+        }
+    } else {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -E - 1; i++)
+            *p++ = '0';
+        for (int i = 0; i < nd; i++)
+            *p++ = dig[n - 1 - i];
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
+}
+
+static size_t slow_format(char *buf, double x, int digits)
+{
+    if (digits > 0)
+        return (size_t)snprintf(buf, CLI_NUM_MAX, "%.*g", digits, x);
+    for (int p = 15; p < 17; p++) {
+        int len = snprintf(buf, CLI_NUM_MAX, "%.*g", p, x);
+        if (strtod(buf, NULL) == x || x != x)
+            return (size_t)len;
+    }
+    return (size_t)snprintf(buf, CLI_NUM_MAX, "%.17g", x);
+}
+
+size_t cli_format_double(char *buf, double x, int digits)
+{
+    double ax = fabs(x);
+    if (!(ax >= 1e-5 && ax < 1e15) || digits < 0 || digits > 17)
+        return slow_format(buf, x, digits);
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    int neg = (int)(bits >> 63), be = (int)((bits >> 52) & 0x7ff);
+    uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    int sh = 1075 - be; /* x = m 2^-sh, 1 <= sh <= 69 in this range */
+    /* floor(log10 x) is floor(e2 log10 2) or one more (fixed below) */
+    int e2 = be - 1023, e10 = (e2 * 78913) >> 18, k = 16 - e10, rem;
+    u128 A = 0;
+    uint64_t F = 0;
+    for (int tries = 0; tries < 3; tries++) { /* log10 may be one off */
+        if (k < 0 || k > 21)
+            return slow_format(buf, x, digits);
+        A = (u128)m * pow10_u128(k);
+        F = shift_div(A, sh, &rem);
+        if (F < pow10_u64[16])
+            k++;
+        else if (F >= pow10_u64[17])
+            k--;
+        else
+            break;
+    }
+    if (F < pow10_u64[16] || F >= pow10_u64[17] || k < 0 || k > 21)
+        return slow_format(buf, x, digits);
+    uint64_t other;
+    if (digits > 0) {
+        uint64_t D = round_to(F, A, sh, pow10_u64[17 - digits], &other);
+        return layout(buf, neg, D, k, digits);
+    }
+    /* the rounding interval of x, scaled: (lo, hi) */
+    u128 p10 = pow10_u128(k);
+    int hr, lr, incl = !(m & 1);
+    uint64_t Hq = shift_div((u128)(2 * m + 1) * p10, sh + 1, &hr), Lq;
+    if (m == (1ull << 52) && be > 1)
+        Lq = shift_div((u128)(4 * m - 1) * p10, sh + 2, &lr);
+    else
+        Lq = shift_div((u128)(2 * m - 1) * p10, sh + 1, &lr);
+#define INSIDE(D)                                                                          \
+    (((D) < Hq || ((D) == Hq && (hr || incl))) && ((D) > Lq || ((D) == Lq && !lr && incl)))
+    uint64_t best = 0;
+    int found = 0;
+    int p = 15, step = 0;
+    for (;;) {
+        uint64_t unit = pow10_u64[17 - p], D = round_to(F, A, sh, unit, &other), pick = 0;
+        int ok = 1;
+        if (INSIDE(D))
+            pick = D;
+        else if (INSIDE(other))
+            pick = other;
+        else
+            ok = 0;
+        if (ok) {
+            best = pick, found = 1;
+            if (step > 0 || p == 1)
+                break; /* walked up to the first success, or at one digit */
+            step = -1, p--;
+        } else {
+            if (step < 0 || p == 17)
+                break; /* walked down past the last success */
+            step = 1, p++;
+        }
+    }
+#undef INSIDE
+    if (!found)
+        return slow_format(buf, x, 0);
+    return layout(buf, neg, best, k, 17);
+}
