@@ -132,16 +132,26 @@ static size_t layout(char *buf, int neg, uint64_t D, int k, int P)
     return (size_t)(p - buf);
 }
 
+/* Outside the fast range: printf at fixed digits; for the shortest, the
+ * fewest %.*e digits that read back, laid out as %.17g would. */
 static size_t slow_format(char *buf, double x, int digits)
 {
-    if (digits > 0)
-        return (size_t)snprintf(buf, CLI_NUM_MAX, "%.*g", digits, x);
-    for (int p = 15; p < 17; p++) {
-        int len = snprintf(buf, CLI_NUM_MAX, "%.*g", p, x);
-        if (strtod(buf, NULL) == x || x != x)
-            return (size_t)len;
+    if (digits > 0 || x == 0.0 || !isfinite(x))
+        return (size_t)snprintf(buf, CLI_NUM_MAX, "%.*g", digits > 0 ? digits : 17, x);
+    char e[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(e, sizeof e, "%.*e", p - 1, x);
+        if (strtod(e, NULL) != x && p < 17)
+            continue;
+        uint64_t D = 0;
+        const char *c = e + (x < 0);
+        for (; *c != 'e'; c++)
+            if (*c != '.')
+                D = 10 * D + (uint64_t)(*c - '0');
+        int E = atoi(c + 1);
+        return layout(buf, x < 0, D, p - 1 - E, 17);
     }
-    return (size_t)snprintf(buf, CLI_NUM_MAX, "%.17g", x);
+    return 0; /* not reached: 17 digits always read back */
 }
 
 size_t cli_format_double(char *buf, double x, int digits)

@@ -35,6 +35,12 @@ int ts_threads_set(int n)
     return TS_OK;
 }
 
+static size_t par_min = TS_PAR_MIN;
+
+void ts_threads_set_min(size_t n) { par_min = n; }
+
+size_t ts_threads_min(void) { return par_min; }
+
 int ts_threads_get(void)
 {
 #ifdef _OPENMP
@@ -57,7 +63,7 @@ static size_t red_chunk(size_t n)
 
 void ts_vec_zero(size_t n, double *x)
 {
-#pragma omp parallel for schedule(static) if (n >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         x[i] = 0.0;
 }
@@ -66,7 +72,7 @@ void ts_vec_copy(size_t n, const double *x, double *y)
 {
     if (x == y)
         return;
-    if (n < TS_PAR_MIN || (x < y + n && y < x + n)) {
+    if (n < ts_threads_min() || (x < y + n && y < x + n)) {
         memmove(y, x, n * sizeof *x);
         return;
     }
@@ -77,28 +83,28 @@ void ts_vec_copy(size_t n, const double *x, double *y)
 
 void ts_vec_scale(size_t n, double a, double *x)
 {
-#pragma omp parallel for schedule(static) if (n >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         x[i] *= a;
 }
 
 void ts_vec_axpy(size_t n, double a, const double *x, double *y)
 {
-#pragma omp parallel for schedule(static) if (n >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] += a * x[i];
 }
 
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
 {
-#pragma omp parallel for schedule(static) if (n >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] = a * x[i] + b * y[i];
 }
 
 void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y, double *z)
 {
-#pragma omp parallel for schedule(static) if (n >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         z[i] = a * x[i] + b * y[i];
 }

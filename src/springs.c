@@ -290,7 +290,7 @@ static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
     long nc = (long)s->nchunk;
     size_t cn = s->chunk_np, np = s->np;
     const size_t *first = s->chunk_first;
-#pragma omp parallel if (s->ns + np >= TS_PAR_MIN / 2 && nc > 2)
+#pragma omp parallel if (s->ns + np >= ts_threads_min() / 2 && nc > 2)
     {
 #pragma omp for schedule(static)
         for (long c = 0; c < nc; c++) {
@@ -451,7 +451,7 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     const double *k = s->k, *kd = s->kd, *rest = s->rest;
     double *block = s->block;
     size_t ns = s->ns;
-#pragma omp parallel for schedule(static) if (ns >= TS_PAR_MIN / 2)
+#pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
     for (size_t e = 0; e < ns; e++) {
         const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
         double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];

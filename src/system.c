@@ -183,7 +183,7 @@ int ts_system_deriv(ts_system *sys, double t, const double *y, double *dy)
     if (s)
         return s;
     /* one pass: a = M^-1 f, dx = v, both zero where pinned */
-#pragma omp parallel for schedule(static) if (n >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++) {
         int fixed = pin && pin[i];
         a[i] = fixed ? 0.0 : a[i] / m[i];

@@ -18,7 +18,7 @@ static int rk4_alloc(const ts_system *sys, const ts_solver_options *opt, void **
 static void stage_update(size_t m, const double *k, double a, double *acc, const double *y,
                          double b, double *ys)
 {
-#pragma omp parallel for schedule(static) if (m >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (m >= ts_threads_min())
     for (size_t i = 0; i < m; i++) {
         acc[i] += a * k[i];
         ys[i] = y[i] + b * k[i];
@@ -44,7 +44,7 @@ static int rk4_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         return s;
     /* Y_{n+1} = acc + h/6 k4, straight into the system's x (and v) */
     double a = h * w[3] / 6.0, *x = sys->x, *v = sys->v;
-#pragma omp parallel for schedule(static) if (m >= TS_PAR_MIN)
+#pragma omp parallel for schedule(static) if (m >= ts_threads_min())
     for (size_t i = 0; i < m; i++) {
         double yi = acc[i] + a * k[i];
         if (i < n)

@@ -13,6 +13,7 @@ Suite *opt_suite(void);
 Suite *stability_suite(void);
 Suite *plots_suite(void);
 Suite *springs_suite(void);
+Suite *perf_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"

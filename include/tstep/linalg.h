@@ -14,10 +14,14 @@
  * results bit-identical for any count (reductions in fixed chunks whose
  * size depends only on n, combined in order).  ts_threads_set(n) sets the
  * count (n >= 1; TS_ERR_INPUT otherwise); OMP_NUM_THREADS sets the default.
- * Loops shorter than TS_PAR_MIN stay on one thread. */
+ * Loops shorter than ts_threads_min() (default TS_PAR_MIN) stay on one
+ * thread, where threads cost more than they save; the tests lower it to run
+ * small systems on several threads. */
 #define TS_PAR_MIN 16384
 int ts_threads_set(int n);
 int ts_threads_get(void);
+void ts_threads_set_min(size_t n);
+size_t ts_threads_min(void);
 
 void ts_vec_zero(size_t n, double *x);
 void ts_vec_copy(size_t n, const double *x, double *y);          /* y = x */
