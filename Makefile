@@ -5,7 +5,9 @@
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
-#   make bench    cloth CG matvec throughput against a STREAM triad on this machine
+#   make bench    every bench/bench_*.c: kernels, threads, output, memory against
+#                 baselines measured in the same run, and SUNDIALS' ARKODE where
+#                 libsundials-dev is installed (deps step); build/bench/*.csv
 
 # CFLAGS is yours to set (e.g. CFLAGS="-O1 -g -fsanitize=address,undefined");
 # the flags tstep needs are added to it in TS_CFLAGS.
@@ -33,7 +35,7 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
 
-.PHONY: all test demo plots deps clean bench
+.PHONY: all test demo plots deps clean bench bench-run
 all: $(BUILD)/tstep
 
 $(BUILD)/%.o: %.c
@@ -64,13 +66,28 @@ demo: deps $(BUILD)/tstep
 	@start=$$(date +%s); sh tools/plots.sh --out $(BUILD)/plots && \
 	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
-$(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
+# make bench: every bench program; bench_sundials needs SUNDIALS (ARKODE,
+# its serial vector and PCG), installed by the deps step and built when its
+# headers are there.
+BENCH_SRC := $(filter-out bench/bench_sundials.c,$(wildcard bench/bench_*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+SUNDIALS_LIBS = -lsundials_arkode -lsundials_nvecserial -lsundials_sunlinsolpcg
+HAVE_SUNDIALS := $(wildcard /usr/include/arkode/arkode_arkstep.h)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/bench/bench_sundials: LDLIBS += $(SUNDIALS_LIBS)
 
-bench: $(BUILD)/bench_matvec
-	$(BUILD)/bench_matvec
+bench:
+	@sh tools/deps.sh $(DEB_PKGS) libsundials-dev
+	@$(MAKE) --no-print-directory bench-run
+
+bench-run: $(BUILD)/tstep $(BENCH_BIN) $(if $(HAVE_SUNDIALS),$(BUILD)/bench/bench_sundials)
+	@for b in $(filter $(BUILD)/bench/%,$^); do echo "== $$b"; $$b || exit 1; done
+	@echo "== summary: figure, size, value, baseline, ratio (build/bench/*.csv)"
+	@for f in $(BUILD)/bench/*.csv; do tail -n +2 $$f | \
+	    awk -F, '{ printf "  %-36s %-7s %10.4g %-10s %10.4g  ratio %7.3f  %s\n", $$1, $$2, $$3, $$4, $$5, $$6, $$7 }'; done
 
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(wildcard $(BUILD)/bench/*.d)
