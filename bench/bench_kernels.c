@@ -161,7 +161,7 @@ static void bench_threads(void)
             sink += f[r];
         }
     double a = median(t1, REPS), b = median(t2, REPS);
-    report("force loop, 2 threads vs 1", "300^2", b * 1e3, "ms", a * 1e3, a / b,
+    report("force loop 2 threads vs 1", "300^2", b * 1e3, "ms", a * 1e3, a / b,
            "speed-up");
     ts_system_free(sys);
     free(f);
@@ -191,7 +191,7 @@ static void bench_threads(void)
     a = median(t1, REPS), b = median(t2, REPS);
     printf("  (backward-euler-linear, dt 1/60, cg-tol 1e-3: %ld CG iterations per step)\n",
            iters);
-    report("BE-linear step, 2 threads vs 1", "100^2", b * 1e3, "ms", a * 1e3, a / b,
+    report("BE-linear step 2 threads vs 1", "100^2", b * 1e3, "ms", a * 1e3, a / b,
            "speed-up");
     ts_threads_set(1);
 
@@ -238,12 +238,12 @@ static void bench_output(void)
 {
     printf("output: writing one row of the 100^2 cloth against an rk4 step (1 thread)\n");
     const char *base = "--system cloth --param nx=100 --param ny=100 --stepper rk4 --dt 2e-4";
-    enum { S = 20 };
+    enum { S = 50 };
     static const struct {
         const char *name, *format;
-    } fmts[] = {{"row, dat text (shortest)", "dat"},
-                {"row, npy", "npy"},
-                {"frame, text (10 digits)", "frames"}};
+    } fmts[] = {{"row dat text (shortest)", "dat"},
+                {"row npy", "npy"},
+                {"frame text (10 digits)", "frames"}};
     char a1[256], a2[256], b[3][256];
     snprintf(a1, sizeof a1, "%s --steps %d --every %d", base, S, S);
     snprintf(a2, sizeof a2, "%s --steps %d --every %d", base, 2 * S, 2 * S);
@@ -309,11 +309,11 @@ static void bench_memory(void)
         exit(1);
     }
     printf("  (%.2f springs per particle)\n", r[2]);
-    report("system (springs, state, cache)", "300^2", r[0], "B/particle", 500.0, r[0] / 500.0,
+    report("system (springs+state+cache)", "300^2", r[0], "B/particle", 500.0, r[0] / 500.0,
            "");
     report("implicit stepper + 1 step", "300^2", r[1], "B/particle", 500.0,
            r[1] / 500.0, "");
-    report("implicit stepping, total", "300^2", r[0] + r[1], "B/particle", 500.0,
+    report("implicit stepping total", "300^2", r[0] + r[1], "B/particle", 500.0,
            (r[0] + r[1]) / 500.0, "goal <= 1 (500 B)");
 }
 

@@ -16,7 +16,9 @@
  * Accurately", PLDI 1990); the interval's ends are exact 128-bit fractions
  * too.  Outside that range (and for 0, infinities, NaN) snprintf does it.
  * Existence of a p-digit decimal in the interval is monotone in p, so the
- * search walks from 15 digits down or up. */
+ * search walks from 15 digits down or up.  Zeros are written directly; other
+ * values outside the range (rare in simulation output) go through printf
+ * and strtod, about ten times slower. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,22 +138,41 @@ static size_t layout(char *buf, int neg, uint64_t D, int k, int P)
  * fewest %.*e digits that read back, laid out as %.17g would. */
 static size_t slow_format(char *buf, double x, int digits)
 {
-    if (digits > 0 || x == 0.0 || !isfinite(x))
-        return (size_t)snprintf(buf, CLI_NUM_MAX, "%.*g", digits > 0 ? digits : 17, x);
-    char e[40];
-    for (int p = 1; p <= 17; p++) {
-        snprintf(e, sizeof e, "%.*e", p - 1, x);
-        if (strtod(e, NULL) != x && p < 17)
-            continue;
-        uint64_t D = 0;
-        const char *c = e + (x < 0);
-        for (; *c != 'e'; c++)
-            if (*c != '.')
-                D = 10 * D + (uint64_t)(*c - '0');
-        int E = atoi(c + 1);
-        return layout(buf, x < 0, D, p - 1 - E, 17);
+    if (x == 0.0 && digits >= 0) { /* as %g writes zeros */
+        char *p = buf;
+        if (signbit(x))
+            *p++ = '-';
+        *p++ = '0', *p = '\0';
+        return (size_t)(p - buf);
     }
-    return 0; /* not reached: 17 digits always read back */
+    if (digits > 0 || !isfinite(x))
+        return (size_t)snprintf(buf, CLI_NUM_MAX, "%.*g", digits > 0 ? digits : 17, x);
+    /* the fewest %.*e digits that read back: monotone in the digits, so walk
+     * from 16 down while they read back, or up to 17 */
+    char e[2][40];
+    int p = 16, best = -1;
+    for (;;) {
+        snprintf(e[p & 1], sizeof e[0], "%.*e", p - 1, x);
+        if (strtod(e[p & 1], NULL) == x) {
+            best = p;
+            if (p == 1)
+                break;
+            p--;
+        } else if (best > 0 || p == 17) {
+            break;
+        } else {
+            p++;
+        }
+    }
+    if (best < 0)
+        best = 17, snprintf(e[1], sizeof e[0], "%.16e", x);
+    uint64_t D = 0;
+    const char *c = e[best & 1] + (x < 0);
+    for (; *c != 'e'; c++)
+        if (*c != '.')
+            D = 10 * D + (uint64_t)(*c - '0');
+    int E = atoi(c + 1);
+    return layout(buf, x < 0, D, best - 1 - E, 17);
 }
 
 size_t cli_format_double(char *buf, double x, int digits)
