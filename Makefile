@@ -76,6 +76,7 @@ HAVE_SUNDIALS := $(wildcard /usr/include/arkode/arkode_arkstep.h)
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 $(BUILD)/bench/bench_sundials: LDLIBS += $(SUNDIALS_LIBS)
+$(BUILD)/bench/%.o: CHECK_CFLAGS = -Isrc
 
 bench:
 	@sh tools/deps.sh $(DEB_PKGS) libsundials-dev

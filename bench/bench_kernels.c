@@ -15,11 +15,9 @@
  *             cg-tol 1e-3, the state reset before each) with 2 threads
  *             against 1: the speed-up.
  *   rk4       an rk4 step against four force evaluations (100^2).  Goal <= 1.1.
- *   output    writing one output row of a 100^2 cloth run (dat text, npy,
- *             and a frame of positions) against an rk4 step, from runs of
- *             build/tstep: (time with a row every step - time with rows at
- *             the ends only) / rows, against (time of 2S steps - time of S
- *             steps) / S.
+ *   output    writing one output row of the 100^2 cloth as `tstep run`
+ *             writes it (dat text, npy, and a frame of positions; to
+ *             /dev/null) against an rk4 step on it.
  *   memory    peak resident memory growth per particle of a 300^2 cloth:
  *             the system, then a backward-euler-linear stepper (the scratch
  *             every implicit Euler stepper allocates) and one step (in a
@@ -27,7 +25,8 @@
  *             particle for implicit stepping.
  *
  * Results: build/bench/kernels.csv (figure, size, value, unit, baseline,
- * ratio, goal) and a summary on standard output. */
+ * ratio, goal) and a summary on standard output.  With arguments (memory,
+ * product, threads, output) only those figures, into kernels-part.csv. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli.h"
 #include "tstep/linalg.h"
 #include "tstep/springs.h"
 #include "tstep/stepper.h"
@@ -221,48 +221,67 @@ static void bench_threads(void)
     free(y0), free(f4);
 }
 
-/* wall time of one build/tstep run, output to /dev/null */
-static double run_tstep(const char *args)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "build/tstep run %s --out /dev/null --threads 1", args);
-    double t0 = now();
-    if (system(cmd) != 0) {
-        fprintf(stderr, "bench: '%s' failed\n", cmd);
-        exit(1);
-    }
-    return now() - t0;
-}
-
+/* Writing one output row as cmd_run writes it: a dat row (t, x, v, energy:
+ * shortest round-trip decimals, one fwrite), the same row as npy (one
+ * fwrite of doubles), and a frame (positions at 10 digits, a line each),
+ * to /dev/null, interleaved with rk4 steps on the same cloth. */
 static void bench_output(void)
 {
     printf("output: writing one row of the 100^2 cloth against an rk4 step (1 thread)\n");
-    const char *base = "--system cloth --param nx=100 --param ny=100 --stepper rk4 --dt 2e-4";
-    enum { S = 50 };
-    static const struct {
-        const char *name, *format;
-    } fmts[] = {{"row dat text (shortest)", "dat"},
-                {"row npy", "npy"},
-                {"frame text (10 digits)", "frames"}};
-    char a1[256], a2[256], b[3][256];
-    snprintf(a1, sizeof a1, "%s --steps %d --every %d", base, S, S);
-    snprintf(a2, sizeof a2, "%s --steps %d --every %d", base, 2 * S, 2 * S);
-    for (int f = 0; f < 3; f++)
-        snprintf(b[f], sizeof b[f], "%s --steps %d --every 1 --format %s", base, S,
-                 fmts[f].format);
-    double ta1[5], ta2[5], tb[3][5];
-    for (int r = 0; r < 5; r++) {
-        ta1[r] = run_tstep(a1);
-        ta2[r] = run_tstep(a2);
-        for (int f = 0; f < 3; f++)
-            tb[f][r] = run_tstep(b[f]);
+    ts_system *sys = cloth(100);
+    size_t n = sys->n, cols = 2 * n + 2;
+    ts_solver_options o = ts_default_solver_options();
+    ts_stepper *rk;
+    FILE *null = fopen("/dev/null", "w");
+    double *row = malloc(cols * sizeof *row);
+    char *line = malloc(cols * (CLI_NUM_MAX + 1) + 2);
+    if (!null || !row || !line || ts_stepper_new(&ts_rk4, sys, &o, &rk))
+        exit(1);
+    for (int k = 0; k < 20; k++) /* moving: velocities are not zero */
+        ts_stepper_step(rk, sys, k * 2e-4, 2e-4);
+    double ts[REPS], tw[3][REPS];
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now();
+        for (int k = 0; k < 5; k++)
+            ts_stepper_step(rk, sys, 0.0, 2e-4);
+        ts[r] = (now() - t0) / 5;
+        for (int f = 0; f < 3; f++) {
+            t0 = now();
+            for (int k = 0; k < 5; k++) {
+                double ke = 0, pe = 0;
+                row[0] = 0.01 * k;
+                memcpy(row + 1, sys->x, n * sizeof *row);
+                memcpy(row + 1 + n, sys->v, n * sizeof *row);
+                ts_system_energy(sys, 0.0, &ke, &pe);
+                row[cols - 1] = ke + pe;
+                if (f == 0) {
+                    char *p = line;
+                    for (size_t i = 0; i < cols; i++) {
+                        if (i)
+                            *p++ = ' ';
+                        p += cli_format_double(p, row[i], 0);
+                    }
+                    *p++ = '\n';
+                    fwrite(line, 1, (size_t)(p - line), null);
+                } else if (f == 1) {
+                    fwrite(row, sizeof *row, cols, null);
+                } else {
+                    cli_write_particles(null, sys, 3, 10);
+                }
+            }
+            tw[f][r] = (now() - t0) / 5;
+        }
     }
-    double t_a1 = median(ta1, 5), step = (median(ta2, 5) - t_a1) / S;
+    static const char *name[3] = {"row dat text (shortest)", "row npy", "frame text (10 digits)"};
+    double step = median(ts, REPS);
     for (int f = 0; f < 3; f++) {
-        double row = (median(tb[f], 5) - t_a1) / (S - 1);
-        report(fmts[f].name, "100^2", row * 1e3, "ms", step * 1e3, row / step,
-               "row / rk4 step (was 3)");
+        double w = median(tw[f], REPS);
+        report(name[f], "100^2", w * 1e3, "ms", step * 1e3, w / step, "row / rk4 step (was 3)");
     }
+    fclose(null);
+    free(row), free(line);
+    ts_stepper_free(rk);
+    ts_system_free(sys);
 }
 
 static long peak_kb(void)
@@ -317,25 +336,43 @@ static void bench_memory(void)
            (r[0] + r[1]) / 500.0, "goal <= 1 (500 B)");
 }
 
-int main(void)
+/* bench_kernels [memory|product|threads|output]...: those figures only */
+static int wanted(int argc, char **argv, const char *name)
 {
-    if (system("mkdir -p build/bench") != 0 || !(csv = fopen("build/bench/kernels.csv", "w"))) {
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (system("mkdir -p build/bench") != 0 ||
+        !(csv = fopen(argc < 2 ? "build/bench/kernels.csv" : "build/bench/kernels-part.csv",
+                      "w"))) {
         fprintf(stderr, "bench: cannot write build/bench/kernels.csv\n");
         return 1;
     }
     fprintf(csv, "figure,size,value,unit,baseline,ratio,goal\n");
-    bench_memory();
-    tri_n = (size_t)1 << 23; /* 3 x 64 MB */
-    ta = malloc(tri_n * sizeof *ta), tb = malloc(tri_n * sizeof *tb);
-    tc = malloc(tri_n * sizeof *tc);
-    for (size_t i = 0; i < tri_n; i++)
-        ta[i] = 0.0, tb[i] = 1.0, tc[i] = 2.0;
+    if (wanted(argc, argv, "memory"))
+        bench_memory();
     ts_threads_set(1);
-    bench_product();
-    printf("  (triad %.2f GB/s)\n", 24.0 * (double)tri_n / triad_once() / 1e9);
-    free(ta), free(tb), free(tc);
-    bench_threads();
-    bench_output();
+    if (wanted(argc, argv, "product")) {
+        tri_n = (size_t)1 << 23; /* 3 x 64 MB */
+        ta = malloc(tri_n * sizeof *ta), tb = malloc(tri_n * sizeof *tb);
+        tc = malloc(tri_n * sizeof *tc);
+        for (size_t i = 0; i < tri_n; i++)
+            ta[i] = 0.0, tb[i] = 1.0, tc[i] = 2.0;
+        bench_product();
+        printf("  (triad %.2f GB/s)\n", 24.0 * (double)tri_n / triad_once() / 1e9);
+        free(ta), free(tb), free(tc);
+    }
+    if (wanted(argc, argv, "threads"))
+        bench_threads();
+    if (wanted(argc, argv, "output"))
+        bench_output();
     fclose(csv);
     if (sink == 42.0)
         printf(" \n");

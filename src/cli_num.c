@@ -5,9 +5,9 @@
  * as exactly x, laid out as %.17g would lay it out (exponent form below
  * 1e-4 or from 1e17; no trailing zeros).
  *
- * Method: for 1e-5 <= |x| < 1e15, x = m 2^-s with m < 2^53 and s <= 69, so
- * V = x 10^k = m 10^k / 2^s, scaled to 17 integer digits (k <= 21), is an
- * exact 128-bit fraction: its integer part F and remainder give correct
+ * Method: for 1e-15 <= |x| < 1e15, x = m 2^-s with m < 2^53, so V = x 10^k
+ * = m 5^k / 2^(s - k), scaled to 17 integer digits (k <= 31, 5^31 < 2^72),
+ * is an exact 128-bit fraction: its integer part F and remainder give correct
  * rounding to any number of digits with no error at all.  The shortest
  * round-trip decimal is the one with fewest digits inside the rounding
  * interval of x, (m -+ 1/2) 2^-s (the lower half narrower at a power of
@@ -49,9 +49,14 @@ static const uint64_t pow10_u64[20] = {1ull,
                                        1000000000000000000ull,
                                        10000000000000000000ull};
 
-static u128 pow10_u128(int k)
+/* 5^k, k <= 31: 10^k / 2^s = 5^k / 2^(s - k) keeps the products in 128 bits */
+static u128 pow5_u128(int k)
 {
-    return k <= 19 ? (u128)pow10_u64[k] : (u128)pow10_u64[19] * pow10_u64[k - 19];
+    u128 p = 1;
+    for (; k >= 9; k -= 9)
+        p *= 1953125u; /* 5^9 */
+    static const unsigned small[9] = {1, 5, 25, 125, 625, 3125, 15625, 78125, 390625};
+    return p * small[k];
 }
 
 /* a / 2^sh as integer part (fits 64 bits here) and a flag: remainder nonzero */
@@ -178,22 +183,24 @@ static size_t slow_format(char *buf, double x, int digits)
 size_t cli_format_double(char *buf, double x, int digits)
 {
     double ax = fabs(x);
-    if (!(ax >= 1e-5 && ax < 1e15) || digits < 0 || digits > 17)
+    if (!(ax >= 1e-15 && ax < 1e15) || digits < 0 || digits > 17)
         return slow_format(buf, x, digits);
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
     int neg = (int)(bits >> 63), be = (int)((bits >> 52) & 0x7ff);
     uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
-    int sh = 1075 - be; /* x = m 2^-sh, 1 <= sh <= 69 in this range */
+    int sh = 1075 - be; /* x = m 2^-sh, 1 <= sh <= 102 in this range */
     /* floor(log10 x) is floor(e2 log10 2) or one more (fixed below) */
     int e2 = be - 1023, e10 = (e2 * 78913) >> 18, k = 16 - e10, rem;
     u128 A = 0;
     uint64_t F = 0;
+    int s2 = 0; /* V = x 10^k = A / 2^s2, A = m 5^k, s2 = sh - k */
     for (int tries = 0; tries < 3; tries++) { /* log10 may be one off */
-        if (k < 0 || k > 21)
+        s2 = sh - k;
+        if (k < 0 || k > 31 || s2 < 1 || s2 > 120)
             return slow_format(buf, x, digits);
-        A = (u128)m * pow10_u128(k);
-        F = shift_div(A, sh, &rem);
+        A = (u128)m * pow5_u128(k);
+        F = shift_div(A, s2, &rem);
         if (F < pow10_u64[16])
             k++;
         else if (F >= pow10_u64[17])
@@ -201,28 +208,29 @@ size_t cli_format_double(char *buf, double x, int digits)
         else
             break;
     }
-    if (F < pow10_u64[16] || F >= pow10_u64[17] || k < 0 || k > 21)
+    s2 = sh - k;
+    if (F < pow10_u64[16] || F >= pow10_u64[17] || k < 0 || k > 31 || s2 < 1 || s2 > 120)
         return slow_format(buf, x, digits);
     uint64_t other;
     if (digits > 0) {
-        uint64_t D = round_to(F, A, sh, pow10_u64[17 - digits], &other);
+        uint64_t D = round_to(F, A, s2, pow10_u64[17 - digits], &other);
         return layout(buf, neg, D, k, digits);
     }
     /* the rounding interval of x, scaled: (lo, hi) */
-    u128 p10 = pow10_u128(k);
+    u128 p5 = pow5_u128(k);
     int hr, lr, incl = !(m & 1);
-    uint64_t Hq = shift_div((u128)(2 * m + 1) * p10, sh + 1, &hr), Lq;
+    uint64_t Hq = shift_div((u128)(2 * m + 1) * p5, s2 + 1, &hr), Lq;
     if (m == (1ull << 52) && be > 1)
-        Lq = shift_div((u128)(4 * m - 1) * p10, sh + 2, &lr);
+        Lq = shift_div((u128)(4 * m - 1) * p5, s2 + 2, &lr);
     else
-        Lq = shift_div((u128)(2 * m - 1) * p10, sh + 1, &lr);
+        Lq = shift_div((u128)(2 * m - 1) * p5, s2 + 1, &lr);
 #define INSIDE(D)                                                                          \
     (((D) < Hq || ((D) == Hq && (hr || incl))) && ((D) > Lq || ((D) == Lq && !lr && incl)))
     uint64_t best = 0;
     int found = 0;
     int p = 15, step = 0;
     for (;;) {
-        uint64_t unit = pow10_u64[17 - p], D = round_to(F, A, sh, unit, &other), pick = 0;
+        uint64_t unit = pow10_u64[17 - p], D = round_to(F, A, s2, unit, &other), pick = 0;
         int ok = 1;
         if (INSIDE(D))
             pick = D;
