@@ -14,13 +14,13 @@ static int rk4_alloc(const ts_system *sys, const ts_solver_options *opt, void **
     return ts_scratch_vectors(sys, 4, scratch);
 }
 
-/* acc += a k and ys = y + b k in one pass over k */
+/* acc += a k (first stage: acc = y + a k) and ys = y + b k in one pass over k */
 static void stage_update(size_t m, const double *k, double a, double *acc, const double *y,
-                         double b, double *ys)
+                         double b, double *ys, int first)
 {
 #pragma omp parallel for schedule(static) if (m >= ts_threads_min())
     for (size_t i = 0; i < m; i++) {
-        acc[i] += a * k[i];
+        acc[i] = (first ? y[i] : acc[i]) + a * k[i];
         ys[i] = y[i] + b * k[i];
     }
 }
@@ -34,11 +34,10 @@ static int rk4_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     int s;
     (void)stats;
     ts_system_get_y(sys, y);
-    ts_vec_copy(m, y, acc);
     for (int i = 0; i < 3; i++) { /* k_i at Y + c_i h k_{i-1}; next stage's Y + c_{i+1} h k_i */
         if ((s = ts_system_deriv(sys, t + c[i] * h, i ? ys : y, k)))
             return s;
-        stage_update(m, k, h * w[i] / 6.0, acc, y, c[i + 1] * h, ys);
+        stage_update(m, k, h * w[i] / 6.0, acc, y, c[i + 1] * h, ys, i == 0);
     }
     if ((s = ts_system_deriv(sys, t + h, ys, k)))
         return s;
