@@ -26,7 +26,7 @@
  *
  * Results: build/bench/kernels.csv (figure, size, value, unit, baseline,
  * ratio, goal) and a summary on standard output.  With arguments (memory,
- * product, threads, output) only those figures, into kernels-part.csv. */
+ * product, threads, output) only those figures, into kernels.csv.part. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,7 +350,7 @@ static int wanted(int argc, char **argv, const char *name)
 int main(int argc, char **argv)
 {
     if (system("mkdir -p build/bench") != 0 ||
-        !(csv = fopen(argc < 2 ? "build/bench/kernels.csv" : "build/bench/kernels-part.csv",
+        !(csv = fopen(argc < 2 ? "build/bench/kernels.csv" : "build/bench/kernels.csv.part",
                       "w"))) {
         fprintf(stderr, "bench: cannot write build/bench/kernels.csv\n");
         return 1;
