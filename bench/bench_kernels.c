@@ -34,8 +34,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli.h"
 #include "tstep/linalg.h"
+#include "tstep/numfmt.h"
 #include "tstep/springs.h"
 #include "tstep/stepper.h"
 
@@ -234,7 +234,7 @@ static void bench_output(void)
     ts_stepper *rk;
     FILE *null = fopen("/dev/null", "w");
     double *row = malloc(cols * sizeof *row);
-    char *line = malloc(cols * (CLI_NUM_MAX + 1) + 2);
+    char *line = malloc(cols * (TS_NUM_MAX + 1) + 2);
     if (!null || !row || !line || ts_stepper_new(&ts_rk4, sys, &o, &rk))
         exit(1);
     for (int k = 0; k < 20; k++) /* moving: velocities are not zero */
@@ -259,14 +259,25 @@ static void bench_output(void)
                     for (size_t i = 0; i < cols; i++) {
                         if (i)
                             *p++ = ' ';
-                        p += cli_format_double(p, row[i], 0);
+                        p += ts_format_double(p, row[i], 0);
                     }
                     *p++ = '\n';
                     fwrite(line, 1, (size_t)(p - line), null);
                 } else if (f == 1) {
                     fwrite(row, sizeof *row, cols, null);
-                } else {
-                    cli_write_particles(null, sys, 3, 10);
+                } else { /* as cli_write_particles: a line per particle */
+                    for (size_t q = 0; q < n; q += 3) {
+                        char *p = line;
+                        for (int c = 0; c < 3; c++) {
+                            if (c)
+                                *p++ = ' ';
+                            p += ts_format_double(p, sys->x[q + c], 10);
+                        }
+                        *p++ = '\n';
+                        if ((q / 3 + 1) % sys->frame_row == 0)
+                            *p++ = '\n';
+                        fwrite(line, 1, (size_t)(p - line), null);
+                    }
                 }
             }
             tw[f][r] = (now() - t0) / 5;

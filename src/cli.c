@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli.h"
 #include "tstep/linalg.h"
+#include "tstep/linsolve.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -101,8 +102,8 @@ int cli_find_system(const char *cmd, const char *name, const ts_system_type **ou
         return 0;
     const char *names[64];
     size_t n = 0;
-    for (; ts_system_registry[n] && n < 64; n++)
-        names[n] = ts_system_registry[n]->name;
+    for (; ts_system_at(n) && n < 64; n++)
+        names[n] = ts_system_at(n)->name;
     char buf[1024];
     list_names(buf, sizeof buf, names, n);
     return cli_usage_error(cmd, "unknown system '%s' (valid: %s)", name, buf);
@@ -115,8 +116,8 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
     if (!list)
         return cli_usage_error(cmd, "--stepper is required");
     if (strcmp(list, "all") == 0) {
-        for (size_t i = 0; ts_stepper_registry[i] && *count < max; i++)
-            out[(*count)++] = ts_stepper_registry[i];
+        for (size_t i = 0; ts_stepper_at(i) && *count < max; i++)
+            out[(*count)++] = ts_stepper_at(i);
         return 0;
     }
     char buf[1024];
@@ -127,8 +128,8 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
         if (!t) {
             const char *names[64];
             size_t n = 0;
-            for (; ts_stepper_registry[n] && n < 64; n++)
-                names[n] = ts_stepper_registry[n]->name;
+            for (; ts_stepper_at(n) && n < 64; n++)
+                names[n] = ts_stepper_at(n)->name;
             char valid[1024];
             list_names(valid, sizeof valid, names, n);
             return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s, or all)", tok, valid);
@@ -210,7 +211,12 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
         o->newton_max = (int)n;
         return 0;
     case 1003:
-        return cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol);
+        if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
+            return CLI_EXIT_USAGE;
+        if (!(o->cg_tol < 1.0))
+            return cli_usage_error(cmd, "--cg-tol must be below 1 (a relative residual), got '%s'",
+                                   arg);
+        return 0;
     case 1004:
         if (cli_parse_count(cmd, "cg-max", arg, 1, &n))
             return CLI_EXIT_USAGE;
@@ -222,6 +228,16 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
         if (n > 4096)
             return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
         return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
+    case 1006:
+        if (!(o->precond = ts_precond_find(arg)))
+            return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",
+                                   arg);
+        return 0;
+    case 1007:
+        if (!(o->linear_solver = ts_linsolve_find(arg)))
+            return cli_usage_error(cmd, "--linear-solver: unknown solver '%s' (see tstep list)",
+                                   arg);
+        return 0;
     }
     return CLI_EXIT_USAGE;
 }
@@ -248,7 +264,7 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
         if ((o->format == CLI_FORMAT_FRAMES || o->format == CLI_FORMAT_NPY) && !o->frames_ok)
             return cli_usage_error(cmd, "--format: %s writes dat or csv, not %s", cmd, arg);
         return 0;
-    case 1001: case 1002: case 1003: case 1004: case 1005:
+    case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007:
         return cli_solver_option(cmd, c, arg, &o->solver);
     }
     return -1;
@@ -268,7 +284,7 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
 void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits)
 {
     size_t np = sys->n / sys->dim;
-    char line[8 * (CLI_NUM_MAX + 1) + 2];
+    char line[8 * (TS_NUM_MAX + 1) + 2];
     if (columns > 8)
         columns = 8;
     for (size_t i = 0; i < np; i++) {
@@ -276,7 +292,7 @@ void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int di
         for (size_t k = 0; k < columns; k++) {
             if (k)
                 *p++ = ' ';
-            p += cli_format_double(p, k < sys->dim ? sys->x[i * sys->dim + k] : 0.0, digits);
+            p += ts_format_double(p, k < sys->dim ? sys->x[i * sys->dim + k] : 0.0, digits);
         }
         *p++ = '\n';
         if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cli.h"
 #include "cli_run.h"
 #include "tests.h"
 #include "tstep/linalg.h"
+#include "tstep/numfmt.h"
 #include "tstep/springs.h"
 #include "tstep/stepper.h"
 
@@ -238,7 +238,7 @@ END_TEST
 /* The formatter: printf's bytes at fixed digits; at 0, exact round trip. */
 START_TEST(formatter_exact)
 {
-    char fast[CLI_NUM_MAX], ref[64];
+    char fast[TS_NUM_MAX], ref[64];
     for (long i = 0; i < 40000; i++) {
         double x;
         uint64_t r = next();
@@ -249,12 +249,12 @@ START_TEST(formatter_exact)
         default: x = ldexp(1.0, (int)(next() % 120) - 60); break;
         }
         for (int d = 1; d <= 17; d++) {
-            cli_format_double(fast, x, d);
+            ts_format_double(fast, x, d);
             snprintf(ref, sizeof ref, "%.*g", d, x);
             ck_assert_msg(strcmp(fast, ref) == 0, "%%.%dg of %a: %s, printf %s", d, x, fast,
                           ref);
         }
-        size_t len = cli_format_double(fast, x, 0);
+        size_t len = ts_format_double(fast, x, 0);
         ck_assert_uint_eq(len, strlen(fast));
         snprintf(ref, sizeof ref, "%.17g", x);
         if (x != x)
@@ -265,15 +265,15 @@ START_TEST(formatter_exact)
         ck_assert_msg(strtod(ref, NULL) == back, "%s and %%.17g %s differ", fast, ref);
         ck_assert_uint_le(len, strlen(ref));
     }
-    cli_format_double(fast, 0.1, 0);
+    ts_format_double(fast, 0.1, 0);
     ck_assert_str_eq(fast, "0.1");
-    cli_format_double(fast, 0.1 + 0.2, 0);
+    ts_format_double(fast, 0.1 + 0.2, 0);
     ck_assert_str_eq(fast, "0.30000000000000004");
-    cli_format_double(fast, -0.0, 0);
+    ts_format_double(fast, -0.0, 0);
     ck_assert_str_eq(fast, "-0");
-    cli_format_double(fast, 1e-7, 0);
+    ts_format_double(fast, 1e-7, 0);
     ck_assert_str_eq(fast, "1e-07");
-    cli_format_double(fast, 1e300, 0);
+    ts_format_double(fast, 1e300, 0);
     ck_assert_str_eq(fast, "1e+300");
 }
 END_TEST
@@ -340,7 +340,7 @@ START_TEST(npy_matches_dat)
     long rows, cols;
     size_t off = npy_header(d, len, &rows, &cols);
     ck_assert_int_eq(rows, 4); /* steps 0, 2, 4 and the last, 5 */
-    ck_assert_int_eq(cols, 1 + 2 * 36 + 1 + 3);
+    ck_assert_int_eq(cols, 1 + 2 * 36 + 1 + 5); /* t, x, v, energy, the --stats columns */
     ck_assert_uint_eq(len, off + (size_t)(rows * cols) * 8);
     char *p = strchr((char *)t, '\n') + 1; /* past the '#' header */
     for (long i = 0; i < rows * cols; i++) {

@@ -1,6 +1,7 @@
-/* Fast decimal formatting of doubles for the trajectory and frame writers.
+/* Fast decimal formatting of doubles for the trajectory and frame writers
+ * (tstep/numfmt.h).
  *
- * cli_format_double(buf, x, P) writes what printf("%.*g", P, x) writes
+ * ts_format_double(buf, x, P) writes what printf("%.*g", P, x) writes
  * (P = 1..17), and with P = 0 the shortest decimal that reads back (strtod)
  * as exactly x, laid out as %.17g would lay it out (exponent form below
  * 1e-4 or from 1e17; no trailing zeros).
@@ -24,7 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
+#include "tstep/numfmt.h"
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -151,7 +152,7 @@ static size_t slow_format(char *buf, double x, int digits)
         return (size_t)(p - buf);
     }
     if (digits > 0 || !isfinite(x))
-        return (size_t)snprintf(buf, CLI_NUM_MAX, "%.*g", digits > 0 ? digits : 17, x);
+        return (size_t)snprintf(buf, TS_NUM_MAX, "%.*g", digits > 0 ? digits : 17, x);
     /* the fewest %.*e digits that read back: monotone in the digits, so walk
      * from 16 down while they read back, or up to 17 */
     char e[2][40];
@@ -180,7 +181,7 @@ static size_t slow_format(char *buf, double x, int digits)
     return layout(buf, x < 0, D, best - 1 - E, 17);
 }
 
-size_t cli_format_double(char *buf, double x, int digits)
+size_t ts_format_double(char *buf, double x, int digits)
 {
     double ax = fabs(x);
     if (!(ax >= 1e-15 && ax < 1e15) || digits < 0 || digits > 17)
