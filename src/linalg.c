@@ -109,6 +109,31 @@ void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double 
         z[i] = a * x[i] + b * y[i];
 }
 
+/* z = y + sum over j < count with c_j != 0 of (h c_j) v_j, a Runge-Kutta
+ * stage or update in one pass over memory: blocks of 512 entries stay in
+ * cache while the v_j are added in order, so each entry sees the same
+ * operations as a copy followed by one axpy per v_j. */
+void ts_vec_combine(size_t n, const double *y, double h, const double *c, int count,
+                    double *const *v, double *z)
+{
+    size_t nb = (n + 511) / 512;
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t blk = 0; blk < nb; blk++) {
+        size_t i0 = blk * 512, i1 = i0 + 512 < n ? i0 + 512 : n;
+        if (z != y)
+            for (size_t i = i0; i < i1; i++)
+                z[i] = y[i];
+        for (int j = 0; j < count; j++) {
+            if (c[j] == 0.0)
+                continue;
+            double a = h * c[j];
+            const double *vj = v[j];
+            for (size_t i = i0; i < i1; i++)
+                z[i] += a * vj[i];
+        }
+    }
+}
+
 /* x . y over [0, n), four interleaved accumulators */
 static double dot_chunk(size_t n, const double *x, const double *y)
 {

@@ -30,6 +30,9 @@ void ts_vec_axpy(size_t n, double a, const double *x, double *y); /* y += a x */
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y); /* y = a x + b y */
 void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y,
                     double *z); /* z = a x + b y */
+/* z = y + sum_{j < count, c_j != 0} (h c_j) v_j in one pass (z may be y) */
+void ts_vec_combine(size_t n, const double *y, double h, const double *c, int count,
+                    double *const *v, double *z);
 double ts_vec_dot(size_t n, const double *x, const double *y);
 double ts_vec_norm2(size_t n, const double *x);
 double ts_vec_norm_inf(size_t n, const double *x);
