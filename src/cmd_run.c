@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_error.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
 
@@ -32,6 +33,7 @@ typedef struct {
     cli_live *live; /* --live, or NULL */
     long steps;     /* steps of the whole run */
     cli_progress progress;
+    cli_error_log *error; /* --error, or NULL */
 } writer;
 
 static void put(const writer *w, int first, const char *text)
@@ -195,6 +197,8 @@ static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step,
     int s = TS_OK;
     if (w->diag && (s = write_diag_row(w, sys, st, step, t)))
         return s;
+    if (w->error && (s = cli_error_row(w->error, sys, step, t)))
+        return s;
     if (w->plot && (s = keep_plot_row(w, sys, t)))
         return s;
     if (w->live && (s = cli_live_frame(w->live, sys, t, step == w->steps)))
@@ -352,6 +356,11 @@ static void help(void)
            "  --atol Y          absolute tolerance of the error control (default: X)\n"
            "  --diagnostics FILE  also write, at every output step, the energies, momentum\n"
            "                    and the stepper's statistics to FILE (below)\n"
+           "  --error FILE      also write, at every output step, the error against the\n"
+           "                    exact solution, or a computed reference where there is\n"
+           "                    none, with the reference's estimated error (see\n"
+           "                    docs/sweep.md): t, step, error_x, error_v, error,\n"
+           "                    reference_error; CSV when FILE ends in .csv, else dat\n"
            "  --plot            draw the run in the terminal with gnuplot (dumb terminal):\n"
            "                    the state against t, or a particle system's last frame,\n"
            "                    and the total energy against t where defined\n"
@@ -401,10 +410,11 @@ int cmd_run(int argc, char **argv)
         {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
         {"rtol", required_argument, 0, 'r'},   {"atol", required_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},         CLI_SOLVER_LONGOPTS,
+        {"help", no_argument, 0, 'h'},         {"error", required_argument, 0, 'E'},
+        CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
     const char *cmd = "run";
-    const char *diagpath = NULL;
+    const char *diagpath = NULL, *errorpath = NULL;
     double dt = 0, t_end = 0, live_speed = 1.0;
     long steps = 0, every = 1;
     int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0;
@@ -436,6 +446,7 @@ int cmd_run(int argc, char **argv)
             case 'r': bad = cli_parse_positive(cmd, "rtol", optarg, &ropt.rtol); break;
             case 'A': bad = cli_parse_positive(cmd, "atol", optarg, &ropt.atol); break;
             case 'D': diagpath = optarg; break;
+            case 'E': errorpath = optarg; break;
             case 'V': live = 1; break;
             case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
             case 'h': help(); return 0;
@@ -536,6 +547,8 @@ int cmd_run(int argc, char **argv)
         rc = cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w.cols));
         goto done;
     }
+    if (errorpath && (rc = cli_error_open(cmd, errorpath, stype, &p, sys, dt, &w.error)))
+        goto done;
     if ((o.out || (!o.plot && !live)) && (rc = cli_open_output(cmd, o.out, &w.out)))
         goto done;
     if (w.out)
@@ -554,6 +567,11 @@ int cmd_run(int argc, char **argv)
         int r2 = cli_close_output(cmd, diagpath, w.diag);
         rc = rc ? rc : r2;
         w.diag = NULL;
+    }
+    if (w.error) {
+        int r2 = cli_error_close(cmd, w.error);
+        rc = rc ? rc : r2;
+        w.error = NULL;
     }
     if (s) {
         const char *d = ts_error_detail();
@@ -599,6 +617,7 @@ done:
         fclose(w.plot);
     free(w.vals);
     free(w.line);
+    cli_error_close(cmd, w.error);
     ts_stepper_free(st);
     ts_system_free(sys);
     return rc;
