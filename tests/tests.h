@@ -21,7 +21,9 @@ Suite *newton_suite(void);
 Suite *linsolve_suite(void);
 Suite *plugins_suite(void);
 Suite *methods_suite(void);
+Suite *reference_suite(void);
 Suite *spectrum_suite(void);
+Suite *perf_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #define TSTEP_BIN "build/tstep"
