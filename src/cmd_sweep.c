@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "cli_json.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
 
@@ -84,7 +85,7 @@ static void help(void)
            "                   [--levels L] [--t-end T] [--param key=value]...\n"
            "                   [--norm scaled|state|positions] [--reference auto|computed]\n"
            "                   [--reference-dt H] [--tol-max E1 --tol-min E0]\n"
-           "                   [--format dat|csv] [--out FILE] [--plot]\n"
+           "                   [--format dat|csv|json] [--out FILE] [--plot]\n"
            "\n"
            "For each stepper (default all), run to T with L step sizes spaced\n"
            "geometrically from H1 down to H0, each adjusted to T/round(T/H) so a whole\n"
@@ -168,6 +169,7 @@ int cmd_sweep(int argc, char **argv)
     ts_error_norm norm = TS_NORM_SCALED;
     cli_common o;
     cli_common_init(&o, 0);
+    o.json_ok = 1;
     /* tight solver tolerances: the solver's error must not pollute the order */
     o.solver.newton_tol = SWEEP_NEWTON_TOL;
     o.solver.cg_tol = SWEEP_CG_TOL;
@@ -318,10 +320,20 @@ int cmd_sweep(int argc, char **argv)
             cli_close_output(cmd, o.out, out);
         return cli_usage_error(cmd, "--plot: cannot make a temporary file");
     }
-    int csv = o.format == CLI_FORMAT_CSV;
-    if (out && !csv)
+    int csv = o.format == CLI_FORMAT_CSV, json = o.format == CLI_FORMAT_JSON;
+    cli_json j;
+    if (out && json) { /* one object: the rows' numbers per stepper (docs/grading.md) */
+        cli_json_init(&j, out);
+        cli_json_object(&j, NULL);
+        cli_json_string(&j, "command", "sweep");
+        cli_json_string(&j, "system", stype->name);
+        cli_json_number(&j, "t_end", t_end);
+        cli_json_number(&j, "reference_error", ref.error);
+        cli_json_array(&j, "steppers");
+    }
+    if (out && !csv && !json)
         describe_reference(out, "# ", &ref);
-    if (out)
+    if (out && !json)
         fprintf(out, csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
                            "jacobian_products,newton_iters,linear_iters,seconds,"
                            "reference_error%s\n"
@@ -351,8 +363,17 @@ int cmd_sweep(int argc, char **argv)
         }
         order[i] = by_tol ? ts_tolerance_slope(pts, (int)levels, &used[i])
                           : ts_observed_order(pts, (int)levels, &used[i]);
-        if (out && !csv && i > 0)
+        if (out && !csv && !json && i > 0)
             fprintf(out, "\n\n");
+        if (out && json) {
+            cli_json_object(&j, NULL);
+            cli_json_string(&j, "stepper", types[i]->name);
+            cli_json_int(&j, "nominal_order", types[i]->order);
+            cli_json_number(&j, "observed_order", order[i]);
+            cli_json_int(&j, "points_used", used[i]);
+            cli_json_string(&j, "slope_of", by_tol ? "tolerance" : "dt");
+            cli_json_array(&j, "points");
+        }
         if (plotdata && i > 0 && used[i - 1] > 0)
             fprintf(plotdata, "\n\n");
         memset(nexcl[i], 0, sizeof nexcl[i]);
@@ -363,6 +384,22 @@ int cmd_sweep(int argc, char **argv)
                 fprintf(plotdata, "%.15g %.15g\n", q->dt, q->error);
             if (!out)
                 continue;
+            if (json) {
+                cli_json_object(&j, NULL);
+                cli_json_number(&j, "dt", q->dt);
+                cli_json_int(&j, "steps", q->steps);
+                cli_json_number(&j, "error", q->error);
+                cli_json_string(&j, "excluded", q->excluded ? excluded_name(q->excluded) : NULL);
+                cli_json_int(&j, "force_evals", q->stats.force_evals);
+                cli_json_int(&j, "jacobian_products", q->stats.jacobian_products);
+                cli_json_int(&j, "newton_iters", q->stats.newton_iters);
+                cli_json_int(&j, "linear_iters", q->stats.linear_iters);
+                cli_json_number(&j, "seconds", q->seconds);
+                if (tolmode)
+                    cli_json_number(&j, "tol", q->tol);
+                cli_json_close(&j);
+                continue;
+            }
             const char *sep = csv ? "," : " ";
             fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g%s%.3g",
                     types[i]->name, sep, q->dt, sep, q->steps, sep, q->error, sep,
@@ -375,6 +412,19 @@ int cmd_sweep(int argc, char **argv)
                 fprintf(out, "%s%.3g", sep, q->tol);
             fputc('\n', out);
         }
+        if (out && json) {
+            cli_json_close(&j);
+            cli_json_object(&j, "excluded");
+            cli_json_int(&j, "round_off", nexcl[i][TS_SWEEP_ROUNDOFF]);
+            cli_json_int(&j, "unstable", nexcl[i][TS_SWEEP_UNSTABLE]);
+            cli_json_int(&j, "reference", nexcl[i][TS_SWEEP_REFERENCE]);
+            cli_json_close(&j);
+            cli_json_close(&j);
+        }
+    }
+    if (out && json) {
+        cli_json_close(&j);
+        cli_json_close(&j);
     }
     cli_progress_done(&prog);
     if (out && (rc = cli_close_output(cmd, o.out, out))) {

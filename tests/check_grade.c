@@ -975,6 +975,26 @@ START_TEST(cli_stability_json)
 }
 END_TEST
 
+/* sweep --format json: valid, every level's point, the observed order of
+ * the table on standard error */
+START_TEST(cli_sweep_json)
+{
+    if (uses_skeleton("rk4"))
+        return;
+    ck_assert_int_eq(cli_run("sweep --system oscillator --stepper rk4 --format json", out,
+                             sizeof out, err, sizeof err), 0);
+    assert_json(out);
+    ck_assert_int_eq(json_count(out, "\"dt\": "), 7);
+    double p = json_number_after(out, "observed_order", NULL);
+    char want[64];
+    snprintf(want, sizeof want, "%.2f", p);
+    const char *row = strstr(err, "  rk4 ");
+    ck_assert_ptr_nonnull(row);
+    ck_assert_msg(strstr(row, want) && strstr(row, want) < strchr(row, '\n'), "%s vs %s", row,
+                  want);
+}
+END_TEST
+
 START_TEST(json_validator_rejects)
 {
     static const char *bad[] = {"{", "{\"a\": 1,}", "[1 2]", "{\"a\" 1}", "nan", "[-]",
@@ -1121,6 +1141,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, cli_json_escapes_and_round_trips);
     tcase_add_test(cli, cli_stability_json);
+    tcase_add_test(cli, cli_sweep_json);
     tcase_add_test(cli, json_validator_rejects);
     suite_add_tcase(s, cli);
     TCase *kit = tcase_create("assignment");
