@@ -12,7 +12,9 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cli.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
@@ -27,6 +29,8 @@ typedef struct {
     cli_live *live; /* --live, or NULL */
     long steps;     /* steps of the whole run */
     cli_progress progress;
+    int have_energy;         /* energy seen at the first output row */
+    double e0, emin, e_last; /* total energy: first, lowest, last output row */
 } writer;
 
 static void put(const writer *w, int first, const char *text)
@@ -153,10 +157,40 @@ static int keep_plot_row(const writer *w, ts_system *sys, double t)
 static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t);
 
+/* Total energy at the output rows, for the warning at the end of a run
+ * whose energy grew far beyond its start (see energy_warning). */
+static int track_energy(writer *w, ts_system *sys, double t)
+{
+    double ke = 0, pe = 0;
+    int s = ts_system_energy(sys, t, &ke, &pe);
+    if (s)
+        return s;
+    double e = ke + pe;
+    if (!w->have_energy)
+        w->e0 = w->emin = e, w->have_energy = 1;
+    w->emin = fmin(w->emin, e);
+    w->e_last = e;
+    return TS_OK;
+}
+
+/* Energy grown above its start by more than 10 times the larger of |E(0)|
+ * and the energy dissipated so far (E(0) - min E): a step past the
+ * stability limit is the usual cause. */
+static void energy_warning(const writer *w)
+{
+    double scale = fmax(fabs(w->e0), w->e0 - w->emin);
+    if (w->have_energy && w->e_last - w->e0 > fmax(10.0 * scale, 1e-9))
+        fprintf(stderr, "tstep run: warning: energy grew from %.6g to %.6g: the step is probably "
+                        "past the stability limit; see tstep stability\n",
+                w->e0, w->e_last);
+}
+
 static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step, double t)
 {
-    const writer *w = ctx;
+    writer *w = ctx;
     int s = TS_OK;
+    if (sys->ops->energy && (s = track_energy(w, sys, t)))
+        return s;
     if (w->diag && (s = write_diag_row(w, sys, st, step, t)))
         return s;
     if (w->plot && (s = keep_plot_row(w, sys, t)))
@@ -250,19 +284,85 @@ static int draw_plot(const char *cmd, const writer *w, const ts_system *sys,
     return cli_gnuplot_close(cmd, gp);
 }
 
+/* The limits of a run without --allow-large (documented in help()). */
+#define RUN_MAX_OUTPUT_BYTES 1e9
+#define RUN_MAX_SECONDS 3600.0
+#define RUN_PROBE_FROM_STEPS 10000
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds per step from a few steps taken and undone (state and counters
+ * restored); NAN if they could not be taken. */
+static double probe_step_seconds(ts_system *sys, ts_stepper *st, double dt)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = malloc(m * sizeof *y);
+    if (!y)
+        return NAN;
+    ts_system_get_y(sys, y);
+    ts_step_stats total = st->total, last = st->last;
+    double t0 = wall_seconds(), t1 = t0;
+    int k = 0;
+    while (k < 20 && t1 - t0 < 0.2) {
+        if (ts_stepper_step(st, sys, (double)k * dt, dt))
+            break;
+        k++;
+        t1 = wall_seconds();
+    }
+    ts_system_set_y(sys, y);
+    st->total = total, st->last = last;
+    free(y);
+    return k ? (t1 - t0) / k : NAN;
+}
+
+/* Refuse, before it starts, a run that would write more than
+ * RUN_MAX_OUTPUT_BYTES or take more than RUN_MAX_SECONDS (estimated). */
+static int check_limits(const char *cmd, ts_system *sys, ts_stepper *st, const writer *w,
+                        const ts_run_options *ro, int diag, int traj)
+{
+    double rows = floor((double)ro->steps / (double)ro->every) + 2.0;
+    double cols = 1.0 + (double)sys->n * sys->order + (sys->ops->energy ? 1 : 0) +
+                  (w->stats ? 5 : 0);
+    double row_bytes = w->format == CLI_FORMAT_FRAMES ? 40.0 + 36.0 * (double)(sys->n / sys->dim)
+                                                      : 22.0 * cols;
+    double bytes = (traj ? rows * row_bytes : 0.0) + (diag ? rows * 22.0 * 16.0 : 0.0);
+    if (bytes > RUN_MAX_OUTPUT_BYTES)
+        return cli_usage_error(cmd, "this run would write about %.3g GB (%.0f rows of about %.0f "
+                                    "bytes%s), more than the limit of %.0f GB: write fewer rows "
+                                    "(--every N), or give --allow-large",
+                               bytes / 1e9, rows, row_bytes, diag ? ", and the diagnostics" : "",
+                               RUN_MAX_OUTPUT_BYTES / 1e9);
+    if (ro->steps >= RUN_PROBE_FROM_STEPS) {
+        double sec = probe_step_seconds(sys, st, ro->dt) * (double)ro->steps;
+        if (sec > RUN_MAX_SECONDS)
+            return cli_usage_error(cmd, "this run would take about %.3g hours (%ld steps, timed "
+                                        "from a few), more than the limit of %.0f hour: give a "
+                                        "larger --dt or shorter run, or --allow-large",
+                                   sec / 3600.0, ro->steps, RUN_MAX_SECONDS / 3600.0);
+    }
+    return 0;
+}
+
 static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
            "                 [--format dat|csv|frames] [--stats] [--adaptive [--strain-limit X]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
+           "                 [--allow-large]\n"
            "\n"
            "Integrate system S with stepper I from t = 0 and write the trajectory.\n"
            "\n"
            "  --system S        a system (see 'tstep list')\n"
            "  --stepper I       a stepper (see 'tstep list')\n"
            "  --dt H            step size, > 0\n"
-           "  --t-end T         run ceil(T/H) steps of exactly H (ends at or just past T)\n"
+           "  --t-end T         run ceil(T/H) steps: steps of H and a last, shorter one\n"
+           "                    that ends exactly at T (when H does not divide T)\n"
            "  --steps N         run N steps\n"
            "  --param key=value set a system parameter (repeatable)\n"
            "  --out FILE        write to FILE (default: standard output)\n"
@@ -286,12 +386,13 @@ static void help(void)
            "                    $DISPLAY and a gnuplot with the qt, wxt or x11 terminal;\n"
            "                    exit status 2 with the reason otherwise); simulated time\n"
            "                    runs at --live-speed X times wall-clock time (default 1)\n"
+           "  --allow-large     run even above the output and time limits (below)\n"
            CLI_SOLVER_HELP
            "\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
            "defined), then the --stats columns (accepted, rejected with --adaptive).\n"
-           "With --plot or --live and no --out, the trajectory is not written.\n"
-           "\n"
+           "With --plot or --live and no --out, the trajectory is not written.\n");
+    printf("\n"
            "Diagnostics file: CSV with a header row when FILE ends in .csv, else dat\n"
            "(space-separated under a '#' header).  Columns, one row per output step:\n"
            "  t, step                           time and steps taken\n"
@@ -304,7 +405,16 @@ static void help(void)
            "A run that diverges stops at that step with exit status 1; the rows\n"
            "written before it (trajectory and diagnostics) are complete.\n"
            "When standard error is a terminal, a long run shows a progress line there\n"
-           "(TSTEP_PROGRESS=0 turns it off).\n");
+           "(TSTEP_PROGRESS=0 turns it off).  A run whose energy ends far above its\n"
+           "start warns on standard error (probably a step past the stability limit).\n"
+           "\n"
+           "SIGINT (Ctrl-C) or SIGTERM stop the run after the step under way: every\n"
+           "output gets a complete row for that step and ends there, standard error\n"
+           "says where it stopped, and the exit status is 130 (INT) or 143 (TERM).\n"
+           "\n"
+           "Limits: before it starts, a run estimates the size of what it writes and,\n"
+           "for more than 10000 steps, its time (from a few timed steps); it refuses\n"
+           "more than 1 GB of output or 1 hour with the estimates, unless --allow-large.\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -318,13 +428,14 @@ int cmd_run(int argc, char **argv)
         {"adaptive", no_argument, 0, 'a'},     {"strain-limit", required_argument, 0, 'L'},
         {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
-        {"help", no_argument, 0, 'h'},         CLI_SOLVER_LONGOPTS,
+        {"help", no_argument, 0, 'h'},         {"allow-large", no_argument, 0, 1101},
+        CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
     const char *cmd = "run";
     const char *diagpath = NULL;
     double dt = 0, t_end = 0, live_speed = 1.0;
     long steps = 0, every = 1;
-    int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0;
+    int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0, allow_large = 0;
     cli_common o;
     cli_common_init(&o, 1);
     ts_run_options ropt = ts_default_run_options();
@@ -353,6 +464,7 @@ int cmd_run(int argc, char **argv)
             case 'D': diagpath = optarg; break;
             case 'V': live = 1; break;
             case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
+            case 1101: allow_large = 1; break;
             case 'h': help(); return 0;
             default: return cli_bad_option(cmd, argc, argv);
             }
@@ -380,11 +492,16 @@ int cmd_run(int argc, char **argv)
         if (s > 1e12)
             return cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps", t_end, dt);
         steps = s < 1 ? 1 : (long)s;
+        ropt.t_end = t_end;
     }
     if (diagpath && strcmp(diagpath, "-") == 0 && (!o.out || strcmp(o.out, "-") == 0) &&
         !o.plot && !live)
         return cli_usage_error(cmd, "--diagnostics -: standard output already gets the "
                                     "trajectory; give --out FILE");
+    if (diagpath && (o.out || (!o.plot && !live)) && cli_same_file(o.out, diagpath))
+        return cli_usage_error(cmd, "--diagnostics %s: the same file as the trajectory (%s); "
+                                    "give two files",
+                               diagpath, o.out ? o.out : "standard output");
     ropt.dt = dt;
     ropt.steps = steps;
     ropt.every = every;
@@ -415,6 +532,9 @@ int cmd_run(int argc, char **argv)
                              stype->name);
         goto done;
     }
+    if (!allow_large && (rc = check_limits(cmd, sys, st, &w, &ropt, diagpath != NULL,
+                                           o.out || (!o.plot && !live))))
+        goto done;
     cli_live lv = {0};
     char title[256];
     snprintf(title, sizeof title, "%s, %s, dt = %g", stype->name, itype->name, dt);
@@ -430,7 +550,7 @@ int cmd_run(int argc, char **argv)
     if (diagpath) {
         size_t len = strlen(diagpath);
         w.diag_csv = len >= 4 && strcmp(diagpath + len - 4, ".csv") == 0;
-        if ((rc = cli_open_output(cmd, diagpath, &w.diag)))
+        if ((rc = cli_open_output_for(cmd, "diagnostics", diagpath, &w.diag)))
             goto done;
         write_diag_header(&w, sys);
     }
@@ -439,6 +559,7 @@ int cmd_run(int argc, char **argv)
     if (w.out)
         write_header(&w, sys);
     ts_run_result res;
+    cli_catch_stop_signals();
     s = ts_run(sys, st, &ropt, write_row, &w, &res);
     cli_progress_done(&w.progress);
     if (w.out)
@@ -449,15 +570,20 @@ int cmd_run(int argc, char **argv)
         rc = rc ? rc : r2;
         w.diag = NULL;
     }
-    if (s) {
+    if (s == TS_ERR_INTERRUPTED) {
+        rc = cli_stopped(cmd, "step %ld of %ld, t = %.15g: every output ends there", res.steps_done,
+                         steps, res.t);
+    } else if (s) {
         const char *d = ts_error_detail();
         if (res.failed_step)
             fprintf(stderr, "tstep run: %s at step %ld (t = %g to %g)%s%s\n",
                     ts_status_message(s), res.failed_step, res.failed_time,
-                    res.failed_time + dt, *d ? ": " : "", d);
+                    res.failed_time + res.failed_dt, *d ? ": " : "", d);
         else
             cli_fail(cmd, s);
         rc = ts_status_exit_code(s);
+    } else if (rc == 0) {
+        energy_warning(&w);
     }
     if (w.stats) {
         const ts_step_stats *tot = &st->total;

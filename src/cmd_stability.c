@@ -316,7 +316,9 @@ int cmd_stability(int argc, char **argv)
     }
     double r[MAX_STEPPERS], pred[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
-    for (int i = 0; i < ntypes; i++) {
+    int stopped = 0; /* SIGINT/SIGTERM: the steppers measured so far are written */
+    cli_catch_stop_signals();
+    for (int i = 0; i < ntypes && !stopped; i++) {
         pc.stepper = types[i]->name;
         pc.index = i + 1;
         r[i] = pred[i] = NAN;
@@ -342,6 +344,11 @@ int cmd_stability(int argc, char **argv)
         }
         /* start at T / 1000, independent of the prediction */
         int s = ts_stability_measure(stype, &p, types[i], &o.solver, &so, NAN, &res[i]);
+        if (s == TS_ERR_INTERRUPTED) {
+            stopped = 1;
+            ntypes = i;
+            break;
+        }
         if (s) {
             if (tty)
                 clear_progress();
@@ -392,6 +399,9 @@ int cmd_stability(int argc, char **argv)
         fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %s\n", types[i]->name,
                 res[i].dt_crit, pred[i], ratio, r[i], result_name(&res[i]));
     }
+    if (stopped)
+        return cli_stopped(cmd, "the output has the %d stepper%s measured before it", ntypes,
+                           ntypes == 1 ? "" : "s");
     if (o.plot) {
         fflush(stderr);
         if (ms || !(mag > 0.0)) {

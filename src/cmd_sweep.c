@@ -198,10 +198,21 @@ int cmd_sweep(int argc, char **argv)
     ts_sweep_point pts[MAX_LEVELS];
     cli_progress prog;
     cli_progress_init(&prog, "tstep sweep");
+    cli_catch_stop_signals();
     for (int i = 0; i < ntypes; i++) {
         cli_progress_update(&prog, (double)i / ntypes, "%s (%d of %d)", types[i]->name, i + 1,
                             ntypes);
         int s = ts_sweep(stype, &p, types[i], &o.solver, dt_min, dt_max, (int)levels, t_end, pts);
+        if (s == TS_ERR_INTERRUPTED) { /* the finished steppers' rows are complete */
+            cli_progress_done(&prog);
+            rc = out ? cli_close_output(cmd, o.out, out) : 0;
+            if (plotdata)
+                fclose(plotdata);
+            int r2 = cli_stopped(cmd, "during '%s': the output has the %d stepper%s finished "
+                                      "before it",
+                                 types[i]->name, i, i == 1 ? "" : "s");
+            return rc ? rc : r2;
+        }
         if (s) {
             cli_progress_done(&prog);
             if (out)

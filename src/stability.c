@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "tstep/linalg.h"
+#include "tstep/run.h"
 #include "tstep/stability.h"
 
 /* --- the test equation ------------------------------------------------------- */
@@ -441,6 +442,10 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
     double xlim = opt->bound * sx, vlim = opt->bound * sv;
     for (long k = 1; k <= nsteps; k++) {
         double t = (double)(k - 1) * dt, h = k == nsteps ? t_end - t : dt;
+        if (ts_stop_signal) { /* see tstep/run.h */
+            s = ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
+            goto done;
+        }
         int r = ts_stepper_step(st, sys, t, h);
         if (!r && !(ts_vec_norm_inf(n, sys->x) <= xlim &&
                     (!order2 || ts_vec_norm_inf(n, sys->v) <= vlim)))

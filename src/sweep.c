@@ -93,6 +93,8 @@ int ts_sweep(const ts_system_type *stype, const ts_params *params, const ts_step
         pt->steps = ts_steps_for(t_end, dt);
         pt->dt = t_end / (double)pt->steps;
         int s = sweep_one(stype, params, type, opt, t_end, pt);
+        if (!s && pt->status == TS_ERR_INTERRUPTED)
+            s = pt->status; /* ts_stop_signal: the sweep is abandoned */
         if (s)
             return s;
     }
