@@ -44,7 +44,8 @@ $(BUILD)/tstep: $(BUILD)/src/main.o $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/check_tstep: CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
-$(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc
+$(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc \
+                            -DTSTEP_BIN='"$(BUILD)/tstep"'
 $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(LDLIBS)
 

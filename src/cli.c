@@ -167,7 +167,8 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
                 names[n] = ts_stepper_registry[n]->name;
             char valid[1024];
             list_names(valid, sizeof valid, names, n);
-            return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s, or all)", tok, valid);
+            return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s%s)", tok, valid,
+                                   max > 1 ? ", or all" : "");
         }
         if (*count >= max)
             return cli_usage_error(cmd, "--stepper: more than %d steppers", max);

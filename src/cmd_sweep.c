@@ -242,6 +242,8 @@ int cmd_sweep(int argc, char **argv)
                     sep, order[i], sep, q->stats.force_evals, sep, q->stats.jacobian_products,
                     sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds);
         }
+        if (out)
+            fflush(out); /* a stepper's rows are complete: out there even if stopped */
     }
     cli_progress_done(&prog);
     if (out && (rc = cli_close_output(cmd, o.out, out))) {

@@ -13,8 +13,11 @@ Suite *opt_suite(void);
 Suite *stability_suite(void);
 Suite *plots_suite(void);
 Suite *springs_suite(void);
+Suite *robust_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
+#ifndef TSTEP_BIN /* the Makefile passes $(BUILD)/tstep */
 #define TSTEP_BIN "build/tstep"
+#endif
 
 #endif

@@ -1,0 +1,360 @@
+/* Robustness: interrupted runs leave complete files, data-loss corners of
+ * the command line (one file for two outputs, counts past their type,
+ * unbounded runs), honest totals and warnings, landing exactly on T. */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli_run.h"
+#include "tests.h"
+
+static char out[1 << 16], err[1 << 14];
+
+#define EXPECT(args, code, needle)                                                          \
+    do {                                                                                    \
+        int rc_ = cli_run(args, out, sizeof out, err, sizeof err);                          \
+        ck_assert_msg(rc_ == (code), "tstep %s: exit %d, want %d; stderr: %s", args, rc_,    \
+                      code, err);                                                           \
+        const char *needle_ = (needle);                                                     \
+        if (needle_)                                                                        \
+            ck_assert_msg(strstr(err, needle_) != NULL,                                     \
+                          "tstep %s: stderr lacks \"%s\": %s", args, needle_, err);          \
+    } while (0)
+
+/* --- bad input: exit 2 naming the option ------------------------------------ */
+
+static const struct {
+    const char *args;
+    const char *needle;
+} refused[] = {
+    /* counts against their real type (int): no wrap to negative, 0 or 1 */
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 2 --newton-max 2147483648",
+     "--newton-max: '2147483648' is more than 2147483647"},
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 2 --newton-max 4294967296",
+     "--newton-max: '4294967296'"},
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 2 --cg-max 4294967297",
+     "--cg-max: '4294967297'"},
+    {"sweep --system test1d --stepper rk4 --dt-min 0.01 --dt-max 0.1 --t-end 1 --cg-max "
+     "2147483648",
+     "--cg-max: '2147483648'"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 99999999999999999999",
+     "--steps: '99999999999999999999' is out of range"},
+    /* the diagnostics' own option named */
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 2 --diagnostics /nonexist/d.csv",
+     "--diagnostics: cannot write '/nonexist/d.csv'"},
+    /* an ambiguous prefix names its candidates; flags and values */
+    {"run --system test1d --stepper rk4 --dt 0.1 --step 2", "ambiguous option '--step'"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 2 --stats=1",
+     "--stats takes no value"},
+    {"run --system test1d --stepper rk4 --steps 2 --dt", "--dt needs a value"},
+    /* run takes one stepper: no "or all" offered */
+    {"run --system test1d --stepper rk5 --dt 0.1 --steps 2", "midpoint, trapezoid, rk4,"},
+    /* unbounded runs: the estimate and the option that allows it */
+    {"run --system oscillator --stepper rk4 --dt 0.01 --steps 1000000000 --out /dev/null",
+     "--allow-large"},
+    {"run --system test1d --stepper rk4 --dt 1e-12 --t-end 1 --out /dev/null", "GB"},
+};
+
+START_TEST(refused_with_exit_2)
+{
+    EXPECT(refused[_i].args, 2, refused[_i].needle);
+    if (strstr(refused[_i].args, "--step 2"))
+        ck_assert_msg(strstr(err, "--stepper") && strstr(err, "--steps"), "%s", err);
+    if (strstr(refused[_i].args, "rk5"))
+        ck_assert_msg(!strstr(err, "or all"), "run offers 'or all': %s", err);
+}
+END_TEST
+
+/* --out F --diagnostics F, also through different paths to one file, and
+ * standard output redirected to the diagnostics file: refused, and the
+ * file left as it was. */
+START_TEST(one_file_for_two_outputs_refused)
+{
+    char dir[] = "/tmp/tstep-robust-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char args[2048], path[512];
+    const char *forms[][2] = {{"%s/f.csv", "%s/f.csv"},
+                              {"%s/f.csv", "%s/./f.csv"},
+                              {"%s/f.csv", "%s/../%s/f.csv"}};
+    for (int k = 0; k < 3; k++) {
+        char a[512], b[512];
+        snprintf(a, sizeof a, forms[k][0], dir);
+        const char *base = strrchr(dir, '/') + 1;
+        if (k == 2)
+            snprintf(b, sizeof b, forms[k][1], dir, base);
+        else
+            snprintf(b, sizeof b, forms[k][1], dir);
+        for (int exists = 0; exists < 2; exists++) {
+            snprintf(path, sizeof path, "%s/f.csv", dir);
+            remove(path);
+            if (exists) {
+                FILE *f = fopen(path, "w");
+                fputs("keep\n", f);
+                fclose(f);
+            }
+            snprintf(args, sizeof args,
+                     "run --system test1d --stepper rk4 --dt 0.1 --steps 3 --out %s "
+                     "--diagnostics %s",
+                     a, b);
+            EXPECT(args, 2, "--diagnostics");
+            struct stat sb;
+            if (exists)
+                ck_assert_msg(stat(path, &sb) == 0 && sb.st_size == 5, "%s: file changed",
+                              args);
+        }
+    }
+    /* a hard link is one file under two names */
+    char link_path[600];
+    snprintf(link_path, sizeof link_path, "%s/g.csv", dir);
+    ck_assert_int_eq(link(path, link_path), 0);
+    snprintf(args, sizeof args,
+             "run --system test1d --stepper rk4 --dt 0.1 --steps 3 --out %s --diagnostics %s",
+             path, link_path);
+    EXPECT(args, 2, "the same file");
+    remove(link_path);
+    /* standard output redirected into the diagnostics file */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s run --system test1d --stepper rk4 --dt 0.1 --steps 3 --diagnostics %s >%s "
+             "2>/dev/null",
+             TSTEP_BIN, path, path);
+    int status = system(cmd);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 2, "%s: status %d", cmd, status);
+    /* two different files are fine */
+    snprintf(args, sizeof args,
+             "run --system test1d --stepper rk4 --dt 0.1 --steps 3 --out %s --diagnostics "
+             "%s/d.csv",
+             path, dir);
+    EXPECT(args, 0, NULL);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+/* --- totals, warnings, the end time ------------------------------------------- */
+
+/* forward Euler on test1d with k dt = 3: |R| = 2, diverges after about
+ * 27 steps; the totals count the failed step as rejected, not accepted */
+START_TEST(diverged_run_totals)
+{
+    EXPECT("run --system test1d --param k=30 --stepper forward-euler --dt 0.1 --steps 100 "
+           "--stats --out /dev/null",
+           1, "diverged");
+    long steps = -1, acc = -1, rej = -1;
+    const char *p = strstr(err, "tstep run: ");
+    for (; p; p = strstr(p + 1, "tstep run: "))
+        if (sscanf(p, "tstep run: %ld steps to", &steps) == 1)
+            break;
+    ck_assert_msg(p, "no totals line: %s", err);
+    const char *a = strstr(p, "accepted "), *r = strstr(p, "rejected ");
+    ck_assert(a && r);
+    sscanf(a, "accepted %ld", &acc);
+    sscanf(r, "rejected %ld", &rej);
+    /* |x_k| = 2^k exceeds 1e8 = the divergence limit first at k = 27 */
+    ck_assert_int_eq(steps, 26);
+    ck_assert_int_eq(acc, steps);
+    ck_assert_int_eq(rej, 1);
+}
+END_TEST
+
+/* the oscillator's energy grows by (1 + dt^2) per forward Euler step */
+START_TEST(energy_growth_warns)
+{
+    EXPECT("run --system oscillator --stepper forward-euler --dt 0.1 --steps 1000 --out "
+           "/dev/null",
+           0, "energy grew from 0.5 to ");
+    double e = 0;
+    sscanf(strstr(err, " to ") + 4, "%lf", &e);
+    ck_assert_double_eq_tol(e, 0.5 * pow(1.01, 1000), 1e-5 * e); /* printed to 6 digits */
+    ck_assert(strstr(err, "see tstep stability"));
+    EXPECT("run --system oscillator --stepper rk4 --dt 0.1 --steps 1000 --out /dev/null", 0,
+           NULL);
+    ck_assert_msg(!strstr(err, "energy grew"), "a stable run warned: %s", err);
+    EXPECT("run --system oscillator --param c=0.5 --stepper backward-euler --dt 0.1 --steps 100 "
+           "--out /dev/null",
+           0, NULL);
+    ck_assert_msg(!strstr(err, "energy grew"), "a damped run warned: %s", err);
+}
+END_TEST
+
+/* rk4's amplification on x' = -k x: R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24 */
+static double rk4_r(double z) { return 1 + z + z * z / 2 + z * z * z / 6 + z * z * z * z / 24; }
+
+/* t and x0 of the last row of out[] */
+static void last_row(double *t, double *x)
+{
+    char *last = NULL;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+        last = line;
+    ck_assert_ptr_nonnull(last);
+    ck_assert_int_eq(sscanf(last, "%lf %lf", t, x), 2);
+}
+
+START_TEST(t_end_lands_exactly)
+{
+    EXPECT("run --system test1d --param k=2 --stepper rk4 --dt 0.0333 --t-end 5", 0, NULL);
+    double t, x;
+    last_row(&t, &x);
+    ck_assert_msg(t == 5.0, "last row at t = %.17g, not 5", t);
+    /* 150 steps of 0.0333 and one of 5 - 150 * 0.0333 = 0.005 */
+    double h = 5.0 - 150 * 0.0333;
+    double want = pow(rk4_r(-2 * 0.0333), 150) * rk4_r(-2 * h);
+    ck_assert_double_eq_tol(x, want, 1e-13);
+    /* steps that divide T stay as they were: four of 0.25 */
+    EXPECT("run --system test1d --stepper rk4 --dt 0.25 --t-end 1", 0, NULL);
+    last_row(&t, &x);
+    ck_assert(t == 1.0);
+    ck_assert_double_eq_tol(x, pow(rk4_r(-0.25), 4), 1e-14);
+}
+END_TEST
+
+/* --- interrupted runs ----------------------------------------------------------- */
+
+/* Fields per line of a file: every line must end in '\n' and have the same
+ * number of `sep`-separated fields as the first data line; returns the
+ * number of lines, and the last line's first field in *t_last. */
+static long check_rows(const char *path, char sep, double *t_last)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s missing", path);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long lines = 0, fields0 = -1;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        ck_assert_msg(line[len - 1] == '\n', "%s: line %ld is cut off (%zd bytes, no newline)",
+                      path, lines + 1, len);
+        lines++;
+        if (line[0] == '#' || (line[0] == 't' && lines == 1))
+            continue;
+        long fields = 1;
+        for (char *p = line; *p; p++)
+            fields += *p == sep;
+        if (fields0 < 0)
+            fields0 = fields;
+        ck_assert_msg(fields == fields0, "%s: line %ld has %ld fields, the first row %ld", path,
+                      lines, fields, fields0);
+        *t_last = strtod(line, NULL);
+    }
+    free(line);
+    fclose(f);
+    return lines;
+}
+
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* Start `args` with stdout/stderr to files, wait until `watch` has grown
+ * past `bytes`, send `sig`; returns the exit status. */
+static int interrupt(const char *args, const char *watch, long bytes, int sig, const char *errpath)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec %s %s 2>%s", TSTEP_BIN, args, errpath);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    struct timespec tick = {0, 20000000};
+    for (int i = 0; i < 1500 && file_size(watch) < bytes; i++)
+        nanosleep(&tick, NULL);
+    kill(pid, sig);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+}
+
+static const struct {
+    int sig, code;
+    const char *name, *format;
+    char sep;
+} stops[] = {{SIGINT, 130, "SIGINT", "csv", ','}, {SIGTERM, 143, "SIGTERM", "dat", ' '}};
+
+START_TEST(interrupted_run_leaves_complete_rows)
+{
+    char dir[] = "/tmp/tstep-robust-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char traj[600], diag[600], errp[600], args[2048];
+    snprintf(traj, sizeof traj, "%s/t.%s", dir, stops[_i].format);
+    snprintf(diag, sizeof diag, "%s/d.%s", dir, stops[_i].format);
+    snprintf(errp, sizeof errp, "%s/err", dir);
+    /* a long cloth run, every 7th step: the stop falls between output rows */
+    snprintf(args, sizeof args,
+             "run --system cloth --param nx=10 --param ny=10 --stepper rk4 --dt 1e-4 "
+             "--steps 5000000 --every 7 --format %s --out %s --diagnostics %s --allow-large",
+             stops[_i].format, traj, diag);
+    int code = interrupt(args, traj, 200000, stops[_i].sig, errp);
+    slurp(errp, err, sizeof err);
+    ck_assert_msg(code == stops[_i].code, "exit %d, want %d: %s", code, stops[_i].code, err);
+    ck_assert_msg(strstr(err, stops[_i].name) && strstr(err, "every output ends there"), "%s",
+                  err);
+    double t1 = NAN, t2 = NAN;
+    long n1 = check_rows(traj, stops[_i].sep, &t1), n2 = check_rows(diag, stops[_i].sep, &t2);
+    ck_assert_msg(n1 > 10 && n1 == n2, "%ld trajectory lines, %ld diagnostics lines", n1, n2);
+    ck_assert_msg(t1 == t2, "the trajectory ends at t = %.17g, the diagnostics at %.17g", t1, t2);
+    /* and the message says that time */
+    char want[64];
+    snprintf(want, sizeof want, "t = %.15g", t1);
+    ck_assert_msg(strstr(err, want), "stderr does not say %s: %s", want, err);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+/* sweep: the steppers finished before the signal keep complete rows */
+START_TEST(interrupted_sweep_keeps_finished_rows)
+{
+    char dir[] = "/tmp/tstep-robust-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char table[600], errp[600], args[2048];
+    snprintf(table, sizeof table, "%s/w.dat", dir);
+    snprintf(errp, sizeof errp, "%s/err", dir);
+    snprintf(args, sizeof args,
+             "sweep --system oscillator --stepper forward-euler,rk4 --levels 30 --dt-min 1e-6 "
+             "--dt-max 0.1 --t-end 10 --out %s",
+             table);
+    int code = interrupt(args, table, 200, SIGINT, errp);
+    slurp(errp, err, sizeof err);
+    ck_assert_msg(code == 130, "exit %d: %s", code, err);
+    ck_assert_msg(strstr(err, "stopped by SIGINT; during 'rk4'"), "%s", err);
+    double t;
+    ck_assert_int_eq(check_rows(table, ' ', &t), 31); /* header + forward Euler's 30 */
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+Suite *robust_suite(void)
+{
+    Suite *s = suite_create("robust");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, refused_with_exit_2, 0, (int)(sizeof refused / sizeof *refused));
+    tcase_add_test(tc, one_file_for_two_outputs_refused);
+    tcase_add_test(tc, diverged_run_totals);
+    tcase_add_test(tc, energy_growth_warns);
+    tcase_add_test(tc, t_end_lands_exactly);
+    tcase_add_loop_test(tc, interrupted_run_leaves_complete_rows, 0, 2);
+    tcase_add_test(tc, interrupted_sweep_keeps_finished_rows);
+    suite_add_tcase(s, tc);
+    return s;
+}
