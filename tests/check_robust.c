@@ -7,12 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli_run.h"
 #include "tests.h"
+#include "tstep/obj.h"
+#include "tstep/status.h"
 
 static char out[1 << 16], err[1 << 14];
 
@@ -343,6 +346,156 @@ START_TEST(interrupted_sweep_keeps_finished_rows)
 }
 END_TEST
 
+/* --- the OBJ reader ------------------------------------------------------------- */
+
+static char objdir[64];
+
+static const char *obj_file(const char *name, const char *text)
+{
+    static char path[128];
+    if (!objdir[0]) {
+        snprintf(objdir, sizeof objdir, "/tmp/tstep-robust-obj-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(objdir));
+    }
+    snprintf(path, sizeof path, "%s/%s", objdir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static const struct {
+    const char *name, *text; /* text NULL: the path itself is the case */
+    const char *needle;      /* in the detail, after "PATH" */
+} bad_meshes[] = {
+    /* a stray vertex would become a particle, even "the top" */
+    {"stray.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1e300 1e300 0\nf 1 2 3\n",
+     ":4: vertex 4 is used by no face"},
+    /* coincident vertices: file:line, numbers from 1 as in the file */
+    {"twin.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\n# again\nv 1 0 0\nf 1 2 3\nf 5 4 3\n",
+     ":6: vertex 5 is at the same point (1, 0, 0) as vertex 2 (line 2)"},
+    {"nul.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n", ":5: a NUL byte"},
+    {"/dev/zero", NULL, ": a device, not an OBJ file"},
+    {"/tmp", NULL, ": a directory, not an OBJ file"},
+};
+
+START_TEST(obj_reader_refuses)
+{
+    const char *path = bad_meshes[_i].name;
+    if (bad_meshes[_i].text) {
+        path = obj_file(bad_meshes[_i].name, bad_meshes[_i].text);
+        if (strcmp(bad_meshes[_i].name, "nul.obj") == 0) {
+            FILE *f = fopen(path, "a");
+            fputc('\0', f);
+            fclose(f);
+        }
+    }
+    ts_obj_mesh *m = NULL;
+    ck_assert_int_eq(ts_obj_load(path, &m), TS_ERR_INPUT);
+    ck_assert_ptr_null(m);
+    char want[256];
+    snprintf(want, sizeof want, "%s%s", path, bad_meshes[_i].needle);
+    ck_assert_msg(strstr(ts_error_detail(), want), "detail '%s' lacks '%s'", ts_error_detail(),
+                  want);
+    /* and on the command line: exit 2 with that message */
+    char args[512];
+    snprintf(args, sizeof args,
+             "run --system cloth --param mesh=%s --stepper rk4 --dt 0.01 --steps 1 --out "
+             "/dev/null",
+             path);
+    EXPECT(args, 2, want);
+}
+END_TEST
+
+/* a line past TS_OBJ_MAX_LINE is named, not read into memory without end */
+START_TEST(obj_reader_caps_the_line)
+{
+    const char *path = obj_file("long.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n# ");
+    FILE *f = fopen(path, "a");
+    for (long i = 0; i < TS_OBJ_MAX_LINE / 64 + 1; i++)
+        fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", f);
+    fputs("\nf 1 2 3\n", f);
+    fclose(f);
+    ts_obj_mesh *m = NULL;
+    ck_assert_int_eq(ts_obj_load(path, &m), TS_ERR_INPUT);
+    char want[256];
+    snprintf(want, sizeof want, "%s:4: line longer than", path);
+    ck_assert_msg(strstr(ts_error_detail(), want), "%s", ts_error_detail());
+    remove(path);
+}
+END_TEST
+
+/* one polygon of 300000 corners: the repeated-corner check is linear (it
+ * was quadratic: 4.5e10 comparisons, far past this test's timeout) */
+START_TEST(obj_reader_big_polygon)
+{
+    enum { N = 300000 };
+    const char *path = obj_file("big.obj", "");
+    FILE *f = fopen(path, "w");
+    for (long k = 0; k < N; k++)
+        fprintf(f, "v %.17g %.17g 0\n", cos(2 * M_PI * k / N), sin(2 * M_PI * k / N));
+    fputs("f", f);
+    for (long k = 1; k <= N; k++)
+        fprintf(f, " %ld", k);
+    fputs("\n", f);
+    fclose(f);
+    ts_obj_mesh *m = NULL;
+    ck_assert_msg(ts_obj_load(path, &m) == TS_OK, "%s", ts_error_detail());
+    ck_assert_uint_eq(m->nverts, N);
+    ck_assert_uint_eq(m->ntris, N - 2);
+    ts_obj_free(m);
+    /* and a repeat of the first corner at the very end is still found */
+    f = fopen(path, "a");
+    fputs("f 1 2 3 4 5 1\n", f);
+    fclose(f);
+    ck_assert_int_eq(ts_obj_load(path, &m), TS_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(ts_error_detail(), "vertex 1 repeated"));
+    remove(path);
+}
+END_TEST
+
+/* Out of memory while reading is an error, never a silently shorter mesh:
+ * under an address-space limit, a mesh with a long comment line between
+ * its two faces loads whole or fails. */
+START_TEST(obj_reader_no_silent_truncation)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return; /* ASan reserves more address space than any limit here allows */
+#else
+    const char *path = obj_file("pressure.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\n#");
+    FILE *f = fopen(path, "a");
+    for (long i = 0; i < (8L << 20) / 64; i++)
+        fputs("cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc", f);
+    fputs("\nf 2 4 3\n", f);
+    fclose(f);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        /* room for what is mapped now and 4 MB more: not for the line */
+        FILE *maps = fopen("/proc/self/status", "r");
+        char line[256];
+        long vm_kb = 0;
+        while (maps && fgets(line, sizeof line, maps))
+            if (sscanf(line, "VmSize: %ld kB", &vm_kb) == 1)
+                break;
+        if (maps)
+            fclose(maps);
+        struct rlimit rl = {(rlim_t)(vm_kb + 4096) * 1024, (rlim_t)(vm_kb + 4096) * 1024};
+        setrlimit(RLIMIT_AS, &rl);
+        ts_obj_mesh *m = NULL;
+        int s = ts_obj_load(path, &m);
+        _exit(s == TS_OK ? (m->ntris == 2 ? 0 : 3) : 0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "a truncated mesh was returned as complete (status %d)", status);
+    remove(path);
+#endif
+}
+END_TEST
+
 Suite *robust_suite(void)
 {
     Suite *s = suite_create("robust");
@@ -356,5 +509,12 @@ Suite *robust_suite(void)
     tcase_add_loop_test(tc, interrupted_run_leaves_complete_rows, 0, 2);
     tcase_add_test(tc, interrupted_sweep_keeps_finished_rows);
     suite_add_tcase(s, tc);
+    TCase *obj = tcase_create("obj");
+    tcase_set_timeout(obj, 20);
+    tcase_add_loop_test(obj, obj_reader_refuses, 0, (int)(sizeof bad_meshes / sizeof *bad_meshes));
+    tcase_add_test(obj, obj_reader_caps_the_line);
+    tcase_add_test(obj, obj_reader_big_polygon);
+    tcase_add_test(obj, obj_reader_no_silent_truncation);
+    suite_add_tcase(s, obj);
     return s;
 }
