@@ -28,7 +28,8 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
-DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps
+# cmark: the test that README.md and docs/*.md render (no lost fence or heading).
+DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps cmark
 
 .PHONY: all test demo plots deps clean bench
 all: $(BUILD)/tstep

@@ -2,6 +2,7 @@
  * the command line (one file for two outputs, counts past their type,
  * unbounded runs), honest totals and warnings, landing exactly on T. */
 #define _GNU_SOURCE
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -496,6 +497,109 @@ START_TEST(obj_reader_no_silent_truncation)
 }
 END_TEST
 
+/* --- documentation that renders -------------------------------------------------- */
+
+/* Line `n` (from 1) of a file, into buf. */
+static void source_line(const char *path, long n, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    buf[0] = '\0';
+    for (long i = 1; f && fgets(buf, (int)size, f) && i < n; i++)
+        buf[0] = '\0';
+    if (f)
+        fclose(f);
+}
+
+static int is_fence(const char *line)
+{
+    line += strspn(line, " ");
+    return strncmp(line, "```", 3) == 0 || strncmp(line, "~~~", 3) == 0;
+}
+
+/* Render one Markdown file with cmark (the XML tree with source positions):
+ * 0 when it renders, else 1 with the problem in msg: a fenced code block
+ * never closed (it runs to the end of the file), a code block holding a
+ * heading or a table (text lost to a fence that opens where one should
+ * close), no heading at all, or cmark failing. */
+static int markdown_problem(const char *path, char *msg, size_t size)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cmark -t xml --sourcepos '%s'", path);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return snprintf(msg, size, "cannot run cmark"), 1;
+    static char xml[1 << 21];
+    size_t n = fread(xml, 1, sizeof xml - 1, p);
+    xml[n] = '\0';
+    int status = pclose(p);
+    if (status != 0 || n == 0 || n >= sizeof xml - 1)
+        return snprintf(msg, size,
+                        "%s: cmark failed (status %d; is the Debian package cmark installed?)",
+                        path, status),
+               1;
+    if (!strstr(xml, "<heading"))
+        return snprintf(msg, size, "%s renders without a single heading", path), 1;
+    for (const char *c = strstr(xml, "<code_block"); c; c = strstr(c + 1, "<code_block")) {
+        long a = 0, b = 0, e = 0, d = 0;
+        if (sscanf(c, "<code_block sourcepos=\"%ld:%ld-%ld:%ld\"", &a, &b, &e, &d) != 4)
+            return snprintf(msg, size, "%s: unexpected cmark output", path), 1;
+        char first[1024], last[1024];
+        source_line(path, a, first, sizeof first);
+        source_line(path, e, last, sizeof last);
+        if (is_fence(first) && !(e > a && is_fence(last)))
+            return snprintf(msg, size, "%s:%ld: the code fence opened here is never closed", path,
+                            a),
+                   1;
+        const char *body = strchr(c, '>'), *end = strstr(c, "</code_block>");
+        for (const char *q = body ? body + 1 : NULL; q && end && q < end;
+             q = strchr(q, '\n'), q = q ? q + 1 : q)
+            if (strncmp(q, "## ", 3) == 0 || strncmp(q, "### ", 4) == 0 ||
+                strncmp(q, "|---", 4) == 0)
+                return snprintf(msg, size,
+                                "%s:%ld-%ld renders as code but holds '%.40s': a fence opens "
+                                "where one should close",
+                                path, a, e, q),
+                       1;
+    }
+    return 0;
+}
+
+START_TEST(markdown_renders)
+{
+    char msg[512];
+    ck_assert_msg(!markdown_problem("README.md", msg, sizeof msg), "%s", msg);
+    glob_t g;
+    if (glob("docs/*.md", 0, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            ck_assert_msg(!markdown_problem(g.gl_pathv[i], msg, sizeof msg), "%s", msg);
+        globfree(&g);
+    }
+}
+END_TEST
+
+/* the checker itself: the README's old kind of unclosed fence (a heading
+ * lost in code) and a fence left open at the end are caught; a good file
+ * passes */
+START_TEST(markdown_check_catches_fences)
+{
+    static const struct {
+        const char *name, *text, *needle;
+    } cases[] = {
+        {"lost.md", "# T\n\n```\ncode\n\n## Lost\n\ntext\n```\nmore\n```\n", "## Lost"},
+        {"open.md", "# T\n\ntext\n\n```sh\nmake\n\nno end\n", "never closed"},
+        {"good.md", "# T\n\n```sh\nmake # ok\n```\n\n## Next\n\n|a|\n|---|\n|1|\n", NULL},
+    };
+    for (int k = 0; k < 3; k++) {
+        char msg[512] = "";
+        const char *path = obj_file(cases[k].name, cases[k].text);
+        int bad = markdown_problem(path, msg, sizeof msg);
+        ck_assert_msg(bad == (cases[k].needle != NULL), "%s: %s", cases[k].name, msg);
+        if (bad)
+            ck_assert_msg(strstr(msg, cases[k].needle), "%s: %s", cases[k].name, msg);
+    }
+}
+END_TEST
+
 Suite *robust_suite(void)
 {
     Suite *s = suite_create("robust");
@@ -516,5 +620,9 @@ Suite *robust_suite(void)
     tcase_add_test(obj, obj_reader_big_polygon);
     tcase_add_test(obj, obj_reader_no_silent_truncation);
     suite_add_tcase(s, obj);
+    TCase *docs = tcase_create("docs");
+    tcase_add_test(docs, markdown_renders);
+    tcase_add_test(docs, markdown_check_catches_fences);
+    suite_add_tcase(s, docs);
     return s;
 }
