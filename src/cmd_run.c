@@ -63,8 +63,9 @@ static void write_header(const writer *w, const ts_system *sys)
 {
     char name[32];
     if (w->format == CLI_FORMAT_FRAMES) {
-        fprintf(w->out, "# %s: %zu particles, one block per frame: x y z per particle\n",
-                sys->type ? sys->type->name : "system", sys->n / sys->dim);
+        size_t np = sys->n / sys->dim;
+        fprintf(w->out, "# %s: %zu particle%s, one block per frame: x y z per particle\n",
+                sys->type ? sys->type->name : "system", np, np == 1 ? "" : "s");
         return;
     }
     if (w->format == CLI_FORMAT_DAT)

@@ -41,9 +41,9 @@
 
 static const ts_param_def cloth_params[] = {
     {"nx", TS_PARAM_INT, "20", "particles along x (>= 3)"},
-    {"ny", TS_PARAM_INT, "20", "particles along z (>= 3)"},
+    {"ny", TS_PARAM_INT, "20", "particles down the grid: along -y (plane=xy), z (xz) (>= 3)"},
     {"width", TS_PARAM_REAL, "1", "extent along x (m, > 0)"},
-    {"height", TS_PARAM_REAL, "1", "extent along z (m, > 0)"},
+    {"height", TS_PARAM_REAL, "1", "extent down the grid: -y (plane=xy), z (xz) (m, > 0)"},
     {"mass", TS_PARAM_REAL, "0.5", "total mass (kg, > 0), shared equally"},
     {"k_struct", TS_PARAM_REAL, "1000", "structural / mesh edge stiffness (N/m, >= 0)"},
     {"k_shear", TS_PARAM_REAL, "100", "shear (diagonal) stiffness (N/m, >= 0)"},

@@ -141,6 +141,39 @@ START_TEST(one_file_for_two_outputs_refused)
 }
 END_TEST
 
+/* --- help and list texts ------------------------------------------------------------ */
+
+START_TEST(help_texts_tell_the_truth)
+{
+    EXPECT("amplification --help", 0, NULL);
+    ck_assert_msg(!strstr(out, "o.plot") && strstr(out, "gnuplot> plot 'build/amp"), "%s", out);
+    /* the rk4 figure stability --help quotes is what the command measures */
+    EXPECT("stability --system test1d --param k=10 --stepper rk4 --format csv", 0, NULL);
+    const char *row = strstr(out, "\nrk4,");
+    ck_assert_ptr_nonnull(row);
+    double crit = strtod(row + 5, NULL);
+    char want[64];
+    snprintf(want, sizeof want, "%.4g for rk4", crit);
+    EXPECT("stability --help", 0, NULL);
+    ck_assert_msg(strstr(out, want), "stability --help lacks the measured '%s'", want);
+    /* cloth's ny: the default grid hangs along -y */
+    EXPECT("list", 0, NULL);
+    const char *ny = strstr(strstr(out, "  cloth "), "\n      ny ");
+    ck_assert_ptr_nonnull(ny);
+    ck_assert_msg(strstr(ny, "-y") && strstr(ny, "-y") < strchr(ny + 1, '\n'), "%.100s", ny);
+    /* gnuplot's exit status, not a raw wait status */
+    FILE *f = fopen("/tmp/tstep-robust-gnuplot", "w");
+    fputs("#!/bin/sh\ncat >/dev/null\nexit 3\n", f);
+    fclose(f);
+    chmod("/tmp/tstep-robust-gnuplot", 0755);
+    setenv("GNUPLOT", "/tmp/tstep-robust-gnuplot", 1);
+    EXPECT("run --system test1d --stepper rk4 --dt 0.1 --steps 3 --plot", 1,
+           "gnuplot failed with exit status 3");
+    unsetenv("GNUPLOT");
+    remove("/tmp/tstep-robust-gnuplot");
+}
+END_TEST
+
 /* --- totals, warnings, the end time ------------------------------------------- */
 
 /* forward Euler on test1d with k dt = 3: |R| = 2, diverges after about
@@ -607,6 +640,7 @@ Suite *robust_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, refused_with_exit_2, 0, (int)(sizeof refused / sizeof *refused));
     tcase_add_test(tc, one_file_for_two_outputs_refused);
+    tcase_add_test(tc, help_texts_tell_the_truth);
     tcase_add_test(tc, diverged_run_totals);
     tcase_add_test(tc, energy_growth_warns);
     tcase_add_test(tc, t_end_lands_exactly);
