@@ -141,6 +141,32 @@ START_TEST(one_file_for_two_outputs_refused)
 }
 END_TEST
 
+/* --- memory: the estimate, not an allocation size ----------------------------------- */
+
+START_TEST(large_system_refused_with_estimate)
+{
+    /* 10000 x 10000 grid: 1e8 particles; springs: structural 2 n (n-1),
+     * shear 2 (n-1)^2, flexion 2 n (n-2) */
+    long n = 10000;
+    long springs = 2 * n * (n - 1) + 2 * (n - 1) * (n - 1) + 2 * n * (n - 2);
+    double need = 200.0 * (double)n * n + 160.0 * (double)springs;
+    EXPECT("list", 0, NULL);
+    const char *lim = strstr(out, "this machine has ");
+    ck_assert_msg(lim != NULL, "tstep list shows no limits");
+    double have_gb = strtod(lim + strlen("this machine has "), NULL);
+    if (need / 1e9 <= have_gb)
+        return; /* a machine this large runs it */
+    EXPECT("run --system cloth --param nx=10000 --param ny=10000 --stepper rk4 --dt 1e-4 "
+           "--steps 1 --out /dev/null",
+           2, "needs about");
+    char want[128];
+    snprintf(want, sizeof want, "%.3g GB (100000000 particles, %ld springs)", need / 1e9,
+             springs);
+    ck_assert_msg(strstr(err, want), "stderr lacks '%s': %s", want, err);
+    ck_assert_msg(!strstr(err, "out of memory"), "%s", err);
+}
+END_TEST
+
 /* --- help and list texts ------------------------------------------------------------ */
 
 START_TEST(help_texts_tell_the_truth)
@@ -641,6 +667,7 @@ Suite *robust_suite(void)
     tcase_add_loop_test(tc, refused_with_exit_2, 0, (int)(sizeof refused / sizeof *refused));
     tcase_add_test(tc, one_file_for_two_outputs_refused);
     tcase_add_test(tc, help_texts_tell_the_truth);
+    tcase_add_test(tc, large_system_refused_with_estimate);
     tcase_add_test(tc, diverged_run_totals);
     tcase_add_test(tc, energy_growth_warns);
     tcase_add_test(tc, t_end_lands_exactly);
