@@ -45,7 +45,8 @@ do for [sys in systems] {
     set title sprintf('%s: error against step size', sys)
     ref(x, p) = anchor * (x / dtmax)**p
     plot for [i = 1:n] file index (i-1) using 2:(strcol(5) eq '-' ? $4 : NaN) \
-             with linespoints lw (4.5 - 0.5 * i) pt (2 * i + 3) ps 1.1 \
+             with linespoints lw (4.5 - 0.5 * i) dt stepper_dash(name[i], i) \
+             pt stepper_point(name[i], i) ps 1.1 \
              lc rgb stepper_color(name[i], i) \
              title sprintf('%s  (observed %.2f)', name[i], order[i]), \
          file using 2:(strcol(5) ne '-' ? $4 : NaN):(stepper_rgb(strcol(1), column(-2) + 1)) \

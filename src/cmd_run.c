@@ -31,6 +31,11 @@ typedef struct {
     cli_progress progress;
     int have_energy;         /* energy seen at the first output row */
     double e0, emin, e_last; /* total energy: first, lowest, last output row */
+    double pe0, swing;       /* potential at the start; energy in motion (below) */
+    const ts_params *params; /* the system's parameters, for the frames header */
+    const char *stepper;
+    double dt;
+    long every;
 } writer;
 
 static void put(const writer *w, int first, const char *text)
@@ -66,6 +71,11 @@ static void write_header(const writer *w, const ts_system *sys)
         size_t np = sys->n / sys->dim;
         fprintf(w->out, "# %s: %zu particle%s, one block per frame: x y z per particle\n",
                 sys->type ? sys->type->name : "system", np, np == 1 ? "" : "s");
+        /* what a figure needs to draw the run as it was simulated */
+        fprintf(w->out, "# stepper %s\n# dt %.17g\n# every %ld\n# frame_row %zu\n",
+                w->stepper, w->dt, w->every, sys->frame_row);
+        for (size_t i = 0; w->params && i < w->params->count; i++)
+            fprintf(w->out, "# param %s %s\n", w->params->defs[i].name, w->params->value[i]);
         return;
     }
     if (w->format == CLI_FORMAT_DAT)
@@ -160,7 +170,7 @@ static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st,
 
 /* Total energy at the output rows, for the warning at the end of a run
  * whose energy grew far beyond its start (see energy_warning). */
-static int track_energy(writer *w, ts_system *sys, double t)
+static int track_energy(writer *w, ts_system *sys, long step, double t)
 {
     double ke = 0, pe = 0;
     int s = ts_system_energy(sys, t, &ke, &pe);
@@ -168,18 +178,21 @@ static int track_energy(writer *w, ts_system *sys, double t)
         return s;
     double e = ke + pe;
     if (!w->have_energy)
-        w->e0 = w->emin = e, w->have_energy = 1;
+        w->e0 = w->emin = e, w->pe0 = pe, w->have_energy = 1;
     w->emin = fmin(w->emin, e);
     w->e_last = e;
+    if (2 * step <= w->steps) /* energy in motion over the first half */
+        w->swing = fmax(w->swing, fmax(fabs(ke), fabs(pe - w->pe0)));
     return TS_OK;
 }
 
-/* Energy grown above its start by more than 10 times the larger of |E(0)|
- * and the energy dissipated so far (E(0) - min E): a step past the
- * stability limit is the usual cause. */
+/* Energy at the end above its start by more than 10 times its scale: the
+ * largest of |E(0)|, the energy dissipated (E(0) - min E) and the energy
+ * in motion over the first half of the run (kinetic, and potential
+ * exchanged).  A step past the stability limit is the usual cause. */
 static void energy_warning(const writer *w)
 {
-    double scale = fmax(fabs(w->e0), w->e0 - w->emin);
+    double scale = fmax(fmax(fabs(w->e0), w->e0 - w->emin), w->swing);
     if (w->have_energy && w->e_last - w->e0 > fmax(10.0 * scale, 1e-9))
         fprintf(stderr, "tstep run: warning: energy grew from %.6g to %.6g: the step is probably "
                         "past the stability limit; see tstep stability\n",
@@ -190,7 +203,7 @@ static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step,
 {
     writer *w = ctx;
     int s = TS_OK;
-    if (sys->ops->energy && (s = track_energy(w, sys, t)))
+    if (sys->ops->energy && (s = track_energy(w, sys, step, t)))
         return s;
     if (w->diag && (s = write_diag_row(w, sys, st, step, t)))
         return s;
@@ -372,7 +385,10 @@ static void help(void)
            "                    csv: comma-separated with a header row\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle; grids have a\n"
-           "                    blank line after each row so splot draws a mesh)\n"
+           "                    blank line after each row so splot draws a mesh); the\n"
+           "                    header has '# stepper S', '# dt H', '# every N',\n"
+           "                    '# frame_row N' (0: no grid) and '# param NAME VALUE'\n"
+           "                    for every system parameter\n"
            "  --stats           add the last step's force_evals, newton_iters, linear_iters\n"
            "                    columns, and print totals on standard error\n"
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
@@ -510,6 +526,10 @@ int cmd_run(int argc, char **argv)
     ropt.progress_ctx = &w;
     w.adaptive = ropt.adaptive;
     w.steps = steps;
+    w.params = &p;
+    w.stepper = itype->name;
+    w.dt = dt;
+    w.every = every;
     cli_progress_init(&w.progress, "tstep run");
 
     ts_system *sys = NULL;

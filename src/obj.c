@@ -180,9 +180,10 @@ static int read_face(obj_reader *r, char *rest)
     return TS_OK;
 }
 
-/* One line into buf (at most TS_OBJ_MAX_LINE bytes and its newline, NUL
- * terminated); *got 0 at the end of the file.  Returns a status. */
-static int read_line(obj_reader *r, FILE *f, char *buf, long *total, int *got)
+/* One line into *buf (grown as needed, at most TS_OBJ_MAX_LINE bytes and
+ * its newline, NUL terminated); *got 0 at the end of the file.  Returns a
+ * status. */
+static int read_line(obj_reader *r, FILE *f, char **buf, size_t *cap, long *total, int *got)
 {
     *got = 0;
     size_t len = 0;
@@ -200,12 +201,26 @@ static int read_line(obj_reader *r, FILE *f, char *buf, long *total, int *got)
         if (len == TS_OBJ_MAX_LINE)
             return ts_error(TS_ERR_INPUT, "%s:%ld: line longer than %d bytes", r->path,
                             r->line + 1, TS_OBJ_MAX_LINE);
-        buf[len++] = (char)c;
+        if (len + 1 >= *cap) {
+            void *b = *buf;
+            int s = grow(&b, cap, len + 2, 1);
+            *buf = b;
+            if (s)
+                return s;
+        }
+        (*buf)[len++] = (char)c;
     }
     if (c == EOF && ferror(f))
         return ts_error(TS_ERR_IO, "%s:%ld: read error: %s", r->path, r->line + 1,
                         strerror(errno ? errno : EIO));
-    buf[len] = '\0';
+    if (!*buf) {
+        void *b = NULL;
+        int s = grow(&b, cap, 1, 1);
+        if (s)
+            return s;
+        *buf = b;
+    }
+    (*buf)[len] = '\0';
     if (c == EOF && len == 0)
         return TS_OK;
     r->line++;
@@ -266,6 +281,7 @@ int ts_obj_load(const char *path, ts_obj_mesh **out)
     *out = NULL;
     obj_reader r = {.path = path};
     char *buf = NULL;
+    size_t bufcap = 0;
     long total = 0;
     int s = TS_OK, got;
     FILE *f = fopen(path, "r");
@@ -279,12 +295,11 @@ int ts_obj_load(const char *path, ts_obj_mesh **out)
                         S_ISDIR(sb.st_mode) ? "a directory" : "a device");
     }
     r.mesh = calloc(1, sizeof *r.mesh);
-    buf = malloc(TS_OBJ_MAX_LINE + 1);
-    if (!r.mesh || !buf) {
+    if (!r.mesh) {
         s = ts_error(TS_ERR_NOMEM, "%s: OBJ mesh", path);
         goto fail;
     }
-    while (!(s = read_line(&r, f, buf, &total, &got)) && got) {
+    while (!(s = read_line(&r, f, &buf, &bufcap, &total, &got)) && got) {
         char *p = buf + strspn(buf, space);
         size_t kw = strcspn(p, space);
         if (kw == 1 && p[0] == 'v')

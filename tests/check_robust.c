@@ -31,6 +31,8 @@ static char out[1 << 16], err[1 << 14];
                           "tstep %s: stderr lacks \"%s\": %s", args, needle_, err);          \
     } while (0)
 
+static long file_size(const char *path);
+
 /* --- bad input: exit 2 naming the option ------------------------------------ */
 
 static const struct {
@@ -164,6 +166,110 @@ START_TEST(large_system_refused_with_estimate)
              springs);
     ck_assert_msg(strstr(err, want), "stderr lacks '%s': %s", want, err);
     ck_assert_msg(!strstr(err, "out of memory"), "%s", err);
+}
+END_TEST
+
+/* --- figures: the simulated geometry, sizes, distinguishable curves ------------------ */
+
+static int sh_out(const char *cmd, char *buf, size_t size)
+{
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t n = fread(buf, 1, size - 1, p);
+    buf[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* plots/cloth.gp draws the collider, the grid row, the frame times and the
+ * titles from the run's own output, whatever they were */
+START_TEST(cloth_figure_reads_the_run)
+{
+    char dir[] = "/tmp/tstep-robust-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "%s run --system cloth --param plane=xz --param nx=6 --param ny=5 "
+             "--param sphere_x=0.4 --param sphere_y=-0.37 --param sphere_z=0.45 "
+             "--param sphere_r=0.21 --stepper rk4 --dt 0.002 --t-end 0.06 --every 3 "
+             "--format frames --out %s/frames-cloth.dat",
+             TSTEP_BIN, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "gnuplot -e \"datadir='%s'; outdir='%s'; fmt='png'\" -e \"set loadpath 'plots'\" "
+             "plots/cloth.gp -e \"set print '-'; print sphere_x, sphere_y, sphere_z, sphere_r, "
+             "nx, frame_dt, stepper\" 2>&1",
+             dir, dir);
+    static char got[1 << 14];
+    ck_assert_int_eq(sh_out(cmd, got, sizeof got), 0);
+    double x, y, z, r, fdt;
+    int nx;
+    char stepper[64];
+    ck_assert_msg(sscanf(got, "%lf %lf %lf %lf %d %lf %63s", &x, &y, &z, &r, &nx, &fdt,
+                         stepper) == 7,
+                  "%s", got);
+    ck_assert_double_eq(x, 0.4);
+    ck_assert_double_eq(y, -0.37);
+    ck_assert_double_eq(z, 0.45);
+    ck_assert_double_eq(r, 0.21);
+    ck_assert_int_eq(nx, 6);
+    ck_assert_double_eq_tol(fdt, 0.006, 1e-15);
+    ck_assert_str_eq(stepper, "rk4");
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* the regions figure at make plots' own grid (0.04) stays under 2 MB as svg */
+START_TEST(regions_svg_small)
+{
+    char dir[] = "/tmp/tstep-robust-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[2048], path[600];
+    snprintf(cmd, sizeof cmd,
+             "%s region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 "
+             "--step 0.04 --out %s/region.dat && "
+             "gnuplot -e \"datadir='%s'; outdir='%s'; fmt='svg'\" -e \"set loadpath 'plots'\" "
+             "plots/regions.gp",
+             TSTEP_BIN, dir, dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/regions.svg", dir);
+    long size = file_size(path);
+    ck_assert_msg(size > 0 && size < 2000000, "regions.svg is %ld bytes", size);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* steppers whose curves coincide (midpoint and trapezoid share R(z); the
+ * backward-Euler variants their steps) differ in dash and point type */
+START_TEST(coinciding_curves_distinguishable)
+{
+    static const char *groups[][3] = {{"midpoint", "trapezoid", NULL},
+                                      {"backward-euler", "backward-euler-linear",
+                                       "backward-euler-opt"}};
+    for (int g = 0; g < 2; g++) {
+        char cmd[1024], got[512];
+        snprintf(cmd, sizeof cmd,
+                 "gnuplot -e \"outdir='/tmp'; fmt='png'\" -e \"set loadpath 'plots'; "
+                 "call 'style.gp' 'tstep-robust-style' 100 100; set print '-'; "
+                 "do for [s in '%s %s %s'] { print stepper_dash(s, 1), stepper_point(s, 1) }\" "
+                 "2>&1; rm -f /tmp/tstep-robust-style.png",
+                 groups[g][0], groups[g][1], groups[g][2] ? groups[g][2] : "");
+        ck_assert_int_eq(sh_out(cmd, got, sizeof got), 0);
+        int d[3] = {0}, p[3] = {0}, k = groups[g][2] ? 3 : 2;
+        const char *q = got;
+        for (int i = 0; i < k; i++) {
+            int used = 0;
+            ck_assert_msg(sscanf(q, "%d %d%n", &d[i], &p[i], &used) == 2, "%s", got);
+            q += used;
+        }
+        for (int i = 0; i < k; i++)
+            for (int j = i + 1; j < k; j++)
+                ck_assert_msg(d[i] != d[j] && p[i] != p[j], "%s and %s look alike",
+                              groups[g][i], groups[g][j]);
+    }
 }
 END_TEST
 
@@ -668,6 +774,9 @@ Suite *robust_suite(void)
     tcase_add_test(tc, one_file_for_two_outputs_refused);
     tcase_add_test(tc, help_texts_tell_the_truth);
     tcase_add_test(tc, large_system_refused_with_estimate);
+    tcase_add_test(tc, cloth_figure_reads_the_run);
+    tcase_add_test(tc, regions_svg_small);
+    tcase_add_test(tc, coinciding_curves_distinguishable);
     tcase_add_test(tc, diverged_run_totals);
     tcase_add_test(tc, energy_growth_warns);
     tcase_add_test(tc, t_end_lands_exactly);
