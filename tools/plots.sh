@@ -131,4 +131,14 @@ done
 for sys in string hair cloth; do
     has_system $sys || echo "  (no '$sys' system in this build: its figures are skipped)" >&2
 done
+# every figure under 2 MB (a figure that large is drawn wrong: a polygon per
+# grid cell, a frame per step)
+for f in "$out"/*.png "$out"/*.svg "$out"/*.gif; do
+    [ -f "$f" ] || continue
+    size=$(wc -c <"$f")
+    if [ "$size" -gt 2000000 ]; then
+        echo "tools/plots.sh: $f is $size bytes, more than 2 MB" >&2
+        exit 1
+    fi
+done
 exit 0
