@@ -6,17 +6,36 @@
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
 #   make bench    cloth CG matvec throughput against a STREAM triad on this machine
+#   make petsc    (optional) build/tstep-petsc: any system under PETSc's TS;
+#                 make deps-petsc installs PETSc and an MPI, make test-petsc tests it
+#   make install  bin/tstep, lib/libtstep.{a,so}, include/tstep/, lib/pkgconfig/tstep.pc,
+#                 share/man/man1/tstep.1, share/tstep/*.gp under $(DESTDIR)$(PREFIX)
+#   make uninstall  remove what make install put there
 
 # CFLAGS is yours to set (e.g. CFLAGS="-O1 -g -fsanitize=address,undefined");
 # the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
-LDLIBS  += -lm
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
+LDLIBS  += -lm -ldl
 BUILD   := build
+PREFIX  ?= /usr/local
+DESTDIR ?=
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c)) $(wildcard steppers/*.c) $(wildcard systems/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+VERSION := $(shell sed -n 's/^\#define TSTEP_VERSION "\(.*\)"/\1/p' include/tstep/version.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+SONAME  := libtstep.so.$(SOMAJOR)
+
+# The library: the framework (ts_* symbols) and the command-line program
+# (tstep_main).  The CLI's own objects (cli_*, cmd_*) are linked into one
+# object whose only global symbol is tstep_main, so neither library exports
+# them.  Every object is position-independent, for the shared library.
+CLI_SRC  := $(wildcard src/cli*.c) $(wildcard src/cmd_*.c) src/tstep_main.c
+CORE_SRC := $(filter-out src/main.c $(CLI_SRC),$(wildcard src/*.c)) \
+            $(wildcard steppers/*.c) $(wildcard systems/*.c)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ  := $(CORE_OBJ) $(BUILD)/tstep_cli.o
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -31,18 +50,40 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
 # cmark: the test that README.md and docs/*.md render (no lost fence or heading).
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps cmark
 
-.PHONY: all test demo plots deps clean bench
-all: $(BUILD)/tstep
+.PHONY: all test demo plots deps clean bench install uninstall FORCE petsc deps-petsc test-petsc
+all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
-$(BUILD)/%.o: %.c
+# Objects are rebuilt when the compiler or its flags change (build/.cflags).
+$(BUILD)/.cflags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(TS_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(TS_CFLAGS)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/.cflags
 	@mkdir -p $(@D)
 	$(CC) $(TS_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-$(BUILD)/libtstep.a: $(LIB_OBJ)
-	$(AR) rcs $@ $^
+$(BUILD)/tstep_cli.o: $(CLI_OBJ)
+	$(LD) -r -o $@.tmp $^
+	objcopy --keep-global-symbol=tstep_main $@.tmp $@ && rm -f $@.tmp
 
+$(BUILD)/libtstep.a: $(LIB_OBJ)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# The shared library exports the ts_* and tstep_* symbols only.
+$(BUILD)/$(SONAME): $(LIB_OBJ) tools/libtstep.map
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+	    -Wl,--version-script,tools/libtstep.map -o $@ $(LIB_OBJ) $(LDLIBS)
+
+# The program carries the whole library and exports its public symbols, which
+# plugins built without -ltstep resolve against.
 $(BUILD)/tstep: $(BUILD)/src/main.o $(BUILD)/libtstep.a
-	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/src/main.o \
+	    -Wl,--whole-archive $(BUILD)/libtstep.a -Wl,--no-whole-archive $(LDLIBS)
+
+# The man page, from the --help texts.
+$(BUILD)/tstep.1: $(BUILD)/tstep tools/manpage.sh
+	sh tools/manpage.sh $(BUILD)/tstep > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/check_tstep: CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 $(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc \
@@ -53,8 +94,10 @@ $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
-test: deps $(BUILD)/tstep $(BUILD)/check_tstep
-	$(BUILD)/check_tstep
+# TSTEP_TEST_CFLAGS: the plugins suite links its own program with them
+# (a sanitizer build of libtstep.a needs the same -fsanitize flags).
+test: deps all $(BUILD)/check_tstep
+	TSTEP_TEST_CFLAGS='$(CFLAGS)' $(BUILD)/check_tstep
 
 plots: deps $(BUILD)/tstep
 	@sh tools/plots.sh --out $(BUILD)/plots
@@ -69,7 +112,53 @@ $(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
 bench: $(BUILD)/bench_matvec
 	$(BUILD)/bench_matvec
 
+# The optional PETSc bridge (petsc/): outside the default build.
+PETSC_PKGS = petsc-dev openmpi-bin
+deps-petsc:
+	@sh tools/deps.sh $(PETSC_PKGS)
+
+$(BUILD)/tstep-petsc: petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
+	@pkg-config --exists petsc || { echo "make petsc: PETSc not found; run 'make deps-petsc'" >&2; exit 1; }
+	$(CC) $(TS_CFLAGS) -Ipetsc/include $$(pkg-config --cflags petsc ompi-c) $(LDFLAGS) -o $@ \
+	    petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c $(BUILD)/libtstep.a \
+	    $$(pkg-config --libs petsc ompi-c) $(LDLIBS)
+
+petsc: $(BUILD)/tstep-petsc
+
+test-petsc: deps-petsc $(BUILD)/tstep $(BUILD)/tstep-petsc
+	@sh petsc/test.sh
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
+INCDIR = $(DESTDIR)$(PREFIX)/include/tstep
+MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+DATADIR = $(DESTDIR)$(PREFIX)/share/tstep
+HEADERS = $(wildcard include/tstep/*.h)
+
+$(BUILD)/tstep.pc: tools/tstep.pc.in include/tstep/version.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/tstep.pc.in > $@
+
+# tstep.pc records PREFIX: rebuild it on every install.
+.PHONY: $(BUILD)/tstep.pc
+install: all $(BUILD)/libtstep.a $(BUILD)/tstep.pc
+	install -d $(BINDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR) $(DATADIR)
+	install -m 755 $(BUILD)/tstep $(BINDIR)/tstep
+	install -m 644 $(BUILD)/libtstep.a $(LIBDIR)/libtstep.a
+	install -m 755 $(BUILD)/$(SONAME) $(LIBDIR)/libtstep.so.$(VERSION)
+	ln -sf libtstep.so.$(VERSION) $(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(LIBDIR)/libtstep.so
+	install -m 644 $(HEADERS) $(INCDIR)
+	install -m 644 $(BUILD)/tstep.pc $(LIBDIR)/pkgconfig/tstep.pc
+	install -m 644 $(BUILD)/tstep.1 $(MANDIR)/tstep.1
+	install -m 644 plots/*.gp $(DATADIR)
+
+uninstall:
+	rm -f $(BINDIR)/tstep $(LIBDIR)/libtstep.a $(LIBDIR)/libtstep.so.$(VERSION) \
+	    $(LIBDIR)/$(SONAME) $(LIBDIR)/libtstep.so $(LIBDIR)/pkgconfig/tstep.pc \
+	    $(MANDIR)/tstep.1 $(addprefix $(INCDIR)/,$(notdir $(HEADERS))) \
+	    $(addprefix $(DATADIR)/,$(notdir $(wildcard plots/*.gp)))
+	-rmdir $(INCDIR) $(DATADIR) 2>/dev/null
+
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d

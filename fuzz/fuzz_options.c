@@ -1,5 +1,5 @@
-/* libFuzzer harness: the command dispatcher (src/main.c) and every
- * command's option parsing, run as `tstep ARGS`.
+/* libFuzzer harness: the command dispatcher (tstep_main, src/tstep_main.c)
+ * and every command's option parsing, run as `tstep ARGS`.
  *
  * Input: the arguments after "tstep", separated by newline or NUL bytes
  * (fuzz/corpus/options/ has command lines from the README and the tests).
@@ -18,8 +18,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include "tstep/run.h"
-
-int tstep_main(int argc, char **argv); /* src/main.c built with -Dmain=tstep_main */
+#include "tstep/tstep.h"
 
 static void on_alarm(int sig) { ts_stop_signal = sig; }
 
@@ -80,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ts_stop_signal = 0;
     struct itimerval tv = {{0, 0}, {0, 300000}}, off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &tv, NULL);
-    tstep_main(argc, argv);
+    tstep_main(argc, argv, NULL, NULL);
     setitimer(ITIMER_REAL, &off, NULL);
     ts_stop_signal = 0;
     signal(SIGINT, SIG_DFL);

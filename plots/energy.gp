@@ -69,7 +69,7 @@ do for [sys in energy_systems] {
     y(i) = ratio ? column('energy') / e0[i] : column('energy') - e0[i]
     label(i) = finished(i) ? word(steppers, i) : \
         sprintf('%s (diverged at t = %.3g)', word(steppers, i), tend[i])
-    plot for [i = 1:ns] f(i) using 't':(y(i)) with lines lw (4.5 - 0.5 * i) \
+    plot for [i = 1:ns] f(i) using 't':(y(i)) with lines lw stepper_lw(i, ns) \
             dt stepper_dash(word(steppers, i), i) lc rgb stepper_color(word(steppers, i), i) title label(i), \
          (ratio ? 1 : 0) with lines dt 2 lc rgb '#606060' notitle
 }

@@ -59,7 +59,7 @@ set x2label sprintf('dt for |{/Symbol l}| = %g', lam)
 set key top left Left reverse font ',10' width -3
 set arrow 1 from 0, 1 to zmax, 1 nohead lw 1.5 lc rgb '#202020' dt 2 front
 set label 1 '|R| = 1' at zmax * 0.98, 1.07 right front
-plot for [i = 1:n] amp index (i-1) using 2:5 with lines lw (4.5 - 0.5 * i) \
+plot for [i = 1:n] amp index (i-1) using 2:5 with lines lw stepper_lw(i, n) \
         dt stepper_dash(name[i], i) lc rgb stepper_color(name[i], i) title key(i), \
      for [i = 1:n] '+' using (hkc[i]):(1) every ::0::0 with points pt (2 * i + 3) ps 2 lw 2 \
         lc rgb stepper_color(name[i], i) notitle, \
@@ -107,7 +107,7 @@ cmd = 'plot'
 do for [i = 1:n] {
     if (!partial[i]) {
         cmd = cmd.sprintf(" $c%d using 1:2 with lines lw %g dt %d lc rgb '%s' title '%s',", \
-                          i, 4.5 - 0.5 * i, stepper_dash(name[i], i), stepper_color(name[i], i), \
+                          i, stepper_lw(i, n), stepper_dash(name[i], i), stepper_color(name[i], i), \
                           name[i])
     }
 }

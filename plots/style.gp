@@ -37,8 +37,21 @@ stepper_rgb(s, i) = \
     s eq 'rk4' ? 0x1f77b4 : \
     s eq 'backward-euler' ? 0x9467bd : \
     s eq 'backward-euler-linear' ? 0x8c564b : \
+    s eq 'backward-euler-opt' ? 0x5f4b8b : \
+    s eq 'symplectic-euler' ? 0xe377c2 : \
+    s eq 'verlet' ? 0x17becf : \
+    s eq 'implicit-midpoint' ? 0xbcbd22 : \
+    s eq 'crank-nicolson' ? 0xff1493 : \
+    s eq 'bdf2' ? 0x393b79 : \
+    s eq 'ralston2' ? 0xad494a : \
+    s eq 'heun3' ? 0x637939 : \
+    s eq 'ssprk3' ? 0xe7ba52 : \
+    s eq 'dopri5' ? 0x6b6ecf : \
     spare_rgb[(i - 1) % 7 + 1]
 stepper_color(s, i) = sprintf('#%06x', stepper_rgb(s, i))
+# Line width of curve i of n: from 4 (the first, drawn first) down to 1,
+# so a curve drawn over an earlier one leaves it visible at its edges.
+stepper_lw(i, n) = n > 1 ? 1.0 + 3.0 * (n - i) / (n - 1.0) : 2.0
 # Curves that lie on one another (midpoint and trapezoid share R(z); the
 # backward-Euler variants share their step) stay distinguishable: each
 # stepper also has its own dash type and point type.

@@ -137,8 +137,8 @@ int cli_find_system(const char *cmd, const char *name, const ts_system_type **ou
         return 0;
     const char *names[64];
     size_t n = 0;
-    for (; ts_system_registry[n] && n < 64; n++)
-        names[n] = ts_system_registry[n]->name;
+    for (; ts_system_at(n) && n < 64; n++)
+        names[n] = ts_system_at(n)->name;
     char buf[1024];
     list_names(buf, sizeof buf, names, n);
     return cli_usage_error(cmd, "unknown system '%s' (valid: %s)", name, buf);
@@ -151,8 +151,8 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
     if (!list)
         return cli_usage_error(cmd, "--stepper is required");
     if (strcmp(list, "all") == 0) {
-        for (size_t i = 0; ts_stepper_registry[i] && *count < max; i++)
-            out[(*count)++] = ts_stepper_registry[i];
+        for (size_t i = 0; ts_stepper_at(i) && *count < max; i++)
+            out[(*count)++] = ts_stepper_at(i);
         return 0;
     }
     char buf[1024];
@@ -163,8 +163,8 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
         if (!t) {
             const char *names[64];
             size_t n = 0;
-            for (; ts_stepper_registry[n] && n < 64; n++)
-                names[n] = ts_stepper_registry[n]->name;
+            for (; ts_stepper_at(n) && n < 64; n++)
+                names[n] = ts_stepper_at(n)->name;
             char valid[1024];
             list_names(valid, sizeof valid, names, n);
             return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s%s)", tok, valid,
@@ -316,7 +316,12 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     case 1002:
         return cli_parse_int(cmd, "newton-max", arg, 1, &o->newton_max);
     case 1003:
-        return cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol);
+        if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
+            return CLI_EXIT_USAGE;
+        if (!(o->cg_tol < 1.0))
+            return cli_usage_error(cmd, "--cg-tol must be below 1 (a relative residual), got '%s'",
+                                   arg);
+        return 0;
     case 1004:
         return cli_parse_int(cmd, "cg-max", arg, 1, &o->cg_max);
     }

@@ -124,9 +124,12 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
         {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}
 int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o);
 #define CLI_SOLVER_HELP                                                                   \
-    "  --newton-tol X  Newton stops when |update|_inf <= X max(1, |v|_inf) (default 1e-8)\n" \
+    "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
+    "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"  \
+    "                  update is that small (default 1e-8)\n"                              \
     "  --newton-max N  Newton iteration cap (default 20)\n"                                \
-    "  --cg-tol X      linear solve: relative residual (default 1e-10)\n"                  \
+    "  --cg-tol X      linear solves: relative residual, 0 < X < 1 (default: automatic,\n" \
+    "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
     "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"
 
 #endif

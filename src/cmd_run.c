@@ -95,6 +95,8 @@ static void write_header(const writer *w, const ts_system *sys)
         put(w, 0, "force_evals");
         put(w, 0, "newton_iters");
         put(w, 0, "linear_iters");
+        put(w, 0, "residual");
+        put(w, 0, "linear_residual");
     }
     if (w->stats && w->adaptive) {
         put(w, 0, "accepted");
@@ -114,8 +116,8 @@ static void write_diag_header(const writer *w, const ts_system *sys)
     if (sys->ops->momentum)
         fprintf(w->diag, "%spx%spy%spz", sep, sep, sep);
     fprintf(w->diag, "%sforce_evals%sjacobian_products%snewton_iters%slinear_iters%saccepted%s"
-                     "rejected\n",
-            sep, sep, sep, sep, sep, sep);
+                     "rejected%sresidual%sresidual_max%slinear_residual\n",
+            sep, sep, sep, sep, sep, sep, sep, sep, sep);
 }
 
 static int write_diag_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
@@ -138,9 +140,10 @@ static int write_diag_row(const writer *w, ts_system *sys, const ts_stepper *st,
         fprintf(w->diag, "%s%.15g%s%.15g%s%.15g", sep, p[0], sep, p[1], sep, p[2]);
     }
     const ts_step_stats *c = &st->total;
-    fprintf(w->diag, "%s%ld%s%ld%s%ld%s%ld%s%ld%s%ld\n", sep, c->force_evals, sep,
-            c->jacobian_products, sep, c->newton_iters, sep, c->linear_iters, sep, c->accepted,
-            sep, c->rejected);
+    fprintf(w->diag, "%s%ld%s%ld%s%ld%s%ld%s%ld%s%ld%s%.3e%s%.3e%s%.3e\n", sep, c->force_evals,
+            sep, c->jacobian_products, sep, c->newton_iters, sep, c->linear_iters, sep,
+            c->accepted, sep, c->rejected, sep, st->last.residual, sep, c->residual, sep,
+            st->last.linear_residual);
     return ferror(w->diag) ? ts_error(TS_ERR_IO, "writing the diagnostics") : TS_OK;
 }
 
@@ -242,8 +245,9 @@ static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st,
     }
     if (w->stats) {
         const ts_step_stats *l = &st->last;
-        fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld,%ld" : " %ld %ld %ld",
-                l->force_evals, l->newton_iters, l->linear_iters);
+        fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld,%ld,%.3e,%.3e" : " %ld %ld %ld %.3e %.3e",
+                l->force_evals, l->newton_iters, l->linear_iters, l->residual,
+                l->linear_residual);
     }
     if (w->stats && w->adaptive)
         fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld" : " %ld %ld",
@@ -367,6 +371,7 @@ static void help(void)
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
            "                 [--format dat|csv|frames] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--rtol X [--atol Y]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
            "                 [--allow-large]\n"
            "\n"
@@ -389,11 +394,18 @@ static void help(void)
            "                    header has '# stepper S', '# dt H', '# every N',\n"
            "                    '# frame_row N' (0: no grid) and '# param NAME VALUE'\n"
            "                    for every system parameter\n"
-           "  --stats           add the last step's force_evals, newton_iters, linear_iters\n"
-           "                    columns, and print totals on standard error\n"
+           "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
+           "                    residual, linear_residual columns (below), and print\n"
+           "                    totals and the achieved accuracy on standard error\n"
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
            "                    when a spring's length changes by more than the limit\n"
-           "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n"
+           "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n");
+    printf("  --rtol X          error control (steppers with an error estimate: dopri5):\n"
+           "                    H is then the output interval and the first trial step;\n"
+           "                    steps inside it are chosen by a PI controller so that the\n"
+           "                    local error estimate e has sqrt(mean((e_i / (atol + X |y_i|))^2))\n"
+           "                    <= 1, and land exactly on every output time\n"
+           "  --atol Y          absolute tolerance of the error control (default: X)\n"
            "  --diagnostics FILE  also write, at every output step, the energies, momentum\n"
            "                    and the stepper's statistics to FILE (below)\n"
            "  --plot            draw the run in the terminal with gnuplot (dumb terminal):\n"
@@ -407,9 +419,10 @@ static void help(void)
            CLI_SOLVER_HELP
            "\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
-           "defined), then the --stats columns (accepted, rejected with --adaptive).\n"
-           "With --plot or --live and no --out, the trajectory is not written.\n");
-    printf("\n"
+           "defined), then the --stats columns (accepted, rejected with --adaptive or\n"
+           "--rtol: steps so far).\n"
+           "With --plot or --live and no --out, the trajectory is not written.\n"
+           "\n"
            "Diagnostics file: CSV with a header row when FILE ends in .csv, else dat\n"
            "(space-separated under a '#' header).  Columns, one row per output step:\n"
            "  t, step                           time and steps taken\n"
@@ -419,6 +432,12 @@ static void help(void)
            "  force_evals, jacobian_products,   the stepper's statistics summed from\n"
            "  newton_iters, linear_iters,       t = 0 to this row (accepted/rejected:\n"
            "  accepted, rejected                steps, or sub-steps with --adaptive)\n"
+           "  residual, residual_max            Newton's stop measure |M^-1 r|_inf /\n"
+           "                                    max(1, |v|_inf) at the last step's\n"
+           "                                    accepted iterate, and the worst so far\n"
+           "  linear_residual                   relative residual |b - Ax|/|b| of the\n"
+           "                                    last linear solve (nan: not computed,\n"
+           "                                    e.g. explicit steppers)\n"
            "A run that diverges stops at that step with exit status 1; the rows\n"
            "written before it (trajectory and diagnostics) are complete.\n"
            "When standard error is a terminal, a long run shows a progress line there\n"
@@ -445,6 +464,7 @@ int cmd_run(int argc, char **argv)
         {"adaptive", no_argument, 0, 'a'},     {"strain-limit", required_argument, 0, 'L'},
         {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
+        {"rtol", required_argument, 0, 'r'},   {"atol", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},         {"allow-large", no_argument, 0, 1101},
         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
@@ -478,6 +498,8 @@ int cmd_run(int argc, char **argv)
             case 'L':
                 bad = cli_parse_positive(cmd, "strain-limit", optarg, &ropt.strain_limit);
                 break;
+            case 'r': bad = cli_parse_positive(cmd, "rtol", optarg, &ropt.rtol); break;
+            case 'A': bad = cli_parse_positive(cmd, "atol", optarg, &ropt.atol); break;
             case 'D': diagpath = optarg; break;
             case 'V': live = 1; break;
             case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
@@ -515,6 +537,15 @@ int cmd_run(int argc, char **argv)
         !o.plot && !live)
         return cli_usage_error(cmd, "--diagnostics -: standard output already gets the "
                                     "trajectory; give --out FILE");
+    if (ropt.atol > 0.0 && !(ropt.rtol > 0.0))
+        return cli_usage_error(cmd, "--atol needs --rtol");
+    if (ropt.rtol > 0.0 && !(itype->flags & TS_ADAPTIVE))
+        return cli_usage_error(cmd, "--rtol: stepper '%s' has no error estimate (dopri5 has)",
+                               itype->name);
+    if (ropt.rtol > 0.0 && ropt.adaptive)
+        return cli_usage_error(cmd, "give at most one of --rtol and --adaptive");
+    if (ropt.rtol > 0.0 && !(ropt.atol > 0.0))
+        ropt.atol = ropt.rtol;
     if (diagpath && (o.out || (!o.plot && !live)) && cli_same_file(o.out, diagpath))
         return cli_usage_error(cmd, "--diagnostics %s: the same file as the trajectory (%s); "
                                     "give two files",
@@ -524,7 +555,7 @@ int cmd_run(int argc, char **argv)
     ropt.every = every;
     ropt.progress = show_progress;
     ropt.progress_ctx = &w;
-    w.adaptive = ropt.adaptive;
+    w.adaptive = ropt.adaptive || ropt.rtol > 0.0;
     w.steps = steps;
     w.params = &p;
     w.stepper = itype->name;
@@ -613,6 +644,12 @@ int cmd_run(int argc, char **argv)
                 "Newton iterations %ld, linear iterations %ld, accepted %ld, rejected %ld\n",
                 res.steps_done, res.t, tot->force_evals, tot->jacobian_products,
                 tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
+        if (itype->flags & TS_IMPLICIT)
+            fprintf(stderr,
+                    "tstep run: achieved accuracy: Newton residual last %.3g, worst %.3g "
+                    "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
+                    st->last.residual, tot->residual, st->opt.newton_tol,
+                    st->last.linear_residual, tot->linear_residual);
     }
     if (w.plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
         int r2 = draw_plot(cmd, &w, sys, itype->name, dt);

@@ -1,5 +1,8 @@
-/* The Newton driver for backward Euler; see tstep/implicit.h for the
- * equations.  References: Baraff & Witkin, "Large Steps in Cloth
+/* The Newton driver of the implicit steppers (backward Euler and its
+ * variants, implicit midpoint, Crank-Nicolson, BDF2: one loop, the method a
+ * table of coefficients, ts_implicit_method); see tstep/implicit.h for the
+ * equations.  References: Hairer & Wanner, Solving ODEs II, IV.8 (Newton for
+ * implicit Runge-Kutta methods); Baraff & Witkin, "Large Steps in Cloth
  * Simulation", SIGGRAPH 1998, sec. 4-5; Kauppila, "Implementing the implicit
  * Euler method for mass-spring systems", sec. 2-3. */
 #include <math.h>
@@ -10,7 +13,7 @@
 typedef struct {
     ts_solver_options opt;
     size_t n;
-    double *x0, *v0, *xk, *vk, *w, *wprev, *dw, *rhs, *f, *diag, *tmp, *kwork;
+    double *x0, *v0, *xhat, *vhat, *xk, *vk, *w, *wprev, *dw, *rhs, *f, *f0, *diag, *tmp, *kwork;
     int have_warm; /* w holds the previous step's solution */
 } implicit_scratch;
 
@@ -18,7 +21,7 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
 {
     size_t n = sys->n;
     implicit_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(20 * n + 1, sizeof *block);
+    double *block = calloc(24 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
@@ -26,11 +29,11 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
     }
     s->opt = *opt;
     s->n = n;
-    double **vecs[] = {&s->x0, &s->v0, &s->xk, &s->vk, &s->w, &s->wprev, &s->dw,
-                       &s->rhs, &s->f, &s->diag, &s->tmp};
+    double **vecs[] = {&s->x0, &s->v0, &s->xhat, &s->vhat, &s->xk, &s->vk, &s->w, &s->wprev,
+                       &s->dw, &s->rhs, &s->f, &s->f0, &s->diag, &s->tmp};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         *vecs[i] = block + i * n;
-    s->kwork = block + 11 * n; /* 9n: BiCGSTAB's 8n and a saved start */
+    s->kwork = block + 14 * n; /* 9n: BiCGSTAB's 8n and a saved start */
     *scratch = s;
     return TS_OK;
 }
@@ -42,6 +45,11 @@ void ts_implicit_free(void *scratch)
         return;
     free(s->x0); /* the block */
     free(s);
+}
+
+void ts_implicit_reset(void *scratch)
+{
+    ((implicit_scratch *)scratch)->have_warm = 0;
 }
 
 const ts_solver_options *ts_implicit_options(const void *scratch)
@@ -70,7 +78,7 @@ static int linearize_for_solve(ts_system *sys, double t, const double *x, const 
 
 int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
                       const double *v, double alpha, double beta, const double *rhs, double *sol,
-                      double *diag, double *work, long *iters)
+                      double *diag, double *work, ts_step_stats *stats)
 {
     size_t n = sys->n;
     double *start = work + 8 * n;
@@ -78,15 +86,16 @@ int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, co
     int st = linearize_for_solve(sys, t, x, v, alpha, beta, diag);
     if (st)
         return st;
-    ts_krylov k = {.tol = opt->cg_tol, .max_iter = opt->cg_max, .diag = diag,
-                   .mask = sys->pinned, .work = work};
+    double tol = opt->cg_tol > 0.0 ? opt->cg_tol : TS_LINEAR_TOL_DEFAULT;
+    ts_krylov k = {.tol = tol, .max_iter = opt->cg_max, .diag = diag,
+                   .mask = sys->pinned, .work = work, .achieved = &stats->linear_residual};
     matvec_ctx ctx = {sys};
     int it = 0;
     if (sys->jacobian_symmetric) {
         /* save the start: a failed attempt below restarts from it */
         ts_vec_copy(n, sol, start);
         st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-        *iters += it;
+        stats->linear_iters += it;
         if (st != TS_ERR_INDEFINITE)
             return st;
         ts_vec_copy(n, start, sol);
@@ -99,7 +108,7 @@ int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, co
         st = ts_dense_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
     else
         st = ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    *iters += it;
+    stats->linear_iters += it;
     if (st != TS_ERR_LINEAR || !sys->has_definite_fix)
         return st;
     /* Last, the system's definiteness fix (Choi & Ko 2002, sec. 5: clamped
@@ -113,8 +122,46 @@ int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, co
     ts_vec_copy(n, start, sol);
     it = 0;
     st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    *iters += it;
+    stats->linear_iters += it;
     return st;
+}
+
+double ts_newton_scale(const ts_system *sys, const double *x, const double *v)
+{
+    return fmax(1.0, ts_vec_norm_inf(sys->n, sys->order == 2 ? v : x));
+}
+
+double ts_newton_measure(const ts_system *sys, const double *r, double scale)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < sys->n; i++)
+        m = fmax(m, fabs(r[i]) / sys->mass[i]);
+    return m / scale;
+}
+
+/* Eisenstat & Walker, "Choosing the forcing terms in an inexact Newton
+ * method", SIAM J. Sci. Comput. 17 (1996), choice 2 with gamma = 0.9,
+ * alpha = 2 and its safeguard; capped at TS_FORCING_MAX, and kept above
+ * half the stop tolerance relative to |r| (Kelley, Iterative Methods for
+ * Linear and Nonlinear Equations, 1995, 6.3) so the last solve is not
+ * more accurate than the Newton stop needs. */
+#define TS_FORCING_FIRST 0.01
+#define TS_FORCING_MAX 0.01
+double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double rnorm,
+                         double rprev, double rstop)
+{
+    if (opt->cg_tol > 0.0)
+        return opt->cg_tol; /* fixed by the user */
+    if (!(eta_prev > 0.0) || !(rprev > 0.0))
+        return TS_FORCING_FIRST;
+    double ratio = rnorm / rprev;
+    double eta = 0.9 * ratio * ratio, safe = 0.9 * eta_prev * eta_prev;
+    if (safe > 0.1)
+        eta = fmax(eta, safe);
+    eta = fmin(eta, TS_FORCING_MAX);
+    if (rnorm > 0.0)
+        eta = fmax(eta, fmin(TS_FORCING_MAX, 0.5 * rstop / rnorm));
+    return fmax(eta, 1e-14);
 }
 
 /* Linearize at (x, v) and fill the Jacobi diagonal of M - J. */
@@ -139,28 +186,33 @@ static int linearize_for_solve(ts_system *sys, double t, const double *x, const 
     return TS_OK;
 }
 
-/* Linearize at (x, v) and solve (M - J) sol = rhs, sol holding the start. */
+/* Linearize at (x, v) and solve (M - J) sol = rhs to relative residual
+ * eta, sol holding the start. */
 static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
-                        const double *v, double alpha, double beta, double *sol,
+                        const double *v, double alpha, double beta, double eta, double *sol,
                         ts_step_stats *stats)
 {
-    return ts_implicit_solve(sys, &s->opt, t, x, v, alpha, beta, s->rhs, sol, s->diag, s->kwork,
-                             &stats->linear_iters);
+    ts_solver_options o = s->opt;
+    o.cg_tol = eta;
+    return ts_implicit_solve(sys, &o, t, x, v, alpha, beta, s->rhs, sol, s->diag, s->kwork,
+                             stats);
 }
 
-/* The iterate from the unknown w: order 2 (xk, vk) = (x0 + h (v0 + w), v0 + w),
- * order 1 xk = x0 + w.  Pinned positions stay at x0. */
-static void iterate_state(implicit_scratch *s, const ts_system *sys, double h)
+/* The evaluation point from the unknown w:
+ *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w
+ *   order 1: xk = xhat + cx w
+ * Pinned positions stay at x0. */
+static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m)
 {
     size_t n = s->n;
     if (sys->order == 2) {
         for (size_t i = 0; i < n; i++) {
-            s->vk[i] = s->v0[i] + s->w[i];
-            s->xk[i] = s->x0[i] + h * s->vk[i];
+            s->vk[i] = s->vhat[i] + m->cv * s->w[i];
+            s->xk[i] = s->xhat[i] + m->px * s->vhat[i] + m->cx * s->w[i];
         }
     } else {
         for (size_t i = 0; i < n; i++)
-            s->xk[i] = s->x0[i] + s->w[i];
+            s->xk[i] = s->xhat[i] + m->cx * s->w[i];
     }
     if (sys->pinned)
         for (size_t i = 0; i < n; i++)
@@ -168,88 +220,153 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, double h)
                 s->xk[i] = s->x0[i];
 }
 
-/* The iterate from w, and rhs = h f(xk, vk) - M w, the residual of the
- * implicit equation (filtered); *norm its 2-norm. */
-static int residual(implicit_scratch *s, ts_system *sys, double t, double h, double *norm)
+/* The iterate from w, and rhs = c0 f0 + gamma f(tf, xk, vk) - M w, the
+ * residual of the implicit equation (filtered); *norm its 2-norm, *measure
+ * Newton's stop measure |M^-1 r|_inf / max(1, |vk|_inf) (order 1: |xk|_inf). */
+static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                    double *norm, double *measure)
 {
     size_t n = s->n;
-    iterate_state(s, sys, h);
-    int st = ts_system_forces(sys, t + h, s->xk, sys->order == 2 ? s->vk : NULL, s->f);
+    iterate_state(s, sys, m);
+    int st = ts_system_forces(sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, s->f);
     if (st)
         return st;
     for (size_t i = 0; i < n; i++)
-        s->rhs[i] = h * s->f[i] - sys->mass[i] * s->w[i];
+        s->rhs[i] = m->gamma * s->f[i] - sys->mass[i] * s->w[i];
+    if (m->c0 != 0.0)
+        ts_vec_axpy(n, m->c0, s->f0, s->rhs);
     ts_system_filter(sys, s->rhs);
     *norm = ts_vec_norm2(n, s->rhs);
+    *measure = ts_newton_measure(sys, s->rhs, ts_newton_scale(sys, s->xk, s->vk));
     return TS_OK;
 }
 
 /* Halvings of a Newton update before it is taken as it is. */
 #define TS_NEWTON_BACKTRACKS 10
 
-int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
-                           ts_step_stats *stats)
+/* The first iterate's right-hand side and linearization point.
+ * m->at_start (one-step methods, the base is the stored state): the
+ * Baraff-Witkin first step, everything at the start (x0, v0, ts):
+ *   r(0) ~ (c0 + gamma) f0 + gamma px df/dx v0      (order 1: (c0 + gamma) f0)
+ * (f at the base point xhat + px vhat replaced by its Taylor expansion about
+ * x0, exact for linear forces).  Otherwise Newton from w = 0 at the base
+ * point (xb, vb) = (xhat + px vhat, vhat):  r(0) = c0 f0 + gamma f(tf, xb, vb).
+ * *lx, *lv, *lt: where the first solve linearizes. */
+static int first_rhs(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                     const double **lx, const double **lv, double *lt)
+{
+    size_t n = s->n;
+    int order2 = sys->order == 2, st;
+    double *v0 = order2 ? s->v0 : NULL;
+    if (m->at_start || m->c0 != 0.0)
+        if ((st = ts_system_forces(sys, m->ts, s->x0, v0, s->f0)))
+            return st;
+    if (m->at_start) {
+        ts_vec_copy(n, s->f0, s->rhs);
+        ts_vec_scale(n, m->c0 + m->gamma, s->rhs);
+        if (order2 && m->px != 0.0) {
+            if ((st = ts_system_dfdx_mul(sys, m->ts, s->x0, s->v0, s->v0, s->tmp)))
+                return st;
+            ts_vec_axpy(n, m->gamma * m->px, s->tmp, s->rhs);
+        }
+        *lx = s->x0, *lv = v0, *lt = m->ts;
+    } else {
+        ts_vec_zero(n, s->wprev); /* w = 0: the base point */
+        double *w = s->w;
+        s->w = s->wprev;
+        iterate_state(s, sys, m);
+        s->w = w;
+        if ((st = ts_system_forces(sys, m->tf, s->xk, order2 ? s->vk : NULL, s->f)))
+            return st;
+        ts_vec_copy(n, s->f, s->rhs);
+        ts_vec_scale(n, m->gamma, s->rhs);
+        if (m->c0 != 0.0)
+            ts_vec_axpy(n, m->c0, s->f0, s->rhs);
+        *lx = s->xk, *lv = order2 ? s->vk : NULL, *lt = m->tf;
+    }
+    ts_system_filter(sys, s->rhs);
+    return TS_OK;
+}
+
+int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
+                       int linear_only, ts_step_stats *stats)
 {
     implicit_scratch *s = scratch;
     size_t n = s->n;
     int order2 = sys->order == 2;
-    double alpha = order2 ? h * h : h, beta = order2 ? h : 0.0;
-    double *vk = order2 ? s->vk : NULL, *v0 = order2 ? s->v0 : NULL;
+    /* d r / d w = -(M - alpha df/dx - beta df/dv) */
+    double alpha = m->gamma * m->cx, beta = order2 ? m->gamma * m->cv : 0.0;
+    double *vk = order2 ? s->vk : NULL;
+    double tol = s->opt.newton_tol;
     int st;
 
     ts_vec_copy(n, sys->x, s->x0);
     if (order2)
         ts_vec_copy(n, sys->v, s->v0);
+    ts_vec_copy(n, m->xhat ? m->xhat : s->x0, s->xhat);
+    if (order2)
+        ts_vec_copy(n, m->vhat ? m->vhat : s->v0, s->vhat);
     if (!s->have_warm)
         ts_vec_zero(n, s->w);
 
-    /* First iterate.  Order 2: rhs = h f0 + h^2 df/dx v0 at (x0, v0, t);
-     * order 1: rhs = h f(x0, t + h). */
-    if ((st = ts_system_forces(sys, order2 ? t : t + h, s->x0, v0, s->f)))
+    /* First iterate */
+    const double *lx, *lv;
+    double lt;
+    if ((st = first_rhs(s, sys, m, &lx, &lv, &lt)))
         return st;
-    ts_vec_copy(n, s->f, s->rhs);
-    ts_vec_scale(n, h, s->rhs);
-    if (order2) {
-        if ((st = ts_system_dfdx_mul(sys, t, s->x0, s->v0, s->v0, s->tmp)))
-            return st;
-        ts_vec_axpy(n, h * h, s->tmp, s->rhs);
-    }
-    ts_system_filter(sys, s->rhs);
-    double rhs1 = ts_vec_norm2(n, s->rhs);
-    st = linear_solve(s, sys, t, s->x0, v0, alpha, beta, s->w, stats);
+    double rprev = ts_vec_norm2(n, s->rhs);
+    /* Newton's stop in the 2-norm the linear solver sees: |r|_2 <= rstop
+     * implies the stop test below (a bound for the forcing rule only) */
+    double mmin = sys->mass[0];
+    for (size_t i = 1; i < n; i++)
+        mmin = fmin(mmin, sys->mass[i]);
+    double rstop = tol * mmin * ts_newton_scale(sys, s->x0, s->v0);
+    double eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
+                             : ts_newton_forcing(&s->opt, 0.0, 0.0, 0.0, rstop);
+    st = linear_solve(s, sys, lt, lx, lv, alpha, beta, eta, s->w, stats);
     stats->newton_iters = 1;
     if (st) {
         s->have_warm = 0;
         return st;
     }
+    if (linear_only)
+        goto accept;
 
-    /* Newton: stop when the residual of the implicit equation is at the
-     * first solve's linear accuracy, or a full update is below newton_tol.
-     * Each update is damped by backtracking until the residual norm
-     * decreases (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical
-     * Optimization, 2nd ed., 11.5): without it Newton can wander on
-     * non-convex problems such as cloth buckling against a collider. */
-    int converged = linear_only;
-    double rnorm = 0.0;
-    if (!converged && (st = residual(s, sys, t, h, &rnorm)))
+    /* Newton on the residual r(w) = c0 f0 + gamma f(tf, xk, vk) - M w.
+     * Converged when
+     *   |M^-1 r|_inf <= newton_tol max(1, |vk|_inf)          (order 1: |xk|_inf)
+     * at the current iterate, or when a full Newton update dw, solved to its
+     * forcing tolerance, has |dw|_inf below the same bound (the residual can
+     * stall at round-off above it); never on the linear tolerance.  Each
+     * update is damped by backtracking until the residual norm decreases
+     * (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical Optimization, 2nd
+     * ed., 11.5): without it Newton can wander on non-convex problems such
+     * as cloth buckling against a collider.  The linear tolerances follow
+     * the Eisenstat-Walker forcing rule unless cg_tol fixes them. */
+    int converged = 0;
+    double rnorm = 0.0, measure = 0.0;
+    if ((st = residual(s, sys, m, &rnorm, &measure)))
         return st;
-    for (int it = 1; !converged;) {
-        if (rnorm <= s->opt.cg_tol * rhs1) {
+    for (int it = 1;;) {
+        if (measure <= tol) {
             converged = 1;
             break;
         }
         if (it >= s->opt.newton_max || !ts_vec_all_finite(n, s->w))
             break;
         stats->newton_iters = ++it;
+        eta = ts_newton_forcing(&s->opt, eta, rnorm, rprev, rstop);
         ts_vec_zero(n, s->dw);
-        st = linear_solve(s, sys, t + h, s->xk, vk, alpha, beta, s->dw, stats);
+        st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats);
         if (st) {
             s->have_warm = 0;
             return st;
         }
-        double scale = fmax(1.0, ts_vec_norm_inf(n, order2 ? s->vk : s->xk));
-        if (ts_vec_norm_inf(n, s->dw) <= s->opt.newton_tol * scale) {
-            ts_vec_axpy(n, 1.0, s->dw, s->w); /* a full step this small: converged */
+        double scale = ts_newton_scale(sys, s->xk, s->vk);
+        if (ts_vec_norm_inf(n, s->dw) <= tol * scale) {
+            ts_vec_axpy(n, 1.0, s->dw, s->w); /* a full update this small: converged */
+            if ((st = residual(s, sys, m, &rnorm, &measure)))
+                return st;
             converged = 1;
             break;
         }
@@ -258,23 +375,50 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
         for (int ls = 0;; ls++) {
             ts_vec_copy(n, s->wprev, s->w);
             ts_vec_axpy(n, lambda, s->dw, s->w);
-            if ((st = residual(s, sys, t, h, &rtrial)))
+            if ((st = residual(s, sys, m, &rtrial, &measure)))
                 return st;
             if (rtrial <= (1.0 - 1e-4 * lambda) * rnorm || ls == TS_NEWTON_BACKTRACKS)
                 break;
             lambda *= 0.5;
         }
+        rprev = rnorm;
         rnorm = rtrial;
     }
     if (!converged) {
         s->have_warm = 0;
-        return ts_error(TS_ERR_NEWTON, "Newton did not converge in %d iterations (tol %g)",
-                        s->opt.newton_max, s->opt.newton_tol);
+        return ts_error(TS_ERR_NEWTON,
+                        "Newton did not converge in %d iterations (residual %.3g, newton-tol %g)",
+                        s->opt.newton_max, measure, tol);
     }
-    iterate_state(s, sys, h);
-    ts_vec_copy(n, s->xk, sys->x);
-    if (order2)
-        ts_vec_copy(n, s->vk, sys->v);
+    stats->residual = measure;
+accept:
+    /* the end state: v1 = vhat + w, x1 = xhat + qx vhat + ex w (order 1:
+     * x1 = xhat + ex w); pinned positions stay */
+    for (size_t i = 0; i < n; i++) {
+        if (sys->pinned && sys->pinned[i])
+            continue;
+        if (order2) {
+            sys->v[i] = s->vhat[i] + s->w[i];
+            sys->x[i] = s->xhat[i] + m->qx * s->vhat[i] + m->ex * s->w[i];
+        } else {
+            sys->x[i] = s->xhat[i] + m->ex * s->w[i];
+        }
+    }
     s->have_warm = 1; /* the next step starts its first solve from this w */
     return TS_OK;
+}
+
+ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, double h)
+{
+    /* x1 = x0 + h v1, v1 = v0 + w, M w = h f(x1, v1); order 1: M w = h f(x0 + w) */
+    return (ts_implicit_method){.gamma = h, .ts = sys->order == 2 ? t : t + h, .tf = t + h,
+                                .cv = 1.0, .px = h, .cx = sys->order == 2 ? h : 1.0,
+                                .qx = h, .ex = sys->order == 2 ? h : 1.0, .at_start = 1};
+}
+
+int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
+                           ts_step_stats *stats)
+{
+    ts_implicit_method m = ts_implicit_euler_method(sys, t, h);
+    return ts_implicit_newton(scratch, sys, &m, linear_only, stats);
 }

@@ -113,6 +113,14 @@ static double filtered_norm(size_t n, const double *b, const unsigned char *mask
     return sqrt(s);
 }
 
+/* A successful return: record the relative residual reached. */
+static int reached(const ts_krylov *k, double rnorm, double bnorm)
+{
+    if (k->achieved)
+        *k->achieved = bnorm > 0.0 ? rnorm / bnorm : 0.0;
+    return TS_OK;
+}
+
 int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                 const ts_krylov *k, int *iters)
 {
@@ -123,12 +131,12 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
     filter(n, k->mask, x);
     if (bnorm == 0.0) {
         ts_vec_zero(n, x);
-        return TS_OK;
+        return reached(k, 0.0, 0.0);
     }
     if ((s = residual(n, A, ctx, b, x, k, r)))
         return s;
     if (ts_vec_norm2(n, r) <= k->tol * bnorm)
-        return TS_OK;
+        return reached(k, ts_vec_norm2(n, r), bnorm);
     precondition(n, k, r, z);
     ts_vec_copy(n, z, p);
     double rz = ts_vec_dot(n, r, z);
@@ -149,7 +157,7 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
         if (!isfinite(rnorm))
             return ts_error(TS_ERR_LINEAR, "CG: non-finite residual at iteration %d", it);
         if (rnorm <= k->tol * bnorm)
-            return TS_OK;
+            return reached(k, rnorm, bnorm);
         precondition(n, k, r, z);
         double rz_new = ts_vec_dot(n, r, z);
         ts_vec_axpby(n, 1.0, z, rz_new / rz, p);
@@ -171,12 +179,12 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
     filter(n, k->mask, x);
     if (bnorm == 0.0) {
         ts_vec_zero(n, x);
-        return TS_OK;
+        return reached(k, 0.0, 0.0);
     }
     if ((s = residual(n, A, ctx, b, x, k, r)))
         return s;
     if (ts_vec_norm2(n, r) <= k->tol * bnorm)
-        return TS_OK;
+        return reached(k, ts_vec_norm2(n, r), bnorm);
     ts_vec_copy(n, r, rhat);
     ts_vec_zero(n, p);
     ts_vec_zero(n, v);
@@ -206,7 +214,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
         ts_vec_axpy(n, -alpha, v, sv);
         if (ts_vec_norm2(n, sv) <= k->tol * bnorm) {
             ts_vec_axpy(n, alpha, phat, x);
-            return TS_OK;
+            return reached(k, ts_vec_norm2(n, sv), bnorm);
         }
         precondition(n, k, sv, shat);
         if ((s = A(ctx, shat, t)))
@@ -222,7 +230,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
         if (!isfinite(rnorm))
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: non-finite residual at iteration %d", it);
         if (rnorm <= k->tol * bnorm)
-            return TS_OK;
+            return reached(k, rnorm, bnorm);
         if (omega == 0.0)
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (omega = 0) at iteration %d",
                             it);
@@ -287,6 +295,12 @@ int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double 
             x[c] -= a[c * n + j] * x[j];
         x[c] /= a[c * n + c];
     }
-    return ts_vec_all_finite(n, x) ? TS_OK
-                                   : ts_error(TS_ERR_LINEAR, "dense solve: non-finite solution");
+    if (!ts_vec_all_finite(n, x))
+        return ts_error(TS_ERR_LINEAR, "dense solve: non-finite solution");
+    if (k->achieved) { /* the true residual, with the elimination's round-off */
+        if ((s = residual(n, A, ctx, b, x, k, a)))
+            return s;
+        reached(k, ts_vec_norm2(n, a), filtered_norm(n, b, k->mask));
+    }
+    return TS_OK;
 }

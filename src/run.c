@@ -76,6 +76,67 @@ static int adaptive_advance(ts_system *sys, ts_stepper *st, double t, double dt,
 
 volatile sig_atomic_t ts_stop_signal = 0;
 
+/* Error control: the PI step-size controller of Gustafsson (1991) in the
+ * form of Hairer, Norsett & Wanner I, II.4 (4.43) and their code DOPRI5:
+ *   h_new = h * clamp(0.9 err^-alpha err_prev^beta, 1/5, 10),
+ *   alpha = 1/q - 0.75 beta, beta = 0.04, q = order + 1,
+ * no growth right after a rejection; a rejected step (err > 1, or a failed
+ * step) is retried from the same state with h_new = h * max(1/5, 0.9 err^-1/q). */
+typedef struct {
+    double h;        /* the controller's next step */
+    double err_prev; /* last accepted error (1e-4 before the first) */
+    int rejected;    /* the last attempt was rejected */
+} error_control;
+
+#define TS_PI_BETA 0.04
+#define TS_PI_SAFETY 0.9
+#define TS_PI_FAC_MIN 0.2
+#define TS_PI_FAC_MAX 10.0
+
+static int error_control_advance(ts_system *sys, ts_stepper *st, double t, double dt,
+                                 const ts_run_options *opt, error_control *c)
+{
+    double end = t + dt, now = t;
+    double q = st->type->order + 1.0, alpha = 1.0 / q - 0.75 * TS_PI_BETA;
+    while (end - now > 1e-12 * dt) {
+        double h = c->h;
+        int truncated = 0;
+        if (h >= (end - now) * (1.0 - 1e-12)) { /* land exactly on the output time */
+            h = end - now;
+            truncated = h < c->h;
+        }
+        if (h <= 1e-14 * fmax(fabs(now), dt))
+            return ts_error(TS_ERR_REJECTED, "error control: step size %g too small at t = %g",
+                            h, now);
+        int s = ts_stepper_step(st, sys, now, h);
+        if (s && s != TS_ERR_NEWTON && s != TS_ERR_LINEAR && s != TS_ERR_DIVERGED)
+            return s;
+        double err = s ? INFINITY : ts_stepper_error(st, sys, opt->rtol, opt->atol);
+        if (!(err <= 1.0)) {
+            if (!s) { /* a step that worked but missed the tolerance: undo it */
+                ts_system_set_y(sys, st->backup_);
+                st->total.accepted--, st->total.rejected++;
+            }
+            ts_error_clear();
+            c->h = h * fmax(TS_PI_FAC_MIN, isfinite(err) ? TS_PI_SAFETY * pow(err, -1.0 / q)
+                                                          : TS_PI_FAC_MIN);
+            c->rejected = 1;
+            continue;
+        }
+        now = end - now - h <= 1e-12 * dt ? end : now + h;
+        double e = fmax(err, 1e-10);
+        double fac = TS_PI_SAFETY * pow(e, -alpha) * pow(c->err_prev, TS_PI_BETA);
+        fac = fmin(fmax(fac, TS_PI_FAC_MIN), c->rejected ? 1.0 : TS_PI_FAC_MAX);
+        double next = h * fac;
+        /* a step shortened to land keeps the controller's longer proposal
+         * unless its own error asks for less */
+        c->h = truncated && next >= h ? fmax(next, c->h) : next;
+        c->err_prev = fmax(err, 1e-4);
+        c->rejected = 0;
+    }
+    return TS_OK;
+}
+
 int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observer_fn observe,
            void *ctx, ts_run_result *res)
 {
@@ -89,6 +150,16 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
                         sys->type ? sys->type->name : "?");
     double limit = TS_DIVERGENCE_FACTOR * fmax(1.0, state_norm(sys));
     adaptive_state a = {opt->dt, 0};
+    int control = opt->rtol > 0.0;
+    error_control ec = {opt->dt, 1e-4, 0};
+    if (control && !st->type->error)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "error control needs a stepper with an error estimate; '%s' has none",
+                        st->type->name);
+    if (control && opt->adaptive)
+        return ts_error(TS_ERR_UNSUPPORTED, "error control and strain-rule adaptivity exclude "
+                                            "each other");
+    ts_stepper_reset(st); /* a run starts clean: no history or cache from before */
     int s = observe ? observe(ctx, sys, st, 0, 0.0) : TS_OK;
     if (s)
         return s;
@@ -105,10 +176,14 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
         double t = (double)(k - 1) * opt->dt;
         /* with t_end, the last step is shortened to land exactly on it */
         double h = opt->t_end > 0.0 && k == opt->steps ? opt->t_end - t : opt->dt;
-        s = opt->adaptive ? adaptive_advance(sys, st, t, h, opt->strain_limit, &a)
-                          : ts_stepper_step(st, sys, t, h);
+        if (control)
+            s = error_control_advance(sys, st, t, h, opt, &ec);
+        else if (opt->adaptive)
+            s = adaptive_advance(sys, st, t, h, opt->strain_limit, &a);
+        else
+            s = ts_stepper_step(st, sys, t, h);
         if (!s && !(state_norm(sys) <= limit)) {
-            if (!opt->adaptive) {
+            if (!opt->adaptive && !control) {
                 ts_system_set_y(sys, st->backup_);
                 st->total.accepted--, st->total.rejected++; /* not kept */
             }

@@ -1,6 +1,7 @@
 /* The stepper instance: allocation against a system and the step wrapper
  * that every stepper goes through (statistics, restore on failure, the
  * system's post-step projection). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tstep/linalg.h"
@@ -8,8 +9,13 @@
 
 ts_solver_options ts_default_solver_options(void)
 {
-    return (ts_solver_options){.newton_tol = 1e-8, .newton_max = 20, .cg_tol = 1e-10,
+    return (ts_solver_options){.newton_tol = 1e-8, .newton_max = 20, .cg_tol = 0.0,
                                .cg_max = 0};
+}
+
+int ts_time_continues(double t, double t_end, double h)
+{
+    return fabs(t - t_end) <= 1e-9 * fmax(fabs(h), 1e-6 * fabs(t));
 }
 
 int ts_scratch_vectors(const ts_system *sys, int nvec, void **scratch)
@@ -35,6 +41,7 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
     if (!st)
         return ts_error(TS_ERR_NOMEM, "stepper");
     st->type = type;
+    st->total.residual = st->total.linear_residual = NAN;
     st->opt = opt ? *opt : ts_default_solver_options();
     if (st->opt.cg_max <= 0)
         st->opt.cg_max = (int)(2 * ts_system_ydim(sys) + 20);
@@ -71,12 +78,15 @@ void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b)
     a->linear_iters += b->linear_iters;
     a->accepted += b->accepted;
     a->rejected += b->rejected;
+    a->residual = fmax(a->residual, b->residual); /* fmax ignores a NAN side */
+    a->linear_residual = fmax(a->linear_residual, b->linear_residual);
 }
 
 int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
 {
     long f0 = sys->force_evals, j0 = sys->jacobian_products;
     memset(&st->last, 0, sizeof st->last);
+    st->last.residual = st->last.linear_residual = NAN;
     ts_system_get_y(sys, st->backup_);
     int s = st->type->step(st->scratch, sys, t, h, &st->last);
     if (!s && !(ts_vec_all_finite(sys->n, sys->x) &&
@@ -86,6 +96,7 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
         s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
     if (s) {
         ts_system_set_y(sys, st->backup_);
+        ts_stepper_reset(st);
         st->last.rejected = 1;
     } else {
         st->last.accepted = 1;
@@ -94,4 +105,17 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     st->last.jacobian_products = sys->jacobian_products - j0;
     ts_step_stats_add(&st->total, &st->last);
     return s;
+}
+
+void ts_stepper_reset(ts_stepper *st)
+{
+    if (st->type->reset)
+        st->type->reset(st->scratch);
+}
+
+double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol)
+{
+    if (!st->type->error)
+        return NAN;
+    return st->type->error(st->scratch, sys, st->backup_, rtol, atol);
 }

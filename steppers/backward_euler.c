@@ -20,4 +20,5 @@ const ts_stepper_type ts_backward_euler = {
     .alloc = ts_implicit_alloc,
     .step = be_step,
     .free = ts_implicit_free,
+    .reset = ts_implicit_reset,
 };

@@ -15,8 +15,9 @@ const ts_stepper_type ts_backward_euler_linear = {
     .name = "backward-euler-linear",
     .summary = "linearly implicit Euler (Baraff-Witkin): one Newton step per time step",
     .order = 1,
-    .flags = TS_IMPLICIT | TS_NEEDS_JACOBIAN,
+    .flags = TS_IMPLICIT | TS_NEEDS_JACOBIAN | TS_LINEARIZED,
     .alloc = ts_implicit_alloc,
     .step = bel_step,
     .free = ts_implicit_free,
+    .reset = ts_implicit_reset,
 };

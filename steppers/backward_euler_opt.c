@@ -28,10 +28,19 @@
  * at (x0, v0); other forces that are not -grad E (a uniform wind left out of
  * E) show up as a failed F line search, and the step switches to psi.
  *
- * Needs the potential energy (ops->energy), Jacobian products, and a
- * symmetric Jacobian (a Hessian, so CG applies); other systems are refused
- * with TS_ERR_UNSUPPORTED.  For conservative forces it converges to the same
- * x1 as backward-euler; one-step factor on x' = -k x: 1 / (1 + z).
+ * Newton stops when G, in the units of the unknown, is within newton_tol
+ * of the state's size: |M^-1 G|_inf / h <= newton_tol max(1, |v|_inf)
+ * (order 1: |M^-1 G|_inf <= newton_tol max(1, |x|_inf)); M^-1 G / h is
+ * M^-1 r of backward-euler's residual r, so both stop on the same test
+ * (tstep/implicit.h), or when G is at its round-off level.
+ *
+ * The minimization form needs the potential energy (ops->energy) and a
+ * symmetric Jacobian (a Hessian).  A system without them (the complex test
+ * equation x' = (-k + i omega) x, a rotation, is no gradient flow) has no
+ * objective to minimize; there the step is backward Euler's Newton
+ * iteration of tstep/implicit.h, so the stepper is backward Euler on every
+ * system, with one-step factor 1 / (1 - z) for every complex z.  For
+ * conservative forces it converges to the same x1 as backward-euler. 
  *
  * References: Martin, Thomaszewski, Grinspun & Gross, "Example-Based Elastic
  * Materials", SIGGRAPH 2011 (implicit Euler as an optimization problem);
@@ -51,24 +60,22 @@
 typedef struct {
     ts_solver_options opt;
     size_t n;
+    void *newton; /* backward Euler's Newton scratch, for systems with no objective */
     double *x0, *v0, *xpred, *x, *v, *g, *d, *xt, *vt, *gt, *f, *diag, *probe, *kwork;
 } opt_scratch;
 
 static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
 {
-    const char *name = sys->type ? sys->type->name : "?";
-    if (!sys->ops->energy)
-        return ts_error(TS_ERR_UNSUPPORTED,
-                        "stepper 'backward-euler-opt' minimizes 1/(2h^2)|x - x_pred|_M^2 + E(x) "
-                        "and needs the potential energy E, which system '%s' does not provide",
-                        name);
-    if (!sys->jacobian_symmetric)
-        return ts_error(TS_ERR_UNSUPPORTED,
-                        "stepper 'backward-euler-opt' needs a symmetric Jacobian (the Hessian of "
-                        "an energy); system '%s' declares a non-symmetric one",
-                        name);
     size_t n = sys->n;
     opt_scratch *s = calloc(1, sizeof *s);
+    if (s && (!sys->ops->energy || !sys->jacobian_symmetric)) { /* no objective */
+        int st = ts_implicit_alloc(sys, opt, &s->newton);
+        if (st)
+            free(s);
+        else
+            *scratch = s;
+        return st;
+    }
     double *block = calloc(22 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
@@ -89,11 +96,20 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
     return TS_OK;
 }
 
+/* the reset hook: only the Newton fallback keeps anything (its warm start) */
+static void opt_reset(void *scratch)
+{
+    opt_scratch *s = scratch;
+    if (s->newton)
+        ts_implicit_reset(s->newton);
+}
+
 static void opt_free(void *scratch)
 {
     opt_scratch *s = scratch;
     if (!s)
         return;
+    ts_implicit_free(s->newton);
     free(s->x0); /* the block */
     free(s);
 }
@@ -213,6 +229,8 @@ static int line_search(opt_scratch *s, ts_system *sys, double t1, double h, doub
 static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
     opt_scratch *s = scratch;
+    if (s->newton)
+        return ts_implicit_euler_step(s->newton, sys, t, h, 0, stats);
     size_t n = s->n;
     int order2 = sys->order == 2, st, damped;
     double a = order2 ? h * h : h, beta = order2 ? h : 0.0, t1 = t + h;
@@ -226,9 +244,13 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     if ((st = velocity_dependent(s, sys, t, &damped)))
         return st;
     int use_f = !damped, have_g = 0, converged = 0;
-    double g1 = 0.0;
+    double eta = 0.0, gprev = 0.0, measure = 0.0, tol = s->opt.newton_tol;
+    double unit = order2 ? h : 1.0; /* M^-1 G / unit is M^-1 r of tstep/implicit.h */
+    double mmin = sys->mass[0];
+    for (size_t i = 1; i < n; i++)
+        mmin = fmin(mmin, sys->mass[i]);
 
-    for (int it = 1; it <= s->opt.newton_max && !converged; it++) {
+    for (int it = 1; !converged; it++) {
         if (!have_g && (st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
             return st;
         have_g = 0;
@@ -238,22 +260,27 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
             gnoise += r * r;
         }
         gnoise = 8.0 * DBL_EPSILON * sqrt(gnoise);
-        if (it == 1)
-            g1 = gnorm;
-        if (gnorm <= gnoise || (it > 1 && gnorm <= s->opt.cg_tol * g1)) {
-            converged = 1; /* residual at round-off or at linear-solver accuracy */
+        if (order2)
+            velocity_of(s, sys, h, s->x, s->v);
+        double scale = ts_newton_scale(sys, s->x, s->v);
+        measure = ts_newton_measure(sys, s->g, scale) / unit;
+        if (measure <= tol || gnorm <= gnoise) {
+            converged = 1; /* Newton's stop, or G at its round-off level */
             break;
         }
+        if (it > s->opt.newton_max)
+            break;
         stats->newton_iters = it;
+        ts_solver_options lin = s->opt;
+        lin.cg_tol = eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev, tol * mmin * scale * unit);
+        gprev = gnorm;
 
         /* Newton direction: (M - a df/dx - beta df/dv) d = -G */
         for (size_t i = 0; i < n; i++)
             s->gt[i] = -s->g[i];
         ts_vec_zero(n, s->d);
-        if (order2)
-            velocity_of(s, sys, h, s->x, s->v);
-        st = ts_implicit_solve(sys, &s->opt, t1, s->x, order2 ? s->v : NULL, a, beta, s->gt,
-                               s->d, s->diag, s->kwork, &stats->linear_iters);
+        st = ts_implicit_solve(sys, &lin, t1, s->x, order2 ? s->v : NULL, a, beta, s->gt, s->d,
+                               s->diag, s->kwork, stats);
         if (st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE) {
             if (!(ts_vec_dot(n, s->g, s->d) < 0.0))
                 for (size_t i = 0; i < n; i++) /* scaled steepest descent */
@@ -281,23 +308,24 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
 
         /* converged when the full Newton step was small: |d|/h in velocity
          * (order 2) or |d| (order 1) within newton_tol of the state's size */
-        double dn = ts_vec_norm_inf(n, s->d), scale;
-        if (order2) {
+        double dn = ts_vec_norm_inf(n, s->d) / unit;
+        if (order2)
             velocity_of(s, sys, h, s->x, s->v);
-            dn /= h;
-            scale = fmax(1.0, ts_vec_norm_inf(n, s->v));
-        } else {
-            scale = fmax(1.0, ts_vec_norm_inf(n, s->x));
-        }
-        if (dn <= s->opt.newton_tol * scale)
+        if (dn <= tol * ts_newton_scale(sys, s->x, s->v)) { /* the residual stalls at round-off: measure it here */
+            if ((st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
+                return st;
+            measure = ts_newton_measure(sys, s->g, ts_newton_scale(sys, s->x, s->v)) / unit;
             converged = 1;
+        }
         if (!ts_vec_all_finite(n, s->x))
             break;
     }
     if (!converged)
         return ts_error(TS_ERR_NEWTON,
-                        "backward-euler-opt: Newton did not converge in %d iterations (tol %g)",
-                        s->opt.newton_max, s->opt.newton_tol);
+                        "backward-euler-opt: Newton did not converge in %d iterations "
+                        "(residual %.3g, newton-tol %g)",
+                        s->opt.newton_max, measure, tol);
+    stats->residual = measure;
     ts_vec_copy(n, s->x, sys->x);
     if (order2) {
         velocity_of(s, sys, h, s->x, s->v);
@@ -310,8 +338,9 @@ const ts_stepper_type ts_backward_euler_opt = {
     .name = "backward-euler-opt",
     .summary = "implicit Euler as energy minimization: Newton-CG with a line search",
     .order = 1,
-    .flags = TS_IMPLICIT | TS_NEEDS_JACOBIAN | TS_NEEDS_ENERGY,
+    .flags = TS_IMPLICIT | TS_NEEDS_JACOBIAN,
     .alloc = opt_alloc,
     .step = opt_step,
     .free = opt_free,
+    .reset = opt_reset,
 };

@@ -81,13 +81,13 @@ END_TEST
 START_TEST(list_shows_every_stepper_and_system)
 {
     EXPECT("list", 0, NULL);
-    for (size_t i = 0; ts_stepper_registry[i]; i++)
-        ck_assert_msg(strstr(out, ts_stepper_registry[i]->name), "list lacks %s",
-                      ts_stepper_registry[i]->name);
-    for (size_t i = 0; ts_system_registry[i]; i++) {
-        ck_assert_msg(strstr(out, ts_system_registry[i]->name), "list lacks %s",
-                      ts_system_registry[i]->name);
-        for (const ts_param_def *d = ts_system_registry[i]->params; d && d->name; d++)
+    for (size_t i = 0; ts_stepper_at(i); i++)
+        ck_assert_msg(strstr(out, ts_stepper_at(i)->name), "list lacks %s",
+                      ts_stepper_at(i)->name);
+    for (size_t i = 0; ts_system_at(i); i++) {
+        ck_assert_msg(strstr(out, ts_system_at(i)->name), "list lacks %s",
+                      ts_system_at(i)->name);
+        for (const ts_param_def *d = ts_system_at(i)->params; d && d->name; d++)
             ck_assert_msg(strstr(out, d->summary), "list lacks parameter %s", d->name);
     }
 }
@@ -112,7 +112,7 @@ START_TEST(run_stats_columns)
     EXPECT("run --system oscillator --stepper backward-euler --dt 0.1 --steps 2 --format csv "
            "--stats",
            0, "Newton iterations");
-    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters\n"));
+    ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters,residual,linear_residual\n"));
     /* backward Euler, k = m = 1: x1 = x0 / (1 + h^2) */
     ck_assert_ptr_nonnull(strstr(out, "\n0.1,0.99009900990099,-0.099009900990099,"));
 }
@@ -144,7 +144,9 @@ START_TEST(run_divergence_exit_1)
 END_TEST
 
 /* The acceptance sweep: observed orders 1, 2, 2, 4, 1 within 0.1 on test1d
- * and on the oscillator, read from the order table on stderr. */
+ * and on the oscillator, read from the order table on stderr.  Newton's
+ * error (newton_tol of the state per step) is kept below the finest step's
+ * truncation error of the order-2 implicit methods. */
 START_TEST(sweep_orders)
 {
     const char *systems[] = {"test1d", "oscillator"};
@@ -152,12 +154,12 @@ START_TEST(sweep_orders)
         char args[256];
         snprintf(args, sizeof args,
                  "sweep --system %s --stepper all --dt-min 1e-3 --dt-max 1e-1 --levels 7 "
-                 "--t-end 1 --format csv",
+                 "--t-end 1 --format csv --newton-tol 1e-12",
                  systems[s]);
         EXPECT(args, 0, "observed order");
         ck_assert_ptr_nonnull(strstr(out, "stepper,dt,steps,error"));
-        for (size_t i = 0; ts_stepper_registry[i]; i++) {
-            const ts_stepper_type *t = ts_stepper_registry[i];
+        for (size_t i = 0; ts_stepper_at(i); i++) {
+            const ts_stepper_type *t = ts_stepper_at(i);
             char key[64];
             snprintf(key, sizeof key, "\n  %s ", t->name);
             const char *row = strstr(err, key);
@@ -167,6 +169,9 @@ START_TEST(sweep_orders)
             char name[64];
             ck_assert_int_eq(sscanf(row, " %63s %d %lf", name, &nominal, &observed), 3);
             ck_assert_int_eq(nominal, t->order);
+            if (t->order >= 5)
+                continue; /* at round-off below dt = 0.025: measured on its own range in
+                             tests/check_steppers.c */
             ck_assert_msg(fabs(observed - t->order) <= 0.1, "%s on %s: observed %g", t->name,
                           systems[s], observed);
         }

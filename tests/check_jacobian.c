@@ -24,7 +24,7 @@ static int has_param(const ts_system_type *t, const char *name)
  * clamping off, where the fast path is meant to be exact. */
 START_TEST(registry_system_passes)
 {
-    const ts_system_type *type = ts_system_registry[_i];
+    const ts_system_type *type = ts_system_at(_i);
     ts_params p;
     ts_params_init(&p, type->params);
     if (has_param(type, "clamp"))
@@ -207,8 +207,8 @@ START_TEST(cli_check_system)
                                out, sizeof out), 0);
     ck_assert_int_eq(run_tstep("check-system --system nosuch", out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "unknown system 'nosuch'"));
-    for (size_t i = 0; ts_system_registry[i]; i++)
-        ck_assert_ptr_nonnull(strstr(out, ts_system_registry[i]->name));
+    for (size_t i = 0; ts_system_at(i); i++)
+        ck_assert_ptr_nonnull(strstr(out, ts_system_at(i)->name));
     ck_assert_int_eq(run_tstep("check-system", out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "--system"));
     ck_assert_int_eq(run_tstep("check-system --system oscillator --samples 0", out, sizeof out),
@@ -229,7 +229,7 @@ Suite *jacobian_suite(void)
     Suite *s = suite_create("jacobian");
     TCase *tc = tcase_create("check");
     int nsys = 0;
-    while (ts_system_registry[nsys])
+    while (ts_system_at(nsys))
         nsys++;
     tcase_add_loop_test(tc, registry_system_passes, 0, nsys);
     tcase_add_test(tc, exact_chain_passes_with_slope_two);

@@ -207,7 +207,7 @@ END_TEST
  * accepted step per step, and at the end equal to an in-process run's totals. */
 START_TEST(diag_stats_columns)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     make_tmpdir();
     const char *d = in_tmp("s.dat");
     ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper %s --dt 0.1 --steps 20 "
@@ -245,8 +245,19 @@ START_TEST(diag_stats_columns)
     if (type->flags & TS_IMPLICIT) {
         ck_assert_double_ge(at(&t, last, "newton_iters"), 20);
         ck_assert_double_ge(at(&t, last, "linear_iters"), 20);
+        /* the achieved accuracy, printed to 4 digits: the run's own worst */
+        double lr = at(&t, last, "linear_residual");
+        ck_assert(lr >= 0.0 && lr < 1.0);
+        if (!(type->flags & TS_LINEARIZED)) {
+            double rmax = at(&t, last, "residual_max");
+            ck_assert_double_eq_tol(rmax, st->total.residual, 1e-3 * st->total.residual);
+            ck_assert_double_le(rmax, 1e-8); /* the default newton-tol */
+            for (int r = 1; r <= last; r++)
+                ck_assert_double_le(at(&t, r, "residual"), rmax);
+        }
     } else {
         ck_assert_double_eq(at(&t, last, "newton_iters"), 0);
+        ck_assert(isnan(at(&t, last, "residual")) && isnan(at(&t, last, "linear_residual")));
     }
     if (strcmp(type->name, "rk4") == 0)
         ck_assert_double_eq(at(&t, last, "force_evals"), 4 * 20);
@@ -282,8 +293,8 @@ START_TEST(diag_formats_agree)
     ck_assert_int_eq(tc.nrow, td.nrow);
     for (int k = 0; k < tc.ncol; k++)
         ck_assert_str_eq(tc.name[k], td.name[k]);
-    for (int k = 0; k < tc.nrow * MAXCOL; k++)
-        ck_assert_double_eq(tc.v[k], td.v[k]);
+    for (int k = 0; k < tc.nrow * MAXCOL; k++) /* equal, or both nan */
+        ck_assert(tc.v[k] == td.v[k] || (isnan(tc.v[k]) && isnan(td.v[k])));
     free(tc.v);
     free(td.v);
     remove_tmpdir();
@@ -517,12 +528,21 @@ static void xwd_count(const char *path, unsigned rgb, int tol, long *near, long 
  * (white, on the server's black root) with the cloth in its colour. */
 START_TEST(live_cloth_under_xvfb)
 {
-    ck_assert_msg(sh("command -v xvfb-run >/dev/null && command -v xwd >/dev/null") == 0,
-                  "needs xvfb-run and xwd (Debian: xvfb xauth x11-apps; make deps installs "
-                  "them)");
-    ck_assert_msg(sh("gnuplot -e 'set terminal' 2>&1 | grep -Eqw 'qt|wxt|x11'") == 0,
-                  "needs a gnuplot with an interactive terminal (gnuplot-x11 or gnuplot-qt; "
-                  "make deps installs gnuplot-x11)");
+    /* Without the X tools the test says it is skipped and why, unless
+     * TSTEP_REQUIRE_LIVE is set (CI sets it: there it must run). */
+    const char *missing =
+        sh("command -v xvfb-run >/dev/null && command -v xwd >/dev/null") != 0
+            ? "needs xvfb-run and xwd (Debian: xvfb xauth x11-apps; make deps installs them)"
+        : sh("gnuplot -e 'set terminal' 2>&1 | grep -Eqw 'qt|wxt|x11'") != 0
+            ? "needs a gnuplot with an interactive terminal (gnuplot-x11 or gnuplot-qt; "
+              "make deps installs gnuplot-x11)"
+            : NULL;
+    if (missing) {
+        const char *req = getenv("TSTEP_REQUIRE_LIVE");
+        ck_assert_msg(!req || !*req, "TSTEP_REQUIRE_LIVE is set: %s", missing);
+        fprintf(stderr, "live_cloth_under_xvfb: SKIPPED: %s\n", missing);
+        return;
+    }
     make_tmpdir();
     static const char *const args = "--system cloth --param nx=6 --param ny=6 "
                                     "--stepper backward-euler --dt 0.02 --steps 10";
@@ -723,7 +743,7 @@ Suite *plots_suite(void)
     tcase_add_test(diag, diag_energy_split);
     tcase_add_test(diag, diag_forward_euler_factor);
     int nsteppers = 0;
-    while (ts_stepper_registry[nsteppers])
+    while (ts_stepper_at(nsteppers))
         nsteppers++;
     tcase_add_loop_test(diag, diag_stats_columns, 0, nsteppers);
     tcase_add_test(diag, diag_formats_agree);

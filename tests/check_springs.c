@@ -98,7 +98,7 @@ static void perturb(ts_system *sys, unsigned seed, double dx, double dv)
 
 START_TEST(pinned_particles_never_move)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     for (int c = 0; c < NCASES; c++) {
         ts_system *sys = make_case(c, "wind_z=3", "gust=1");
         ck_assert_ptr_nonnull(sys->pinned);
@@ -153,7 +153,7 @@ END_TEST
 
 START_TEST(free_cloth_keeps_momentum_explicit)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     if (type->flags & TS_IMPLICIT)
         return;
     static const char *const pairs[] = {"nx=6", "ny=5", "pin=none", "gravity=0", "drag=0",
@@ -730,7 +730,7 @@ Suite *springs_suite(void)
 {
     Suite *s = suite_create("springs");
     int nsteppers = 0;
-    while (ts_stepper_registry[nsteppers])
+    while (ts_stepper_at(nsteppers))
         nsteppers++;
     TCase *tc = tcase_create("pins and momentum");
     tcase_set_timeout(tc, 60);

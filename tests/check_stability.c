@@ -179,7 +179,7 @@ END_TEST
 
 START_TEST(region_contains_minus_one_and_explicit_ends)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     double re, im;
     ck_assert_int_eq(ts_amplification(type, NULL, -1.0, 0.0, &re, &im), TS_OK);
     ck_assert_msg(hypot(re, im) <= 1.0, "%s: |R(-1)| = %g > 1", type->name, hypot(re, im));
@@ -371,7 +371,7 @@ END_TEST
  * interval, found by one-step runs, over |lambda| = 10). */
 START_TEST(measured_matches_predicted_test1d)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     static const char *const k10[] = {"k=10", NULL};
     ts_system *sys = make(&ts_test1d, k10);
     ts_stiff_mode mode;
@@ -756,7 +756,7 @@ Suite *stability_suite(void)
 {
     Suite *s = suite_create("stability");
     int nsteppers = 0;
-    while (ts_stepper_registry[nsteppers])
+    while (ts_stepper_at(nsteppers))
         nsteppers++;
     TCase *tc = tcase_create("amplification");
     tcase_add_loop_test(tc, amplification_matches_closed_form, 0,

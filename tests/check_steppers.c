@@ -15,7 +15,7 @@
 static int stepper_count(void)
 {
     int n = 0;
-    while (ts_stepper_registry[n])
+    while (ts_stepper_at(n))
         n++;
     return n;
 }
@@ -83,7 +83,7 @@ END_TEST
  * equation, z = h (-k + i omega), including z beyond the stability limit. */
 START_TEST(amplification_factor_exact)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     static const struct { double k, omega, h; } cases[] = {
         {1.0, 0.0, 0.1}, {1.0, 0.0, 1.5}, {10.0, 0.0, 0.25}, {2.0, 0.0, 3.0},
         {1.0, 2.0, 0.3}, {0.5, 4.0, 0.5}, {3.0, -1.0, 0.7},
@@ -105,7 +105,9 @@ END_TEST
  * divides the one-step error by 2^(p+1). */
 START_TEST(local_order_matches_nominal)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
+    if (type->flags & TS_MULTISTEP)
+        return; /* one step is its lower-order starting step (tests/check_methods.c) */
     double omega[] = {0.0, 1.0};
     for (int c = 0; c < 2; c++) {
         double h1 = type->order >= 4 ? 0.08 : 0.02, h2 = h1 / 2.0;
@@ -124,7 +126,13 @@ END_TEST
 static void check_observed_order(const ts_stepper_type *type, const ts_system_type *stype)
 {
     ts_sweep_point pts[7];
-    ck_assert_int_eq(ts_sweep(stype, NULL, type, NULL, 1e-3, 1e-1, 7, 1.0, pts), TS_OK);
+    /* order 5 and up reach round-off below dt = 0.025 on [0, 1]: a range above it */
+    double dt_min = type->order >= 5 ? 0.025 : 1e-3, dt_max = type->order >= 5 ? 0.06 : 1e-1;
+    /* Newton's error (newton_tol of the state per step) below the finest step's
+     * truncation error, so the order measured is the method's */
+    ts_solver_options o = ts_default_solver_options();
+    o.newton_tol = 1e-12;
+    ck_assert_int_eq(ts_sweep(stype, NULL, type, &o, dt_min, dt_max, 7, 1.0, pts), TS_OK);
     int used;
     double p = ts_observed_order(pts, 7, &used);
     ck_assert_int_ge(used, 3);
@@ -136,12 +144,12 @@ static void check_observed_order(const ts_stepper_type *type, const ts_system_ty
     }
 }
 
-START_TEST(observed_order_test1d) { check_observed_order(ts_stepper_registry[_i], &ts_test1d); }
+START_TEST(observed_order_test1d) { check_observed_order(ts_stepper_at(_i), &ts_test1d); }
 END_TEST
 
 START_TEST(observed_order_oscillator)
 {
-    check_observed_order(ts_stepper_registry[_i], &ts_oscillator);
+    check_observed_order(ts_stepper_at(_i), &ts_oscillator);
 }
 END_TEST
 
@@ -175,7 +183,7 @@ END_TEST
  * the state bit-for-bit as it was, for every k the step uses. */
 START_TEST(failed_step_restores_state)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     probe_pendulum *p = probe_pendulum_new(3, 2.0, 0.1, 1.5, 0.3);
     ts_system *sys = &p->base;
     ts_stepper *st;
@@ -201,7 +209,7 @@ END_TEST
 /* Pinned degrees of freedom never move, even with a nonzero velocity. */
 START_TEST(pinned_dofs_never_move)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     probe_pendulum *p = probe_pendulum_new(3, 2.0, 0.1, 1.0, 0.5);
     ts_system *sys = &p->base;
     ck_assert_int_eq(ts_system_alloc_pins(sys), TS_OK);
@@ -223,7 +231,7 @@ END_TEST
  * explicit one runs it. */
 START_TEST(jacobian_requirement)
 {
-    const ts_stepper_type *type = ts_stepper_registry[_i];
+    const ts_stepper_type *type = ts_stepper_at(_i);
     ts_system *sys = probe_nojacobian_new();
     ts_stepper *st = NULL;
     int s = ts_stepper_new(type, sys, NULL, &st);

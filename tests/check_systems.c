@@ -13,7 +13,7 @@
 static int system_count(void)
 {
     int n = 0;
-    while (ts_system_registry[n])
+    while (ts_system_at(n))
         n++;
     return n;
 }
@@ -21,7 +21,7 @@ static int system_count(void)
 START_TEST(forces_use_the_state_handed_in)
 {
     ts_system *sys;
-    ck_assert_int_eq(ts_system_new(ts_system_registry[_i], NULL, &sys), TS_OK);
+    ck_assert_int_eq(ts_system_new(ts_system_at(_i), NULL, &sys), TS_OK);
     size_t n = sys->n;
     double *x = malloc(n * sizeof *x), *v = malloc(n * sizeof *v);
     double *f1 = malloc(n * sizeof *f1), *f2 = malloc(n * sizeof *f2);
@@ -75,7 +75,7 @@ static void check_exact(const ts_system_type *type, const ts_params *p)
     ts_system_free(sys);
 }
 
-START_TEST(exact_solution_solves_the_ode) { check_exact(ts_system_registry[_i], NULL); }
+START_TEST(exact_solution_solves_the_ode) { check_exact(ts_system_at(_i), NULL); }
 END_TEST
 
 START_TEST(oscillator_regimes)

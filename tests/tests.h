@@ -13,6 +13,9 @@ Suite *opt_suite(void);
 Suite *stability_suite(void);
 Suite *plots_suite(void);
 Suite *springs_suite(void);
+Suite *newton_suite(void);
+Suite *plugins_suite(void);
+Suite *methods_suite(void);
 Suite *robust_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */

@@ -112,12 +112,66 @@ if has_system cloth; then
         --diagnostics "$data/diagnostics-cloth.csv"
 fi
 
+section "methods: long-time energy, error control, Crank-Nicolson ringing"
+# |E - E0| over 10^5 steps: symplectic steppers bounded, rk4 drifting
+if [ $quick = 1 ]; then long=10000; else long=100000; fi
+long_systems=oscillator
+for s in symplectic-euler verlet implicit-midpoint rk4; do
+    run "$TSTEP" run --system oscillator --stepper $s --dt 0.1 --steps $long \
+        --every $((long / 1000)) --out /dev/null \
+        --diagnostics "$data/longenergy-oscillator-$s.csv"
+done
+if has_system string; then
+    long_systems="oscillator string"
+    if [ $quick = 1 ]; then t_long=2; else t_long=20; fi
+    for s in symplectic-euler verlet implicit-midpoint rk4; do
+        run "$TSTEP" run --system string --stepper $s --dt 1e-3 --t-end $t_long \
+            --param damping=0 --param drag=0 --every 20 --out /dev/null \
+            --diagnostics "$data/longenergy-string-$s.csv"
+    done
+fi
+# dopri5 under error control on the oscillator to t = 1 (the sweep's t_end):
+# tolerance, force evaluations, error against cos t, accepted, rejected
+if [ $quick = 1 ]; then tols="1e-4 1e-7 1e-10"; else tols="1e-3 1e-4 1e-5 1e-6 1e-7 1e-8 1e-9 1e-10 1e-11 1e-12"; fi
+echo "# tol force_evals error accepted rejected (dopri5, oscillator, t = 1)" \
+    >"$data/tolerance-dopri5.dat"
+for tol in $tols; do
+    run "$TSTEP" run --system oscillator --stepper dopri5 --dt 1 --steps 1 --rtol $tol \
+        --out "$data/tolerance-run.dat" --diagnostics "$data/tolerance-diag.dat"
+    tail -1 "$data/tolerance-run.dat" >"$data/tolerance-last.dat"
+    awk -v tol=$tol 'NR == FNR { x = $2; v = $3; next }
+        /^#/ { for (i = 2; i <= NF; i++) col[$i] = i - 1; next }
+        { last = $0 }
+        END { split(last, f, " "); e = x - cos(1); e = e < 0 ? -e : e
+              d = v + sin(1); d = d < 0 ? -d : d; if (d > e) e = d
+              print tol, f[col["force_evals"]], e, f[col["accepted"]], f[col["rejected"]] }' \
+        "$data/tolerance-last.dat" "$data/tolerance-diag.dat" >>"$data/tolerance-dopri5.dat"
+done
+rm -f "$data/tolerance-run.dat" "$data/tolerance-diag.dat" "$data/tolerance-last.dat"
+# a stiff mode: Crank-Nicolson (R -> -1) rings, backward Euler (R -> 0) damps
+for s in crank-nicolson backward-euler; do
+    run "$TSTEP" run --system test1d --param k=1000 --stepper $s --dt 0.01 --t-end 0.2 \
+        --format csv --out "$data/ringing-test1d-$s.csv"
+done
+ringing_cloth=0
+if has_system cloth; then
+    ringing_cloth=1
+    for s in crank-nicolson backward-euler; do
+        run "$TSTEP" run --system cloth --param nx=8 --param ny=8 --param drag=0 \
+            --param k_struct=100000 --stepper $s --dt 0.02 --t-end 1 \
+            --format csv --out "$data/ringing-cloth-$s.csv"
+    done
+fi
+
 section "rendering"
 render convergence "png svg"
 render workprecision "png svg"
 render stability "png svg"
 render regions "png svg"
 render energy "png svg" "energy_systems='$energy_systems'"
+render longenergy "png svg" "long_systems='$long_systems'"
+render tolerance "png svg"
+render ringing "png svg" "ringing_cloth=$ringing_cloth"
 if has_system string; then render string "png svg"; fi
 if has_system hair; then render hair "png svg gif"; fi
 if has_system cloth; then

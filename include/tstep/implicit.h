@@ -1,4 +1,5 @@
-/* tstep/implicit.h - the Newton driver shared by the implicit Euler steppers.
+/* tstep/implicit.h - the Newton driver shared by the implicit steppers
+ * (backward Euler and its variants, implicit midpoint, Crank-Nicolson, BDF2).
  *
  * Backward Euler, x1 = x0 + h v1, M v1 = M v0 + h f(x1, v1) (order 2), or
  * M x1 = M x0 + h f(x1) (order 1), solved by Newton's method with each linear
@@ -18,18 +19,68 @@
  *     (M - h df/dv - h^2 df/dx) dw = h f(xk, vk) - M w,   w += dw
  * Order 1, unknown w = x1 - x0:
  *     (M - h df/dx) dw = h f(x0 + w) - M w,   w += dw
- * Newton stops when the residual h f - M w is within cg_tol of the first
- * right-hand side, or the update is below newton_tol (solver options);
- * newton_max caps the number of linear solves.  With linear_only only the
- * first iterate is taken: the linearly implicit ("one-step") Euler of
- * Baraff & Witkin. */
+ * Newton's stop (never the linear tolerance): with r = h f(xk, vk) - M w
+ * (order 1: h f(xk) - M w) the residual of the implicit equation,
+ *     |M^-1 r|_inf <= newton_tol * max(1, |vk|_inf)      (order 1: |xk|_inf)
+ * at the iterate, or a full Newton update dw with |dw|_inf below the same
+ * bound (the residual can stall at round-off).  M^-1 r is in the units of
+ * the unknown (a velocity change, or a displacement), so the test reads
+ * "the equation is satisfied to newton_tol of the state's size".
+ * newton_max caps the number of linear solves.  Linear tolerances: cg_tol
+ * when the user sets it, else the Eisenstat-Walker forcing rule (loose
+ * first solves, tighter as Newton converges).  The achieved Newton measure
+ * and the last linear relative residual go to stats->residual and
+ * stats->linear_residual.  With linear_only only the first iterate is
+ * taken: the linearly implicit ("one-step") Euler of Baraff & Witkin,
+ * solved to cg_tol (TS_LINEAR_TOL_DEFAULT when automatic). */
 #ifndef TSTEP_IMPLICIT_H
 #define TSTEP_IMPLICIT_H
 
 #include "tstep/stepper.h"
 
+/* One implicit step, parameterised by the method (ts_implicit_newton).
+ * With the base state (xhat, vhat) (the stored state for one-step methods,
+ * a combination of past states for BDF2), f0 = f(ts, x0, v0) at the step's
+ * start and the unknown w, the equation solved is
+ *     M w = c0 f0 + gamma f(tf, xk, vk)
+ *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w;
+ *            end state v1 = vhat + w,  x1 = xhat + qx vhat + ex w
+ *   order 1: xk = xhat + cx w;  end state x1 = xhat + ex w
+ * Newton's matrix is M - alpha df/dx - beta df/dv with alpha = gamma cx,
+ * beta = gamma cv (order 1: alpha = gamma cx, beta = 0):
+ *   backward Euler  gamma h,   c0 0,   cv 1,   px h,   cx h,     qx h, ex h
+ *   implicit mid.   gamma h,   c0 0,   cv 1/2, px h/2, cx h/4,   qx h, ex h/2
+ *   Crank-Nicolson  gamma h/2, c0 h/2, cv 1,   px h,   cx h/2,   qx h, ex h/2
+ *   BDF2            gamma b h, c0 0,   cv 1,   px bh,  cx bh,    qx bh, ex bh
+ * (order 1: cx = 1/2 for the implicit midpoint, 1 otherwise; ex = 1).
+ * at_start: the first iterate is linearized at the start (x0, v0, ts), its
+ * right-hand side (c0 + gamma) f0 + gamma px df/dx v0 (Baraff & Witkin's
+ * step; only for methods whose base is the stored state); otherwise Newton
+ * starts from w = 0 at the base point. */
+typedef struct {
+    double gamma, c0;  /* weights of f(tf, xk, vk) and of f0 */
+    double ts, tf;     /* times of f0 and of the implicit evaluation */
+    double cv, px, cx; /* the evaluation point */
+    double qx, ex;     /* the end state */
+    const double *xhat, *vhat; /* the base state (n doubles each), NULL: the stored state */
+    int at_start;      /* first iterate linearized at the start (Baraff-Witkin) */
+} ts_implicit_method;
+
 int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
 void ts_implicit_free(void *scratch);
+/* The reset hook: forget the last step's solution (the first linear
+ * solve's starting guess), so that a run repeats bit for bit. */
+void ts_implicit_reset(void *scratch);
+
+/* One step of the method of the system's stored state: Newton as described
+ * at the top of this file (stop, forcing, line search), with the method's
+ * residual; TS_ERR_NEWTON if it does not converge within newton_max linear
+ * solves.  With linear_only only the first iterate is taken. */
+int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
+                       int linear_only, ts_step_stats *stats);
+
+/* Backward Euler's method description for a step from t to t + h. */
+ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, double h);
 
 /* One backward Euler step of the system's stored state; TS_ERR_NEWTON if
  * Newton does not converge within newton_max linear solves. */
@@ -42,10 +93,24 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
  * it, else M), by CG when sys->jacobian_symmetric and BiCGSTAB otherwise,
  * pinned degrees of freedom filtered (held at 0 in sol).  sol holds the
  * starting guess; diag is n doubles and work 9n doubles of scratch;
- * *iters is increased by the iterations taken. */
+ * the relative tolerance is opt->cg_tol (TS_LINEAR_TOL_DEFAULT if 0);
+ * stats->linear_iters is increased by the iterations taken and
+ * stats->linear_residual set to the relative residual reached. */
 int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
                       const double *v, double alpha, double beta, const double *rhs, double *sol,
-                      double *diag, double *work, long *iters);
+                      double *diag, double *work, ts_step_stats *stats);
+
+/* Newton's stop measure of a residual r (n entries, in the units of M times
+ * the unknown): |M^-1 r|_inf / scale. */
+double ts_newton_measure(const ts_system *sys, const double *r, double scale);
+/* The scale of the stop test: max(1, |v|_inf) (order 1: max(1, |x|_inf)). */
+double ts_newton_scale(const ts_system *sys, const double *x, const double *v);
+/* The linear tolerance for the next Newton solve: opt->cg_tol if the user
+ * fixed it, else the Eisenstat-Walker forcing term from the previous one
+ * (eta_prev, 0 for the first solve) and the residual 2-norms now (rnorm)
+ * and before (rprev); rstop is Newton's stop expressed as a 2-norm of r. */
+double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double rnorm,
+                         double rprev, double rstop);
 
 /* The options the scratch was allocated with (newton_max, tolerances). */
 const ts_solver_options *ts_implicit_options(const void *scratch);

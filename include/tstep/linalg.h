@@ -29,6 +29,7 @@ typedef struct {
     const double *diag;         /* Jacobi preconditioner diagonal, or NULL */
     const unsigned char *mask;  /* filter: mask[i] != 0 keeps x[i] = 0; or NULL */
     double *work;               /* 5n doubles for CG, 8n for BiCGSTAB */
+    double *achieved;           /* if not NULL, receives |r|_2 / |b|_2 at a successful return */
 } ts_krylov;
 
 /* Preconditioned conjugate gradient for symmetric positive definite A.

@@ -22,12 +22,20 @@ typedef struct {
                          (steps = ceil(t_end / dt)); 0: every step is dt */
     int adaptive;     /* strain-rule adaptive stepping (systems with springs) */
     double strain_limit; /* adaptive: largest relative spring length change per step */
+    /* Error control (TS_ADAPTIVE steppers, e.g. dopri5) when rtol > 0: dt is the
+     * output interval and the first trial step; inside it steps are chosen by
+     * a PI controller on the embedded error estimate, err <= 1 in the norm
+     * sqrt(mean((e_i / (atol + rtol max(|y0_i|, |y1_i|)))^2)), and land
+     * exactly on every output time.  Accepted and rejected steps are counted
+     * in the stepper's statistics. */
+    double rtol, atol;
     /* Optional, for progress displays: called after every completed step. */
     void (*progress)(void *ctx, long step, long steps, double t);
     void *progress_ctx;
 } ts_run_options;
 
-/* dt 0.01, steps 100, t_end 0, every 1, adaptive off, strain_limit 0.1, no progress. */
+/* dt 0.01, steps 100, t_end 0, every 1, adaptive off, strain_limit 0.1,
+ * rtol = atol = 0 (no error control), no progress. */
 ts_run_options ts_default_run_options(void);
 
 /* Called with the state at time t after `step` steps; nonzero stops the run

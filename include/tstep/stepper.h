@@ -4,8 +4,9 @@
  * and alloc/step/free.  alloc sizes all scratch once for a given system;
  * step advances the system's stored state from t to t + h and must not
  * allocate.  A stepper file keeps everything static except its type object,
- * which is listed once in src/registry.c: after that the command line,
- * `tstep list` and the test suites pick it up.
+ * which is listed once in tstep/builtins.h: after that the command line,
+ * `tstep list` and the test suites pick it up.  A stepper built outside the
+ * tree joins the same registry at run time (tstep/tstep.h: plugins).
  *
  * Steppers are used through ts_stepper (an instance), whose ts_stepper_step
  * wraps the type's step: it counts force evaluations, restores the state if
@@ -21,18 +22,35 @@ enum {
     TS_IMPLICIT = 1u << 0,   /* solves a (non)linear system each step */
     TS_SYMPLECTIC = 1u << 1, /* preserves phase-space volume */
     TS_NEEDS_JACOBIAN = 1u << 2, /* needs the system's Jacobian products */
-    TS_NEEDS_ENERGY = 1u << 3    /* needs the system's potential energy (ops->energy) */
+    TS_NEEDS_ENERGY = 1u << 3,   /* needs the system's potential energy (ops->energy) */
+    TS_PARTITIONED = 1u << 4,    /* treats x and v differently (symplectic Euler, Verlet):
+                                    its stability is judged on x'' = -w^2 x - 2 zeta w x' */
+    TS_LINEARIZED = 1u << 5,     /* one linear solve per step, no Newton iteration: its
+                                    result depends on the linear tolerance */
+    TS_MULTISTEP = 1u << 6,      /* keeps history (bdf2): its first step after a reset is
+                                    a lower-order starting step, so one step is not its
+                                    one-step factor */
+    TS_ADAPTIVE = 1u << 7        /* has an embedded error estimate (the type's `error`):
+                                    `run --rtol` controls its step size */
 };
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
 typedef struct {
-    double newton_tol; /* stop when |update|_inf <= newton_tol * max(1, |v|_inf) (order 1: |x|_inf) */
+    double newton_tol; /* Newton's stop: |M^-1 r|_inf <= newton_tol * max(1, |v|_inf)
+                          (order 1: |x|_inf), r the residual of the implicit equation;
+                          see tstep/implicit.h */
     int newton_max;    /* Newton iteration cap */
-    double cg_tol;     /* relative residual |r| <= cg_tol |b| */
+    double cg_tol;     /* linear solves: relative residual |r| <= cg_tol |b|, 0 < cg_tol < 1;
+                          0 means automatic: the Eisenstat-Walker forcing rule inside
+                          Newton, TS_LINEAR_TOL_DEFAULT for a linearized step */
     int cg_max;        /* linear iteration cap; 0 means 2 * dimension + 20 */
 } ts_solver_options;
 
-/* Defaults: newton_tol 1e-8, newton_max 20, cg_tol 1e-10, cg_max 0 (auto). */
+/* The linear tolerance of a linearized step (backward-euler-linear) when
+ * cg_tol is automatic: its one solve is the whole step. */
+#define TS_LINEAR_TOL_DEFAULT 1e-10
+
+/* Defaults: newton_tol 1e-8, newton_max 20, cg_tol 0 (automatic), cg_max 0 (auto). */
 ts_solver_options ts_default_solver_options(void);
 
 /* Per-step statistics; steppers fill the iteration counts, the framework the rest. */
@@ -42,7 +60,16 @@ typedef struct {
     long newton_iters;
     long linear_iters;
     long accepted, rejected; /* steps (adaptive runs reject and retry) */
+    /* Achieved accuracy of the implicit solve, NAN where not computed.
+     * residual: Newton's stop measure at the accepted iterate,
+     *   |M^-1 r|_inf / max(1, |v|_inf) (order 1: |x|_inf), to compare with newton_tol;
+     * linear_residual: relative residual |b - A x|_2 / |b|_2 of the last linear solve.
+     * In a stepper's totals both are the worst (largest) over the run. */
+    double residual;
+    double linear_residual;
 } ts_step_stats;
+
+typedef struct ts_butcher ts_butcher; /* tstep/butcher.h */
 
 typedef struct ts_stepper_type {
     const char *name;
@@ -52,6 +79,19 @@ typedef struct ts_stepper_type {
     int (*alloc)(const ts_system *sys, const ts_solver_options *opt, void **scratch);
     int (*step)(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
     void (*free)(void *scratch); /* accepts NULL */
+    /* Explicit Runge-Kutta steppers: their Butcher tableau (NULL otherwise). */
+    const ts_butcher *tableau;
+    /* Optional: forget every history and cache (multistep history, a
+     * first-same-as-last force), so that the next step starts clean from the
+     * stored state.  Called by ts_stepper_reset, at the start of ts_run and
+     * after every failed step. */
+    void (*reset)(void *scratch);
+    /* Optional (TS_ADAPTIVE): the last step's embedded error estimate in the
+     * weighted RMS norm of Hairer, Norsett & Wanner I, II.4 (4.11):
+     *   sqrt(1/m sum_i (e_i / (atol + rtol max(|y0_i|, |y1_i|)))^2)
+     * with y0 the state before the step and y1 the stored state. */
+    double (*error)(void *scratch, const ts_system *sys, const double *y0, double rtol,
+                    double atol);
 } ts_stepper_type;
 
 typedef struct {
@@ -70,8 +110,22 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
                    const ts_solver_options *opt, ts_stepper **out);
 void ts_stepper_free(ts_stepper *st);
 
-/* One step from t to t + h.  On failure the system's state is as before. */
+/* One step from t to t + h.  On failure the system's state is as before
+ * and the stepper is reset (a multistep history or cached force of the
+ * failed step is never kept). */
 int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h);
+
+/* Forget the stepper's history and caches (the type's reset, if any): call
+ * after changing the system's state from outside the stepper. */
+void ts_stepper_reset(ts_stepper *st);
+
+/* The last step's error estimate (TS_ADAPTIVE steppers; NAN otherwise), in
+ * the weighted RMS norm of ts_stepper_type.error, y0 the state before it. */
+double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol);
+
+/* For stepper implementers: a step starting at t continues one that ended
+ * at t_end (equal up to the rounding of t = k dt against t_end = (k-1) dt + dt). */
+int ts_time_continues(double t, double t_end, double h);
 
 /* For stepper implementers: scratch of `nvec` vectors of the first-order
  * view's length (ts_system_ydim), zeroed, in one block; free with free(). */
@@ -82,15 +136,30 @@ void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b);
 
 /* --- registries (src/registry.c) ------------------------------------------ */
 
-extern const ts_stepper_type *const ts_stepper_registry[]; /* NULL-terminated */
-extern const ts_system_type *const ts_system_registry[];   /* NULL-terminated */
+/* The registries hold the built-in types (tstep/builtins.h, in that order)
+ * followed by the types registered at run time (plugins loaded with
+ * `tstep --plugin`, the extra types handed to tstep_main).  Iterate with
+ *     for (size_t i = 0; ts_stepper_at(i); i++) ...
+ * or up to ts_stepper_count(); indices are stable once registered. */
+size_t ts_stepper_count(void);
+const ts_stepper_type *ts_stepper_at(size_t i); /* NULL when i >= count */
+size_t ts_system_count(void);
+const ts_system_type *ts_system_at(size_t i); /* NULL when i >= count */
 
 const ts_stepper_type *ts_stepper_find(const char *name);
 const ts_system_type *ts_system_find(const char *name);
 
-/* Every built-in stepper and system type. */
-extern const ts_stepper_type ts_forward_euler, ts_midpoint, ts_trapezoid, ts_rk4,
-    ts_backward_euler, ts_backward_euler_linear, ts_backward_euler_opt;
-extern const ts_system_type ts_test1d, ts_oscillator, ts_string, ts_hair, ts_cloth;
+/* Add a type to its registry for the rest of the process.  TS_ERR_INPUT
+ * (detail in ts_error_detail()) for a NULL type, a missing name, step or
+ * create function, or a name already registered; TS_ERR_NOMEM. */
+int ts_stepper_register(const ts_stepper_type *type);
+int ts_system_register(const ts_system_type *type);
+
+/* Every built-in stepper and system type (one line each in tstep/builtins.h). */
+#define TS_STEPPER(type) extern const ts_stepper_type type;
+#define TS_SYSTEM(type) extern const ts_system_type type;
+#include "tstep/builtins.h"
+#undef TS_STEPPER
+#undef TS_SYSTEM
 
 #endif

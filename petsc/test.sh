@@ -1,0 +1,140 @@
+#!/bin/sh
+# Cross-checks of the PETSc bridge (make test-petsc): PETSc's integrators
+# against tstep's own on the same system, step and time, agreeing to the
+# solver tolerances; pins held exactly; usage errors exit 2.
+# Ends with the line 'N passed, N failed'.
+set -u
+T=build/tstep
+P=build/tstep-petsc
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok: $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# Largest |a - b| over the last rows of two trajectories (same columns).
+lastdiff() {
+    tail -n 1 "$1" >"$tmp/a"
+    tail -n 1 "$2" >"$tmp/b"
+    awk 'NR == FNR { for (i = 1; i <= NF; i++) a[i] = $i; n = NF; next }
+         { if (NF != n) { print "columns differ"; exit }
+           m = 0; for (i = 1; i <= NF; i++) { d = a[i] - $i; if (d < 0) d = -d; if (d > m) m = d }
+           printf "%.3g\n", m }' "$tmp/a" "$tmp/b"
+}
+
+# compare NAME TOL "tstep args" "tstep-petsc args"
+compare() {
+    name=$1 tol=$2
+    if ! $T run $3 >"$tmp/t.dat" 2>"$tmp/t.err"; then bad "$name: tstep run failed: $(cat "$tmp/t.err")"; return; fi
+    if ! $P $4 >"$tmp/p.dat" 2>"$tmp/p.err"; then bad "$name: tstep-petsc failed: $(tail -n 3 "$tmp/p.err")"; return; fi
+    d=$(lastdiff "$tmp/t.dat" "$tmp/p.dat")
+    if awk -v d="$d" -v t="$tol" 'BEGIN { exit !(d + 0 == d && d <= t) }'; then
+        ok "$name: max difference $d (tolerance $tol)"
+    else
+        bad "$name: max difference $d (tolerance $tol)"
+    fi
+}
+
+TIGHT_T="--newton-tol 1e-12"
+TIGHT_P="-snes_rtol 1e-14 -snes_atol 1e-11 -ksp_rtol 1e-13"
+for sys in "test1d --param k=10" "test1d --param omega=3" "oscillator --param c=0.3" string \
+           "cloth --param nx=6 --param ny=6"; do
+    case $sys in cloth*) dt=0.01 tend=0.1 edt=0.001 ;; string) dt=0.05 tend=1 edt=0.002 ;;
+                 *) dt=0.05 tend=1 edt=0.05 ;; esac
+    compare "beuler vs backward-euler on $sys" 1e-8 \
+        "--system $sys --stepper backward-euler --dt $dt --t-end $tend $TIGHT_T" \
+        "--system $sys -ts_type beuler -ts_dt $dt -ts_max_time $tend $TIGHT_P"
+    compare "rk 4 vs rk4 on $sys" 1e-11 \
+        "--system $sys --stepper rk4 --dt $edt --t-end $tend" \
+        "--system $sys -ts_type rk -ts_rk_type 4 -ts_dt $edt -ts_max_time $tend"
+    if $T list 2>/dev/null | grep -q '^ *crank-nicolson'; then
+        compare "cn vs crank-nicolson on $sys" 1e-8 \
+            "--system $sys --stepper crank-nicolson --dt $dt --t-end $tend $TIGHT_T" \
+            "--system $sys -ts_type cn -ts_dt $dt -ts_max_time $tend $TIGHT_P"
+    fi
+done
+
+# The system's post-step projection: the cloth on a sphere (one rank, mesh
+# cloth so it takes the sequential bridge) against tstep's backward Euler.
+MESH="cloth --param mesh=data/cloth.obj --param pin=none --param sphere_x=0.5 --param sphere_y=-1.4 --param sphere_z=0 --param sphere_r=0.3"
+# (the collider changes this final state by about 5, so a missing projection fails)
+compare "beuler vs backward-euler on a mesh cloth falling on a sphere (post-step)" 1e-7 \
+    "--system $MESH --stepper backward-euler --dt 0.005 --t-end 0.4 $TIGHT_T --newton-max 50" \
+    "--system $MESH -ts_type beuler -ts_dt 0.005 -ts_max_time 0.4 $TIGHT_P -snes_max_it 50"
+
+# The distributed grid cloth (DMDA): one and two ranks against tstep.
+if command -v mpiexec >/dev/null 2>&1; then
+    MPI="mpiexec --allow-run-as-root --oversubscribe"
+    G="--system cloth --param nx=12 --param ny=10"
+    for n in 1 2; do
+        if $MPI -n $n $P $G -ts_type beuler -ts_dt 0.01 -ts_max_time 0.1 $TIGHT_P >"$tmp/g$n.dat" 2>"$tmp/g.err"; then
+            $T run $G --stepper backward-euler --dt 0.01 --t-end 0.1 $TIGHT_T >"$tmp/gt.dat"
+            d=$(lastdiff "$tmp/gt.dat" "$tmp/g$n.dat")
+            if awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d <= 1e-8) }'; then
+                ok "distributed cloth, $n rank(s), beuler vs backward-euler: $d"
+            else
+                bad "distributed cloth, $n rank(s), beuler vs backward-euler: $d"
+            fi
+        else
+            bad "distributed cloth on $n rank(s) failed: $(tail -n 3 "$tmp/g.err")"
+        fi
+    done
+    d=$(lastdiff "$tmp/g1.dat" "$tmp/g2.dat")
+    if awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d <= 1e-9) }'; then
+        ok "distributed cloth: 2 ranks = 1 rank to $d"
+    else
+        bad "distributed cloth: 2 ranks differ from 1 by $d"
+    fi
+    $MPI -n 2 $P $G -ts_type rk -ts_rk_type 4 -ts_dt 0.001 -ts_max_time 0.05 >"$tmp/r2.dat" 2>/dev/null
+    $T run $G --stepper rk4 --dt 0.001 --t-end 0.05 >"$tmp/rt.dat"
+    d=$(lastdiff "$tmp/rt.dat" "$tmp/r2.dat")
+    if awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d <= 1e-11) }'; then
+        ok "distributed cloth, 2 ranks, rk 4 vs rk4: $d"
+    else
+        bad "distributed cloth, 2 ranks, rk 4 vs rk4: $d"
+    fi
+    $MPI -n 2 $P $G --param sphere_r=0.3 >"$tmp/o" 2>&1
+    rc=$?
+    if [ $rc = 2 ] && grep -q "post-step" "$tmp/o"; then ok "distributed cloth with a collider refused"; else bad "distributed collider: exit $rc"; fi
+fi
+
+# Pins: the cloth's pinned corners (the first row's ends) do not move.
+$P --system cloth --param nx=6 --param ny=6 -ts_type beuler -ts_dt 0.01 -ts_max_time 0.2 \
+    --format csv >"$tmp/c.csv" 2>/dev/null
+if awk -F, 'NR == 2 { for (i = 2; i <= 4; i++) a[i] = $i; for (i = 17; i <= 19; i++) b[i] = $i }
+           NR > 2 { for (i = 2; i <= 4; i++) if ($i != a[i]) bad = 1; for (i = 17; i <= 19; i++) if ($i != b[i]) bad = 1 }
+           END { exit bad }' "$tmp/c.csv"; then
+    ok "pinned corners held exactly over 20 beuler steps"
+else
+    bad "pinned corners moved"
+fi
+
+# The output is tstep run's format: same header, same row count.
+$T run --system oscillator --stepper rk4 --dt 0.1 --t-end 1 --format csv >"$tmp/t.csv"
+$P --system oscillator -ts_type rk -ts_rk_type 4 -ts_dt 0.1 -ts_max_time 1 --format csv >"$tmp/p.csv"
+if [ "$(head -n 1 "$tmp/t.csv")" = "$(head -n 1 "$tmp/p.csv")" ] &&
+   [ "$(wc -l <"$tmp/t.csv")" = "$(wc -l <"$tmp/p.csv")" ]; then
+    ok "csv output: same header and rows as tstep run"
+else
+    bad "csv output differs in layout from tstep run"
+fi
+
+# Usage errors: exit 2, naming the bad value.
+usage() {
+    $P "$@" >"$tmp/o" 2>"$tmp/e"
+    rc=$?
+    if [ $rc = 2 ] && grep -q -- "$NEEDLE" "$tmp/e" "$tmp/o"; then ok "usage error: $*"; else bad "usage error: $* (exit $rc)"; fi
+}
+NEEDLE="nosuch" usage --system nosuch
+NEEDLE="--system" usage -ts_type rk
+NEEDLE="--bogus" usage --system oscillator --bogus 1
+NEEDLE="k" usage --system test1d --param k=abc
+if command -v mpiexec >/dev/null 2>&1; then
+    mpiexec --allow-run-as-root --oversubscribe -n 2 $P --system oscillator >"$tmp/o" 2>&1
+    rc=$?
+    if [ $rc != 0 ] && grep -q "one rank" "$tmp/o"; then ok "two ranks refused with a message"; else bad "two ranks: exit $rc"; fi
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,58 @@
+/* Plugins: steppers and systems from a shared object built outside the tree
+ * (tstep/tstep.h).  The file is opened with dlopen and never closed, since
+ * its types stay registered until the process ends.  The symbols it needs
+ * from tstep (ts_system_deriv, ts_vec_axpy, ...) are resolved against the
+ * program that loads it: the tstep program exports every public symbol. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include "tstep/tstep.h"
+
+const char *tstep_version(void) { return TSTEP_VERSION; }
+
+int tstep_plugin_load(const char *path)
+{
+    if (!path || !*path) /* dlopen would hand back the program itself */
+        return ts_error(TS_ERR_INPUT, "'': empty file name");
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        return ts_error(TS_ERR_INPUT, "%s: cannot load: %s", path, why ? why : "dlopen failed");
+    }
+    const int *abi = dlsym(h, "tstep_plugin_abi");
+    if (!abi) {
+        dlclose(h);
+        return ts_error(TS_ERR_INPUT,
+                        "%s: not a tstep plugin (it does not define tstep_plugin_abi; "
+                        "put TSTEP_PLUGIN(); in it)", path);
+    }
+    if (*abi != TSTEP_PLUGIN_ABI) {
+        int got = *abi;
+        dlclose(h);
+        return ts_error(TS_ERR_INPUT,
+                        "%s: built for plugin interface %d, this tstep (%s) has interface %d: "
+                        "rebuild it against this tstep's headers", path, got, TSTEP_VERSION,
+                        TSTEP_PLUGIN_ABI);
+    }
+    const ts_stepper_type *const *steppers = dlsym(h, "tstep_plugin_steppers");
+    const ts_system_type *const *systems = dlsym(h, "tstep_plugin_systems");
+    if (!steppers && !systems) {
+        dlclose(h);
+        return ts_error(TS_ERR_INPUT,
+                        "%s: defines neither tstep_plugin_steppers nor tstep_plugin_systems",
+                        path);
+    }
+    /* Registered types point into the file: from here on it stays open. */
+    int s = TS_OK;
+    for (size_t i = 0; !s && steppers && steppers[i]; i++)
+        s = ts_stepper_register(steppers[i]);
+    for (size_t i = 0; !s && systems && systems[i]; i++)
+        s = ts_system_register(systems[i]);
+    if (s) {
+        char why[512]; /* the detail is rewritten below: copy it first */
+        snprintf(why, sizeof why, "%s", ts_error_detail());
+        return ts_error(s, "%s: %s", path, why);
+    }
+    return TS_OK;
+}

@@ -1,0 +1,139 @@
+/* tstep_main: the command-line program as a function (tstep/tstep.h), so a
+ * student's own program gets every command.  Global options (plugins,
+ * version), then an explicit table of commands looked up by name; each
+ * command lives in its own src/cmd_*.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "tstep/tstep.h"
+
+int cmd_check(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_stability(int argc, char **argv);
+int cmd_amplification(int argc, char **argv);
+int cmd_region(int argc, char **argv);
+
+const cli_command cli_commands[] = {
+    {"list", "list steppers and systems with their parameters", cmd_list},
+    {"run", "integrate a system and write its trajectory", cmd_run},
+    {"sweep", "error at t_end against step size; observed orders", cmd_sweep},
+    {"check-system", "Jacobian products against finite differences, Taylor test", cmd_check},
+    {"stability", "critical step size per stepper, measured and predicted", cmd_stability},
+    {"amplification", "one-step amplification factor on the test equation", cmd_amplification},
+    {"region", "stability regions |R(z)| on a grid of the complex plane", cmd_region},
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "Usage: tstep [--plugin FILE.so]... COMMAND [OPTIONS]\n"
+               "       tstep --version | --help\n\n"
+               "Time integration of particle systems: pick a system and a stepper,\n"
+               "integrate, and measure error, order and stability.\n\nCommands:\n");
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(f, "  %-13s %s\n", c->name, c->summary);
+    fprintf(f, "\nOptions before the command:\n"
+               "  --plugin FILE  load steppers and systems from the shared object FILE\n"
+               "                 (repeatable; write ./name.so for a file here); they join\n"
+               "                 the built-in ones for every command\n"
+               "  --version      print the version and the plugin interface version\n"
+               "  --help         this text\n"
+               "\nEnvironment:\n"
+               "  TSTEP_PLUGINS  colon-separated plugin files, loaded before --plugin ones\n"
+               "\n'tstep COMMAND --help' describes a command.\n"
+               "Exit status: 0 success, 1 the computation failed (diverged, solver did\n"
+               "not converge), 2 usage or input error.\n");
+}
+
+static int load_plugin(const char *path)
+{
+    if (tstep_plugin_load(path) == TS_OK)
+        return 0;
+    fprintf(stderr, "tstep: --plugin %s\n", ts_error_detail());
+    return CLI_EXIT_USAGE;
+}
+
+/* TSTEP_PLUGINS: FILE[:FILE...]; empty entries are skipped. */
+static int load_env_plugins(void)
+{
+    const char *list = getenv("TSTEP_PLUGINS");
+    if (!list || !*list)
+        return 0;
+    char *copy = malloc(strlen(list) + 1);
+    if (!copy) {
+        fprintf(stderr, "tstep: TSTEP_PLUGINS: out of memory\n");
+        return 1;
+    }
+    strcpy(copy, list);
+    int rc = 0;
+    for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc;
+         p = strtok_r(NULL, ":", &save))
+        if (tstep_plugin_load(p) != TS_OK) {
+            fprintf(stderr, "tstep: TSTEP_PLUGINS: %s\n", ts_error_detail());
+            rc = CLI_EXIT_USAGE;
+        }
+    free(copy);
+    return rc;
+}
+
+static int register_extras(const ts_stepper_type *const *steppers,
+                           const ts_system_type *const *systems)
+{
+    for (size_t i = 0; steppers && steppers[i]; i++)
+        if (ts_stepper_register(steppers[i])) {
+            fprintf(stderr, "tstep: extra stepper: %s\n", ts_error_detail());
+            return CLI_EXIT_USAGE;
+        }
+    for (size_t i = 0; systems && systems[i]; i++)
+        if (ts_system_register(systems[i])) {
+            fprintf(stderr, "tstep: extra system: %s\n", ts_error_detail());
+            return CLI_EXIT_USAGE;
+        }
+    return 0;
+}
+
+int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppers,
+               const ts_system_type *const *extra_systems)
+{
+    int rc, a = 1;
+    if ((rc = register_extras(extra_steppers, extra_systems)) || (rc = load_env_plugins()))
+        return rc;
+    for (; a < argc && strncmp(argv[a], "--plugin", 8) == 0; a++) {
+        const char *arg = argv[a] + 8;
+        if (*arg == '=')
+            arg++;
+        else if (*arg == '\0' && a + 1 < argc)
+            arg = argv[++a];
+        else {
+            fprintf(stderr, "tstep: %s: expected --plugin FILE\nTry 'tstep --help'.\n",
+                    argv[a]);
+            return CLI_EXIT_USAGE;
+        }
+        if ((rc = load_plugin(arg)))
+            return rc;
+    }
+    if (a >= argc) {
+        usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *cmd = argv[a];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("tstep %s (plugin interface %d)\n", tstep_version(), TSTEP_PLUGIN_ABI);
+        return 0;
+    }
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, cmd) == 0)
+            return c->main(argc - a, argv + a);
+    fprintf(stderr, "tstep: unknown command '%s' (valid:", cmd);
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(stderr, " %s", c->name);
+    fprintf(stderr, ")\nTry 'tstep --help'.\n");
+    return CLI_EXIT_USAGE;
+}
