@@ -765,6 +765,118 @@ START_TEST(markdown_check_catches_fences)
 }
 END_TEST
 
+/* Every tstep command line in the README and the reference docs runs as
+ * written: lines in code blocks that start with `build/tstep` (or `$
+ * build/tstep`), continued over trailing backslashes.  Lines with
+ * placeholders (S, N, FILE, [...], A|B, "...") and --live are skipped.  A
+ * trailing comment "exit N" gives the expected status; otherwise 0, or 0
+ * or 1 for a "$ " example (whose block shows its output, failures
+ * included).  They run in a scratch directory holding links to build/ and
+ * data/, so files they write land there. */
+static const char *const doc_files[] = {"README.md", "docs/commands.md", "docs/formats.md",
+                                        "docs/definitions.md", "docs/internals.md"};
+
+static int placeholder(const char *cmd)
+{
+    if (strstr(cmd, "...") || strchr(cmd, '[') || strchr(cmd, '|') || strstr(cmd, "--live"))
+        return 1;
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", cmd);
+    for (char *save = NULL, *tok = strtok_r(buf, " \t", &save); tok;
+         tok = strtok_r(NULL, " \t", &save)) {
+        int upper = 1;
+        for (const char *c = tok; *c; c++)
+            upper &= (*c >= 'A' && *c <= 'Z') || *c == ',';
+        if (upper)
+            return 1;
+    }
+    return 0;
+}
+
+static int run_doc_commands(const char *path, const char *scratch, int *count, char *msg,
+                            size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0; /* not written (yet) */
+    char line[4096], cmd[8192];
+    int fence = 0, lineno = 0, bad = 0;
+    while (!bad && fgets(line, sizeof line, f)) {
+        lineno++;
+        const char *p = line + strspn(line, " ");
+        if (strncmp(p, "```", 3) == 0) {
+            fence = !fence;
+            continue;
+        }
+        int indented = strncmp(line, "    ", 4) == 0;
+        int example = strncmp(p, "$ ", 2) == 0;
+        if (example)
+            p += 2;
+        if (!(fence || indented) || strncmp(p, "build/tstep ", 12) != 0)
+            continue;
+        int start = lineno;
+        snprintf(cmd, sizeof cmd, "%s", p + 12);
+        size_t n;
+        while ((n = strcspn(cmd, "\n")) > 0 && cmd[n - 1] == '\\' && fgets(line, sizeof line, f)) {
+            lineno++;
+            cmd[n - 1] = ' ';
+            cmd[n] = '\0';
+            strncat(cmd, line + strspn(line, " "), sizeof cmd - strlen(cmd) - 1);
+        }
+        cmd[strcspn(cmd, "\n")] = '\0';
+        int want = -1; /* 0, or 0 or 1 for examples */
+        char *hash = strstr(cmd, " #");
+        if (hash) {
+            const char *e = strstr(hash, "exit ");
+            if (e)
+                want = atoi(e + 5);
+            *hash = '\0';
+        }
+        if (placeholder(cmd))
+            continue;
+        char full[10000];
+        snprintf(full, sizeof full,
+                 "cd '%s' && TSTEP_PROGRESS=0 timeout 300 build/tstep %s >/dev/null 2>err.txt "
+                 "</dev/null",
+                 scratch, cmd);
+        int st = system(full);
+        int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        int ok = want >= 0 ? code == want : (code == 0 || (example && code == 1));
+        (*count)++;
+        if (!ok) {
+            char errtext[512], errpath[600];
+            snprintf(errpath, sizeof errpath, "%s/err.txt", scratch);
+            slurp(errpath, errtext, sizeof errtext);
+            snprintf(msg, size, "%s:%d: build/tstep %s: exit %d%s: %s", path, start, cmd, code,
+                     want >= 0 ? " (the text says otherwise)" : "", errtext);
+            bad = 1;
+        }
+    }
+    fclose(f);
+    return bad;
+}
+
+START_TEST(doc_commands_run_as_written)
+{
+    char scratch[] = "/tmp/tstep-robust-docs-XXXXXX", cmd[8192], cwd[2048];
+    ck_assert_ptr_nonnull(mkdtemp(scratch));
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    /* build/ -> this build directory (TSTEP_BIN's), data/ -> the shipped data */
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/build' && ln -s '%s/%s' '%s/build/tstep' && "
+                              "ln -s '%s/data' '%s/data'",
+             scratch, cwd, TSTEP_BIN, scratch, cwd, scratch);
+    ck_assert_int_eq(system(cmd), 0);
+    int count = 0;
+    char msg[2048] = "";
+    for (size_t i = 0; i < sizeof doc_files / sizeof *doc_files; i++)
+        ck_assert_msg(!run_doc_commands(doc_files[i], scratch, &count, msg, sizeof msg), "%s",
+                      msg);
+    ck_assert_msg(count >= 10, "only %d commands found in the docs", count);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *robust_suite(void)
 {
     Suite *s = suite_create("robust");
@@ -793,6 +905,8 @@ Suite *robust_suite(void)
     TCase *docs = tcase_create("docs");
     tcase_add_test(docs, markdown_renders);
     tcase_add_test(docs, markdown_check_catches_fences);
+    tcase_add_test(docs, doc_commands_run_as_written);
+    tcase_set_timeout(docs, 900);
     suite_add_tcase(s, docs);
     return s;
 }
