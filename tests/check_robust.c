@@ -65,6 +65,10 @@ static const struct {
     {"run --system oscillator --stepper rk4 --dt 0.01 --steps 1000000000 --out /dev/null",
      "--allow-large"},
     {"run --system test1d --stepper rk4 --dt 1e-12 --t-end 1 --out /dev/null", "GB"},
+    /* a small output but a billion cloth steps: the time estimate refuses */
+    {"run --system cloth --stepper rk4 --dt 1e-5 --steps 1000000000 --every 1000000 --out "
+     "/dev/null",
+     "hours (1000000000 steps, timed from a few)"},
 };
 
 START_TEST(refused_with_exit_2)
