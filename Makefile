@@ -18,7 +18,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
 LDLIBS  += -lm -ldl
-BUILD   := build
+BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
 
