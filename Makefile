@@ -5,7 +5,8 @@
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
-#   make bench    cloth CG matvec throughput against a STREAM triad on this machine
+#   make bench    cloth CG matvec throughput against a STREAM triad on this machine;
+#                 the linear solvers and preconditioners on the cloth (docs/solvers.md)
 #   make petsc    (optional) build/tstep-petsc: any system under PETSc's TS;
 #                 make deps-petsc installs PETSc and an MPI, make test-petsc tests it
 #   make install  bin/tstep, lib/libtstep.{a,so}, include/tstep/, lib/pkgconfig/tstep.pc,
@@ -16,8 +17,9 @@
 # the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -MMD -MP $(CFLAGS)
-LDLIBS  += -lm -ldl
+# SuiteSparse CHOLMOD (libsuitesparse-dev) for --linear-solver direct
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(CFLAGS)
+LDLIBS  += -lcholmod -lm -ldl
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -48,7 +50,8 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 # cmark: the test that README.md and docs/*.md render (no lost fence or heading).
-DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps cmark
+DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
+           libsuitesparse-dev liblapacke-dev libopenblas-dev cmark
 
 .PHONY: all test demo plots deps clean bench install uninstall FORCE petsc deps-petsc test-petsc
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
@@ -89,7 +92,7 @@ $(BUILD)/check_tstep: CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/nu
 $(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc \
                             -DTSTEP_BIN='"$(BUILD)/tstep"'
 $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
-	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) $(LDLIBS)
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) -llapacke $(LDLIBS)
 
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
@@ -109,8 +112,12 @@ demo: deps $(BUILD)/tstep
 $(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-bench: $(BUILD)/bench_matvec
+$(BUILD)/bench_solvers: $(BUILD)/bench/bench_solvers.o $(BUILD)/libtstep.a
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: $(BUILD)/bench_matvec $(BUILD)/bench_solvers
 	$(BUILD)/bench_matvec
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench_solvers
 
 # The optional PETSc bridge (petsc/): outside the default build.
 PETSC_PKGS = petsc-dev openmpi-bin
@@ -161,4 +168,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d $(BUILD)/bench/bench_solvers.d

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "tstep/linsolve.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -324,6 +325,16 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
         return 0;
     case 1004:
         return cli_parse_int(cmd, "cg-max", arg, 1, &o->cg_max);
+    case 1006:
+        if (!(o->precond = ts_precond_find(arg)))
+            return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",
+                                   arg);
+        return 0;
+    case 1007:
+        if (!(o->linear_solver = ts_linsolve_find(arg)))
+            return cli_usage_error(cmd, "--linear-solver: unknown solver '%s' (see tstep list)",
+                                   arg);
+        return 0;
     }
     return CLI_EXIT_USAGE;
 }
@@ -350,7 +361,7 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
         if (o->format == CLI_FORMAT_FRAMES && !o->frames_ok)
             return cli_usage_error(cmd, "--format: %s writes dat or csv, not frames", cmd);
         return 0;
-    case 1001: case 1002: case 1003: case 1004:
+    case 1001: case 1002: case 1003: case 1004: case 1006: case 1007:
         return cli_solver_option(cmd, c, arg, &o->solver);
     }
     return -1;

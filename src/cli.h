@@ -117,11 +117,14 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o);
 int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
 
-/* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max. */
+/* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max,
+ * --precond and --linear-solver (names from tstep/linsolve.h's registries). */
 #define CLI_SOLVER_LONGOPTS                                                  \
     {"newton-tol", required_argument, 0, 1001},                              \
         {"newton-max", required_argument, 0, 1002},                          \
-        {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}
+        {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}, \
+        {"precond", required_argument, 0, 1006},                             \
+        {"linear-solver", required_argument, 0, 1007}
 int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o);
 #define CLI_SOLVER_HELP                                                                   \
     "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
@@ -130,6 +133,8 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     "  --newton-max N  Newton iteration cap (default 20)\n"                                \
     "  --cg-tol X      linear solves: relative residual, 0 < X < 1 (default: automatic,\n" \
     "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
-    "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"
+    "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
+    "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
+    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"
 
 #endif

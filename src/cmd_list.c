@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "tstep/linsolve.h"
 #include "tstep/springs.h"
 
 static const char *kind_name(ts_param_kind k)
@@ -20,8 +21,8 @@ int cmd_list(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') {
             printf("Usage: tstep list\n\nPrint every stepper (name, nominal order, kind, "
-                   "summary) and every system\n(name, summary, parameters with kind, "
-                   "default and meaning).\n");
+                   "summary), every linear solver\nand preconditioner, and every system (name, summary, parameters with "
+                   "kind,\ndefault and meaning).\n");
             return 0;
         }
         return cli_bad_option("list", argc, argv);
@@ -34,6 +35,12 @@ int cmd_list(int argc, char **argv)
         printf("  %-22s order %d  %-8s  %s\n", t->name, t->order,
                t->flags & TS_IMPLICIT ? "implicit" : "explicit", t->summary);
     }
+    printf("\nLinear solvers (--linear-solver):\n");
+    for (size_t i = 0; ts_linsolve_registry[i]; i++)
+        printf("  %-22s %s\n", ts_linsolve_registry[i]->name, ts_linsolve_registry[i]->summary);
+    printf("\nPreconditioners (--precond, for cg):\n");
+    for (size_t i = 0; ts_precond_registry[i]; i++)
+        printf("  %-22s %s\n", ts_precond_registry[i]->name, ts_precond_registry[i]->summary);
     printf("\nSystems:\n");
     for (size_t i = 0; ts_system_at(i); i++) {
         const ts_system_type *s = ts_system_at(i);

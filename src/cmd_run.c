@@ -396,7 +396,8 @@ static void help(void)
            "                    for every system parameter\n"
            "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
            "                    residual, linear_residual columns (below), and print\n"
-           "                    totals and the achieved accuracy on standard error\n"
+           "                    totals, the achieved accuracy and the linear solver's\n"
+           "                    setup and solve times on standard error\n"
            "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
            "                    when a spring's length changes by more than the limit\n"
            "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n");
@@ -415,9 +416,9 @@ static void help(void)
            "                    $DISPLAY and a gnuplot with the qt, wxt or x11 terminal;\n"
            "                    exit status 2 with the reason otherwise); simulated time\n"
            "                    runs at --live-speed X times wall-clock time (default 1)\n"
-           "  --allow-large     run even above the output and time limits (below)\n"
-           CLI_SOLVER_HELP
-           "\n"
+           "  --allow-large     run even above the output and time limits (below)\n");
+    fputs(CLI_SOLVER_HELP, stdout);
+    printf("\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
            "defined), then the --stats columns (accepted, rejected with --adaptive or\n"
            "--rtol: steps so far).\n"
@@ -650,6 +651,9 @@ int cmd_run(int argc, char **argv)
                     "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
                     st->last.residual, tot->residual, st->opt.newton_tol,
                     st->last.linear_residual, tot->linear_residual);
+        if (itype->flags & TS_IMPLICIT)
+            fprintf(stderr, "tstep run: linear solver: setup %.3g s, solve %.3g s\n",
+                    tot->setup_seconds, tot->solve_seconds);
     }
     if (w.plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
         int r2 = draw_plot(cmd, &w, sys, itype->name, dt);

@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
+#include "tstep/linsolve.h"
 
 typedef struct {
     ts_solver_options opt;
     size_t n;
-    double *x0, *v0, *xhat, *vhat, *xk, *vk, *w, *wprev, *dw, *rhs, *f, *f0, *diag, *tmp, *kwork;
+    double *x0, *v0, *xhat, *vhat, *xk, *vk, *w, *wprev, *dw, *rhs, *f, *f0, *tmp;
+    ts_linsolve *lin; /* the linear solver (tstep/linsolve.h) */
     int have_warm; /* w holds the previous step's solution */
 } implicit_scratch;
 
@@ -21,19 +23,24 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
 {
     size_t n = sys->n;
     implicit_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(24 * n + 1, sizeof *block);
+    double *block = calloc(13 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
         return ts_error(TS_ERR_NOMEM, "implicit solver scratch");
     }
+    int st = ts_linsolve_new(sys, opt, &s->lin);
+    if (st) {
+        free(s);
+        free(block);
+        return st;
+    }
     s->opt = *opt;
     s->n = n;
-    double **vecs[] = {&s->x0, &s->v0, &s->xhat, &s->vhat, &s->xk, &s->vk, &s->w, &s->wprev,
-                       &s->dw, &s->rhs, &s->f, &s->f0, &s->diag, &s->tmp};
+    double **vecs[] = {&s->x0, &s->v0, &s->xhat, &s->vhat, &s->xk, &s->vk, &s->w,
+                       &s->wprev, &s->dw, &s->rhs, &s->f, &s->f0, &s->tmp};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         *vecs[i] = block + i * n;
-    s->kwork = block + 14 * n; /* 9n: BiCGSTAB's 8n and a saved start */
     *scratch = s;
     return TS_OK;
 }
@@ -44,6 +51,7 @@ void ts_implicit_free(void *scratch)
     if (!s)
         return;
     free(s->x0); /* the block */
+    ts_linsolve_free(s->lin);
     free(s);
 }
 
@@ -57,73 +65,14 @@ const ts_solver_options *ts_implicit_options(const void *scratch)
     return &((const implicit_scratch *)scratch)->opt;
 }
 
-typedef struct {
-    ts_system *sys;
-} matvec_ctx;
-
-/* out = (M - J) u with J = alpha df/dx + beta df/dv at the linearization */
-static int system_matvec(void *ctx, const double *u, double *out)
+int ts_implicit_solve(ts_linsolve *ls, ts_system *sys, double t, const double *x,
+                      const double *v, double alpha, double beta, double tol, const double *rhs,
+                      double *sol, ts_step_stats *stats)
 {
-    ts_system *sys = ((matvec_ctx *)ctx)->sys;
-    int s = ts_system_jacobian_mul(sys, u, out);
-    if (s)
-        return s;
-    for (size_t i = 0; i < sys->n; i++)
-        out[i] = sys->mass[i] * u[i] - out[i];
-    return TS_OK;
-}
-
-static int linearize_for_solve(ts_system *sys, double t, const double *x, const double *v,
-                               double alpha, double beta, double *diag);
-
-int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
-                      const double *v, double alpha, double beta, const double *rhs, double *sol,
-                      double *diag, double *work, ts_step_stats *stats)
-{
-    size_t n = sys->n;
-    double *start = work + 8 * n;
-    sys->definite_fix = 0; /* the exact Jacobian first: Newton converges fastest with it */
-    int st = linearize_for_solve(sys, t, x, v, alpha, beta, diag);
+    int st = ts_linsolve_setup(ls, sys, t, x, v, alpha, beta, stats);
     if (st)
         return st;
-    double tol = opt->cg_tol > 0.0 ? opt->cg_tol : TS_LINEAR_TOL_DEFAULT;
-    ts_krylov k = {.tol = tol, .max_iter = opt->cg_max, .diag = diag,
-                   .mask = sys->pinned, .work = work, .achieved = &stats->linear_residual};
-    matvec_ctx ctx = {sys};
-    int it = 0;
-    if (sys->jacobian_symmetric) {
-        /* save the start: a failed attempt below restarts from it */
-        ts_vec_copy(n, sol, start);
-        st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-        stats->linear_iters += it;
-        if (st != TS_ERR_INDEFINITE)
-            return st;
-        ts_vec_copy(n, start, sol);
-    }
-    /* Not symmetric, or symmetric but not positive definite (compressed
-     * springs; M - h df/dx on a growing mode x' = a x with h a > 1): CG does
-     * not apply.  The exact Newton step by a non-symmetric solver first. */
-    it = 0;
-    if (n <= TS_DENSE_MAX) /* small: BiCGSTAB can break down */
-        st = ts_dense_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    else
-        st = ts_bicgstab_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    stats->linear_iters += it;
-    if (st != TS_ERR_LINEAR || !sys->has_definite_fix)
-        return st;
-    /* Last, the system's definiteness fix (Choi & Ko 2002, sec. 5: clamped
-     * compressed springs): positive definite, so CG applies; a quasi-Newton
-     * step, so Newton then converges only linearly. */
-    sys->definite_fix = 1;
-    st = linearize_for_solve(sys, t, x, v, alpha, beta, diag);
-    sys->definite_fix = 0;
-    if (st)
-        return st;
-    ts_vec_copy(n, start, sol);
-    it = 0;
-    st = ts_cg_solve(n, system_matvec, &ctx, rhs, sol, &k, &it);
-    stats->linear_iters += it;
-    return st;
+    return ts_linsolve_solve(ls, sys, rhs, sol, tol > 0.0 ? tol : TS_LINEAR_TOL_DEFAULT, stats);
 }
 
 double ts_newton_scale(const ts_system *sys, const double *x, const double *v)
@@ -164,38 +113,13 @@ double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double r
     return fmax(eta, 1e-14);
 }
 
-/* Linearize at (x, v) and fill the Jacobi diagonal of M - J. */
-static int linearize_for_solve(ts_system *sys, double t, const double *x, const double *v,
-                               double alpha, double beta, double *diag)
-{
-    size_t n = sys->n;
-    int st = ts_system_linearize(sys, t, x, v, alpha, beta);
-    if (st)
-        return st;
-    if (sys->ops->jacobian_diag) {
-        if ((st = sys->ops->jacobian_diag(sys, diag)))
-            return st;
-        for (size_t i = 0; i < n; i++) {
-            diag[i] = sys->mass[i] - diag[i];
-            if (!(diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
-                diag[i] = sys->mass[i];
-        }
-    } else {
-        ts_vec_copy(n, sys->mass, diag);
-    }
-    return TS_OK;
-}
-
 /* Linearize at (x, v) and solve (M - J) sol = rhs to relative residual
  * eta, sol holding the start. */
 static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
                         const double *v, double alpha, double beta, double eta, double *sol,
                         ts_step_stats *stats)
 {
-    ts_solver_options o = s->opt;
-    o.cg_tol = eta;
-    return ts_implicit_solve(sys, &o, t, x, v, alpha, beta, s->rhs, sol, s->diag, s->kwork,
-                             stats);
+    return ts_implicit_solve(s->lin, sys, t, x, v, alpha, beta, eta, s->rhs, sol, stats);
 }
 
 /* The evaluation point from the unknown w:

@@ -87,8 +87,11 @@ static void filter(size_t n, const unsigned char *mask, double *x)
 /* z = P^-1 r, filtered */
 static void precondition(size_t n, const ts_krylov *k, const double *r, double *z)
 {
-    for (size_t i = 0; i < n; i++)
-        z[i] = k->diag ? r[i] / k->diag[i] : r[i];
+    if (k->precond)
+        k->precond(k->precond_ctx, r, z);
+    else
+        for (size_t i = 0; i < n; i++)
+            z[i] = k->diag ? r[i] / k->diag[i] : r[i];
     filter(n, k->mask, z);
 }
 

@@ -413,6 +413,75 @@ static int springs_jacobian_diag(ts_system *sys, double *diag)
     return TS_OK;
 }
 
+/* --- the assembled fast path (tstep/linsolve.h) ------------------------------- */
+
+/* J = alpha df/dx + beta df/dv of the fast path: J_ii = -beta c m_i I - sum
+ * of B over i's springs, J_ij = +B for a spring (i, j). */
+
+/* J's diagonal 3x3 blocks, row-major, 9 per particle */
+static int springs_jacobian_block_diag(ts_system *sys, double *blocks)
+{
+    ts_springs *s = (ts_springs *)sys;
+    ts_vec_zero(9 * s->np, blocks);
+    for (size_t p = 0; p < s->np; p++)
+        for (int a = 0; a < 3; a++)
+            blocks[9 * p + 4 * a] = -s->lin_wdrag * sys->mass[3 * p + a];
+    static const int full[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5}; /* 3x3 from xx xy xz yy yz zz */
+    for (size_t e = 0; e < s->ns; e++) {
+        const double *b = s->block + 6 * e;
+        double *bi = blocks + 9 * (size_t)s->si[e], *bj = blocks + 9 * (size_t)s->sj[e];
+        for (int a = 0; a < 9; a++)
+            bi[a] -= b[full[a]], bj[a] -= b[full[a]];
+    }
+    return TS_OK;
+}
+
+/* J's lower triangle as triplets: first each particle's diagonal block
+ * (6 entries: 00 10 11 20 21 22), then per spring (i < j) the block at
+ * rows of j, columns of i (9 entries, row-major). */
+static int springs_jacobian_triplets(ts_system *sys, size_t *count, size_t *row, size_t *col,
+                                     double *val)
+{
+    ts_springs *s = (ts_springs *)sys;
+    static const int ra[6] = {0, 1, 1, 2, 2, 2}, cb[6] = {0, 0, 1, 0, 1, 2};
+    static const int low[6] = {0, 1, 3, 2, 4, 5}; /* those entries in xx xy xz yy yz zz */
+    static const int full[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5};
+    size_t np = s->np;
+    *count = 6 * np + 9 * s->ns;
+    if (row || col)
+        for (size_t p = 0; p < np; p++)
+            for (int k = 0; k < 6; k++) {
+                if (row)
+                    row[6 * p + k] = 3 * p + (size_t)ra[k];
+                if (col)
+                    col[6 * p + k] = 3 * p + (size_t)cb[k];
+            }
+    if (row || col)
+        for (size_t e = 0; e < s->ns; e++)
+            for (int k = 0; k < 9; k++) {
+                size_t t = 6 * np + 9 * e + (size_t)k;
+                if (row)
+                    row[t] = 3 * (size_t)s->sj[e] + (size_t)(k / 3);
+                if (col)
+                    col[t] = 3 * (size_t)s->si[e] + (size_t)(k % 3);
+            }
+    if (!val)
+        return TS_OK;
+    for (size_t p = 0; p < np; p++)
+        for (int k = 0; k < 6; k++)
+            val[6 * p + k] = ra[k] == cb[k] ? -s->lin_wdrag * sys->mass[3 * p + ra[k]] : 0.0;
+    for (size_t e = 0; e < s->ns; e++) {
+        const double *b = s->block + 6 * e;
+        double *vi = val + 6 * (size_t)s->si[e], *vj = val + 6 * (size_t)s->sj[e];
+        for (int k = 0; k < 6; k++)
+            vi[k] -= b[low[k]], vj[k] -= b[low[k]];
+        double *vo = val + 6 * np + 9 * e;
+        for (int k = 0; k < 9; k++)
+            vo[k] = b[full[k]];
+    }
+    return TS_OK;
+}
+
 /* --- energy, momentum, strain ---------------------------------------------------- */
 
 static int springs_energy(ts_system *sys, double t, const double *x, const double *v,
@@ -548,6 +617,8 @@ static const ts_system_ops springs_ops = {
     .linearize = springs_linearize,
     .jacobian_mul = springs_jacobian_mul,
     .jacobian_diag = springs_jacobian_diag,
+    .jacobian_block_diag = springs_jacobian_block_diag,
+    .jacobian_triplets = springs_jacobian_triplets,
     .energy = springs_energy,
     .momentum = springs_momentum,
     .post_step = springs_post_step,

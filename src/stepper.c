@@ -80,6 +80,8 @@ void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b)
     a->rejected += b->rejected;
     a->residual = fmax(a->residual, b->residual); /* fmax ignores a NAN side */
     a->linear_residual = fmax(a->linear_residual, b->linear_residual);
+    a->setup_seconds += b->setup_seconds;
+    a->solve_seconds += b->solve_seconds;
 }
 
 int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)

@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
+#include "tstep/linsolve.h"
 
 #define ARMIJO_C1 1e-4
 #define MAX_HALVINGS 50
@@ -61,7 +62,8 @@ typedef struct {
     ts_solver_options opt;
     size_t n;
     void *newton; /* backward Euler's Newton scratch, for systems with no objective */
-    double *x0, *v0, *xpred, *x, *v, *g, *d, *xt, *vt, *gt, *f, *diag, *probe, *kwork;
+    double *x0, *v0, *xpred, *x, *v, *g, *d, *xt, *vt, *gt, *f, *probe;
+    ts_linsolve *lin;
 } opt_scratch;
 
 static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
@@ -76,19 +78,24 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
             *scratch = s;
         return st;
     }
-    double *block = calloc(22 * n + 1, sizeof *block);
+    double *block = calloc(12 * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
         return ts_error(TS_ERR_NOMEM, "backward-euler-opt scratch");
     }
+    int st = ts_linsolve_new(sys, opt, &s->lin);
+    if (st) {
+        free(s);
+        free(block);
+        return st;
+    }
     s->opt = *opt;
     s->n = n;
     double **vecs[] = {&s->x0, &s->v0, &s->xpred, &s->x, &s->v, &s->g, &s->d,
-                       &s->xt, &s->vt, &s->gt, &s->f, &s->diag, &s->probe};
+                       &s->xt, &s->vt, &s->gt, &s->f, &s->probe};
     for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
         *vecs[i] = block + i * n;
-    s->kwork = block + 13 * n; /* 9n, as ts_implicit_solve needs */
     /* a fixed direction with no symmetry, to probe df/dv */
     for (size_t i = 0; i < n; i++)
         s->probe[i] = sin(1.3 * (double)i + 0.7);
@@ -110,6 +117,7 @@ static void opt_free(void *scratch)
     if (!s)
         return;
     ts_implicit_free(s->newton);
+    ts_linsolve_free(s->lin);
     free(s->x0); /* the block */
     free(s);
 }
@@ -271,16 +279,15 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         if (it > s->opt.newton_max)
             break;
         stats->newton_iters = it;
-        ts_solver_options lin = s->opt;
-        lin.cg_tol = eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev, tol * mmin * scale * unit);
+        eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev, tol * mmin * scale * unit);
         gprev = gnorm;
 
         /* Newton direction: (M - a df/dx - beta df/dv) d = -G */
         for (size_t i = 0; i < n; i++)
             s->gt[i] = -s->g[i];
         ts_vec_zero(n, s->d);
-        st = ts_implicit_solve(sys, &lin, t1, s->x, order2 ? s->v : NULL, a, beta, s->gt, s->d,
-                               s->diag, s->kwork, stats);
+        st = ts_implicit_solve(s->lin, sys, t1, s->x, order2 ? s->v : NULL, a, beta, eta, s->gt,
+                               s->d, stats);
         if (st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE) {
             if (!(ts_vec_dot(n, s->g, s->d) < 0.0))
                 for (size_t i = 0; i < n; i++) /* scaled steepest descent */

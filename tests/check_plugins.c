@@ -120,7 +120,7 @@ static int student(const char *dir, char *out, size_t size, const char *fmt, ...
 /* Build a plugin exactly as the docs say. */
 static void build_plugin(const char *dir, const char *name)
 {
-    char out[8192];
+    char out[65536];
     ck_assert_msg(student(dir, out, sizeof out,
                           "cc -shared -fPIC $(pkg-config --cflags tstep) %s.c -o %s.so", name,
                           name) == 0,
@@ -279,7 +279,7 @@ END_TEST
 /* DESTDIR stages the files under it; .pc names PREFIX; uninstall removes them. */
 START_TEST(destdir_install_and_uninstall)
 {
-    char out[8192];
+    char out[65536];
     ck_assert_msg(student(repo, out, sizeof out,
                           "make -s install DESTDIR='%s/stage' PREFIX=/opt/tstep", root) == 0,
                   "make install DESTDIR: %s", out);
@@ -302,7 +302,7 @@ START_TEST(ralston_plugin_is_listed_and_order_2)
     require_install();
     const char *dir = folder("ralston", "ralston.c");
     build_plugin(dir, "ralston");
-    char out[8192];
+    char out[65536];
     ck_assert_int_eq(student(dir, out, sizeof out, "tstep --plugin ./ralston.so list"), 0);
     const char *line = strstr(out, "\n  ralston ");
     ck_assert_msg(line, "list lacks ralston:\n%s", out);
@@ -338,7 +338,7 @@ START_TEST(pendulum_plugin_passes_check_system)
     require_install();
     const char *dir = folder("pendulum", "pendulum.c");
     build_plugin(dir, "pendulum");
-    char out[8192];
+    char out[65536];
     ck_assert_int_eq(student(dir, out, sizeof out, "tstep --plugin ./pendulum.so list"), 0);
     ck_assert_msg(strstr(out, "\n  pendulum "), "list lacks pendulum:\n%s", out);
     int rc = student(dir, out, sizeof out,
@@ -380,7 +380,7 @@ START_TEST(plugins_from_the_environment)
     const char *dir = folder("both", "ralston.c pendulum.c");
     build_plugin(dir, "ralston");
     build_plugin(dir, "pendulum");
-    char out[8192];
+    char out[65536];
     ck_assert_int_eq(student(dir, out, sizeof out,
                              "TSTEP_PLUGINS=./ralston.so:./pendulum.so tstep list"), 0);
     ck_assert_msg(strstr(out, "\n  ralston ") && strstr(out, "\n  pendulum "), "%s", out);
@@ -397,7 +397,7 @@ START_TEST(bad_plugins_are_refused_with_exit_2)
 {
     require_install();
     const char *dir = folder("bad", "ralston.c");
-    char out[8192];
+    char out[65536];
     ck_assert_int_eq(student(dir, out, sizeof out,
                              "cp ralston.c clash.c && cp ralston.c abi.c && "
                              "echo 'int unrelated = 1;' > notplugin.c && "
@@ -445,10 +445,10 @@ START_TEST(own_program_links_the_installed_library)
 {
     require_install();
     const char *dir = folder("mytstep", "mytstep.c ralston.c pendulum.c");
-    char out[8192];
+    char out[65536];
     int rc = student(dir, out, sizeof out,
                      "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl $TSTEP_TEST_CFLAGS -o mytstep");
+                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -lm -ldl $TSTEP_TEST_CFLAGS -o mytstep");
     ck_assert_msg(rc == 0, "building mytstep: %s", out);
     ck_assert_int_eq(student(dir, out, sizeof out, "./mytstep list"), 0);
     ck_assert_msg(strstr(out, "\n  ralston ") && strstr(out, "\n  pendulum "), "%s", out);
@@ -460,7 +460,7 @@ START_TEST(own_program_links_the_installed_library)
     edit(dir, "ralston.c", "\"ralston\"", "\"rk4\"");
     rc = student(dir, out, sizeof out,
                  "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl $TSTEP_TEST_CFLAGS -o clash");
+                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -lm -ldl $TSTEP_TEST_CFLAGS -o clash");
     ck_assert_msg(rc == 0, "building clash: %s", out);
     rc = student(dir, out, sizeof out, "./clash list");
     ck_assert_msg(rc == 2 && strstr(out, "stepper 'rk4' clashes with the built-in"),

@@ -14,6 +14,7 @@ Suite *stability_suite(void);
 Suite *plots_suite(void);
 Suite *springs_suite(void);
 Suite *newton_suite(void);
+Suite *linsolve_suite(void);
 Suite *plugins_suite(void);
 Suite *methods_suite(void);
 Suite *robust_suite(void);

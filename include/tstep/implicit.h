@@ -3,9 +3,10 @@
  *
  * Backward Euler, x1 = x0 + h v1, M v1 = M v0 + h f(x1, v1) (order 2), or
  * M x1 = M x0 + h f(x1) (order 1), solved by Newton's method with each linear
- * solve matrix-free (Jacobi-preconditioned CG when the Jacobian is
- * symmetric, BiCGSTAB otherwise; a dense solve for a non-symmetric system
- * of at most TS_DENSE_MAX unknowns, where BiCGSTAB can break down), pinned
+ * solve by the chosen solver (tstep/linsolve.h; by default matrix-free
+ * preconditioned CG when the Jacobian is symmetric, BiCGSTAB otherwise; a
+ * dense solve for a non-symmetric system of at most TS_DENSE_MAX unknowns,
+ * where BiCGSTAB can break down), pinned
  * degrees of freedom filtered.  When CG finds the symmetric matrix
  * indefinite (compressed springs), the exact Newton step is taken by
  * BiCGSTAB; only if that fails does the solve fall back to the system's
@@ -88,17 +89,17 @@ int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, in
                            ts_step_stats *stats);
 
 /* The linear solve every implicit Euler variant shares: linearize at
- * (x, v, t) and solve (M - alpha df/dx - beta df/dv) sol = rhs matrix-free,
- * Jacobi-preconditioned (diagonal from jacobian_diag where the system has
- * it, else M), by CG when sys->jacobian_symmetric and BiCGSTAB otherwise,
- * pinned degrees of freedom filtered (held at 0 in sol).  sol holds the
- * starting guess; diag is n doubles and work 9n doubles of scratch;
- * the relative tolerance is opt->cg_tol (TS_LINEAR_TOL_DEFAULT if 0);
- * stats->linear_iters is increased by the iterations taken and
- * stats->linear_residual set to the relative residual reached. */
-int ts_implicit_solve(ts_system *sys, const ts_solver_options *opt, double t, const double *x,
-                      const double *v, double alpha, double beta, const double *rhs, double *sol,
-                      double *diag, double *work, ts_step_stats *stats);
+ * (x, v, t) and solve (M - alpha df/dx - beta df/dv) sol = rhs by the solver
+ * object ls (tstep/linsolve.h: ts_linsolve_setup then ts_linsolve_solve,
+ * with its fallbacks), pinned degrees of freedom filtered (held at 0 in
+ * sol).  sol holds the starting guess; the relative tolerance is tol
+ * (TS_LINEAR_TOL_DEFAULT if 0); stats->linear_iters is increased by the
+ * iterations taken, stats->linear_residual set to the relative residual
+ * reached, setup and solve times added. */
+struct ts_linsolve;
+int ts_implicit_solve(struct ts_linsolve *ls, ts_system *sys, double t, const double *x,
+                      const double *v, double alpha, double beta, double tol, const double *rhs,
+                      double *sol, ts_step_stats *stats);
 
 /* Newton's stop measure of a residual r (n entries, in the units of M times
  * the unknown): |M^-1 r|_inf / scale. */

@@ -22,11 +22,15 @@ int ts_vec_all_finite(size_t n, const double *x);
 
 /* out = A u; returns a status (nonzero aborts the solve with that status). */
 typedef int (*ts_matvec_fn)(void *ctx, const double *u, double *out);
+/* z = P^-1 r, a preconditioner's apply (tstep/linsolve.h); z is filtered after. */
+typedef void (*ts_precond_fn)(void *ctx, const double *r, double *z);
 
 typedef struct {
     double tol;   /* relative: stop when |r|_2 <= tol * |b|_2 (filtered b) */
     int max_iter;
     const double *diag;         /* Jacobi preconditioner diagonal, or NULL */
+    ts_precond_fn precond;      /* if not NULL, the preconditioner (diag is then unused) */
+    void *precond_ctx;
     const unsigned char *mask;  /* filter: mask[i] != 0 keeps x[i] = 0; or NULL */
     double *work;               /* 5n doubles for CG, 8n for BiCGSTAB */
     double *achieved;           /* if not NULL, receives |r|_2 / |b|_2 at a successful return */

@@ -44,6 +44,8 @@ typedef struct {
                           0 means automatic: the Eisenstat-Walker forcing rule inside
                           Newton, TS_LINEAR_TOL_DEFAULT for a linearized step */
     int cg_max;        /* linear iteration cap; 0 means 2 * dimension + 20 */
+    const struct ts_linsolve_type *linear_solver; /* tstep/linsolve.h; NULL: the default */
+    const struct ts_precond_type *precond;        /* NULL: the default */
 } ts_solver_options;
 
 /* The linear tolerance of a linearized step (backward-euler-linear) when
@@ -67,6 +69,10 @@ typedef struct {
      * In a stepper's totals both are the worst (largest) over the run. */
     double residual;
     double linear_residual;
+    /* Wall time (s) of the linear solver's setups (linearization,
+     * preconditioner, factorization) and of its solves; summed in totals. */
+    double setup_seconds;
+    double solve_seconds;
 } ts_step_stats;
 
 typedef struct ts_butcher ts_butcher; /* tstep/butcher.h */

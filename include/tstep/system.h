@@ -51,6 +51,19 @@ typedef struct {
     /* Optional: the diagonal of (alpha df/dx + beta df/dv) at the last
      * linearization, for the Jacobi preconditioner (mass alone without it). */
     int (*jacobian_diag)(ts_system *sys, double *diag);
+    /* Optional: the diagonal 3x3 blocks of (alpha df/dx + beta df/dv) at the
+     * last linearization, 9 per particle, row-major (dim 3 systems), for the
+     * block-Jacobi preconditioner. */
+    int (*jacobian_block_diag)(ts_system *sys, double *blocks);
+    /* Optional: (alpha df/dx + beta df/dv) at the last linearization as
+     * triplets (row[k], col[k], val[k]) with row >= col, the lower triangle
+     * of the fast path's symmetric matrix, duplicates to be summed.  The
+     * pattern (count and positions) is the same at every linearization, so
+     * it may be asked before any (val NULL).  Any of row, col, val may be
+     * NULL; *count receives the number of triplets.  For the assembled
+     * solvers (tstep/linsolve.h). */
+    int (*jacobian_triplets)(ts_system *sys, size_t *count, size_t *row, size_t *col,
+                             double *val);
 
     /* Optional: kinetic and potential energy at (x, v). */
     int (*energy)(ts_system *sys, double t, const double *x, const double *v,

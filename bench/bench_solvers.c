@@ -1,0 +1,208 @@
+/* make bench: the linear solvers and preconditioners on the cloth.
+ *
+ * 1. A backward-euler step (default options: Newton to 1e-8 with
+ *    Eisenstat-Walker linear tolerances) on the 100 x 100 cloth at
+ *    dt = 1/60, divided by one forward-euler step measured in the same run:
+ *    the cost of an implicit step in explicit steps (goal: <= 40).  Once
+ *    with the default solver, once with each solver / preconditioner.
+ * 2. Per grid size (32^2, 100^2, 300^2 by default; TSTEP_BENCH_SIZES="32 100
+ *    300 1000" to choose), per solver / preconditioner: wall time, CG
+ *    iterations, Newton iterations, setup and solve time per step, and the
+ *    cost per particle per step.
+ *
+ * Each step starts from the same state: the cloth hanging from its top
+ * corners after 3 backward-euler steps from rest (moving, springs
+ * stretched and some compressed), at the same warm start.  Figures are
+ * medians of REPS repeats, interleaved across the solvers so that a slow
+ * spell of a shared machine hits them all; 300^2 and beyond take
+ * REPS_LARGE repeats.  Results to build/bench/solvers.csv and stdout.
+ * OPENBLAS_NUM_THREADS=1 is advisable (CHOLMOD's BLAS). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tstep/linsolve.h"
+#include "tstep/springs.h"
+#include "tstep/stepper.h"
+
+#define REPS 5
+#define REPS_LARGE 3
+#define DT (1.0 / 60.0)
+#define FE_BATCH 20 /* forward-euler steps per timing */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+typedef struct {
+    const char *label;
+    const ts_linsolve_type *solver;
+    const ts_precond_type *precond;
+} config;
+
+static const config configs[] = {
+    {"default", NULL, NULL},
+    {"cg/jacobi", &ts_linsolve_cg, &ts_precond_jacobi},
+    {"cg/block-jacobi", &ts_linsolve_cg, &ts_precond_block_jacobi},
+    {"cg/ic0", &ts_linsolve_cg, &ts_precond_ic0},
+    {"direct", &ts_linsolve_direct, NULL},
+};
+#define NCONF (int)(sizeof configs / sizeof *configs)
+
+static ts_system *make_cloth(int nx)
+{
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    char buf[64];
+    snprintf(buf, sizeof buf, "nx=%d", nx);
+    ts_params_set_pair(&p, buf);
+    snprintf(buf, sizeof buf, "ny=%d", nx);
+    ts_params_set_pair(&p, buf);
+    ts_system *sys = NULL;
+    if (ts_system_new(&ts_cloth, &p, &sys)) {
+        fprintf(stderr, "bench_solvers: cloth %d: %s\n", nx, ts_error_detail());
+        exit(1);
+    }
+    return sys;
+}
+
+static ts_solver_options options(const config *c)
+{
+    ts_solver_options o = ts_default_solver_options();
+    o.linear_solver = c->solver;
+    o.precond = c->precond;
+    return o;
+}
+
+/* One timed step of `type` from y0 with a fresh stepper; its statistics in *st. */
+static double time_step(const ts_stepper_type *type, const config *c, ts_system *sys,
+                        const double *y0, ts_step_stats *st)
+{
+    ts_solver_options o = options(c);
+    ts_stepper *s;
+    if (ts_stepper_new(type, sys, &o, &s)) {
+        fprintf(stderr, "bench_solvers: %s: %s\n", c->label, ts_error_detail());
+        exit(1);
+    }
+    ts_system_set_y(sys, y0);
+    double t0 = now();
+    int rc = ts_stepper_step(s, sys, 3 * DT, DT);
+    double t = now() - t0;
+    if (rc) {
+        fprintf(stderr, "bench_solvers: %s step failed: %s\n", c->label, ts_error_detail());
+        exit(1);
+    }
+    *st = s->last;
+    ts_stepper_free(s);
+    return t;
+}
+
+static double time_fe(ts_system *sys, const double *y0)
+{
+    ts_stepper *s;
+    if (ts_stepper_new(&ts_forward_euler, sys, NULL, &s))
+        exit(1);
+    ts_system_set_y(sys, y0);
+    double t0 = now();
+    for (int k = 0; k < FE_BATCH; k++)
+        ts_stepper_step(s, sys, 3 * DT, 1e-6); /* a tiny step: the state stays sane */
+    double t = (now() - t0) / FE_BATCH;
+    ts_stepper_free(s);
+    return t;
+}
+
+/* the start: 3 default backward-euler steps from rest */
+static double *start_state(ts_system *sys)
+{
+    double *y = malloc(2 * sys->n * sizeof *y);
+    ts_stepper *s;
+    if (!y || ts_stepper_new(&ts_backward_euler, sys, NULL, &s))
+        exit(1);
+    for (int k = 0; k < 3; k++)
+        if (ts_stepper_step(s, sys, k * DT, DT))
+            exit(1);
+    ts_system_get_y(sys, y);
+    ts_stepper_free(s);
+    return y;
+}
+
+int main(void)
+{
+    if (system("mkdir -p build/bench") != 0)
+        return 1;
+    FILE *csv = fopen("build/bench/solvers.csv", "w");
+    if (!csv) {
+        perror("build/bench/solvers.csv");
+        return 1;
+    }
+    fprintf(csv, "nx,particles,solver,reps,step_s,fe_step_s,step_over_fe,linear_iters,"
+                 "newton_iters,setup_s,solve_s,us_per_particle\n");
+
+    const char *env = getenv("TSTEP_BENCH_SIZES");
+    char sizes[256];
+    snprintf(sizes, sizeof sizes, "%s", env && *env ? env : "32 100 300");
+    printf("bench_solvers: backward-euler on the cloth at dt = 1/60, one step from a moving "
+           "state;\nmedians of interleaved repeats (default: %s, %s)\n",
+           TS_LINSOLVE_DEFAULT->name, TS_PRECOND_DEFAULT->name);
+    for (char *tok = strtok(sizes, " ,"); tok; tok = strtok(NULL, " ,")) {
+        int nx = atoi(tok);
+        if (nx < 3)
+            continue;
+        ts_system *sys = make_cloth(nx);
+        double *y0 = start_state(sys);
+        int reps = nx >= 300 ? REPS_LARGE : REPS;
+        double t[NCONF][REPS], fe[REPS];
+        ts_step_stats st[NCONF][REPS];
+        for (int r = 0; r < reps; r++) {
+            fe[r] = time_fe(sys, y0);
+            for (int c = 0; c < NCONF; c++)
+                t[c][r] = time_step(&ts_backward_euler, &configs[c], sys, y0, &st[c][r]);
+        }
+        double fe_med = median(fe, reps);
+        printf("\n%d x %d cloth (%d particles): forward-euler step %.3g ms\n", nx, nx, nx * nx,
+               1e3 * fe_med);
+        printf("  %-16s %10s %8s %8s %7s %9s %9s %10s\n", "solver", "step ms", "BE/FE", "CG it",
+               "Newton", "setup ms", "solve ms", "us/part.");
+        for (int c = 0; c < NCONF; c++) {
+            double it[REPS], nw[REPS], su[REPS], so[REPS];
+            for (int r = 0; r < reps; r++) {
+                it[r] = (double)st[c][r].linear_iters;
+                nw[r] = (double)st[c][r].newton_iters;
+                su[r] = st[c][r].setup_seconds;
+                so[r] = st[c][r].solve_seconds;
+            }
+            double tm = median(t[c], reps), itm = median(it, reps), nwm = median(nw, reps);
+            double sum = median(su, reps), som = median(so, reps);
+            double per = 1e6 * tm / (nx * nx);
+            printf("  %-16s %10.2f %8.0f %8.0f %7.0f %9.2f %9.2f %10.2f\n", configs[c].label,
+                   1e3 * tm, tm / fe_med, itm, nwm, 1e3 * sum, 1e3 * som, per);
+            fprintf(csv, "%d,%d,%s,%d,%.6g,%.6g,%.6g,%.0f,%.0f,%.6g,%.6g,%.6g\n", nx, nx * nx,
+                    configs[c].label, reps, tm, fe_med, tm / fe_med, itm, nwm, sum, som, per);
+        }
+        if (nx == 100)
+            printf("  goal: default backward-euler step <= 40 forward-euler steps; measured "
+                   "%.0f\n",
+                   median(t[0], reps) / fe_med);
+        free(y0);
+        ts_system_free(sys);
+        fflush(stdout);
+    }
+    fclose(csv);
+    printf("\nwritten: build/bench/solvers.csv\n");
+    return 0;
+}

@@ -1,0 +1,162 @@
+/* tstep/linsolve.h - the linear solve below Newton: solver and
+ * preconditioner objects, chosen by name.
+ *
+ * Every implicit step solves, at a linearization (x, v, t) with
+ * coefficients (alpha, beta),
+ *
+ *     A sol = rhs,   A = M - alpha df/dx - beta df/dv,
+ *
+ * with pinned degrees of freedom filtered (Baraff & Witkin 1998, sec. 5.3:
+ * A's pinned rows and columns act as the identity, rhs and sol are 0 there).
+ * The pattern is SUNDIALS' SUNLinearSolver and GSL's step types: a solver
+ * type is a constant table (setup at a linearization, solve, free), a
+ * preconditioner type likewise (setup, apply, free); each lives in its own
+ * file opening with its algorithm and reference:
+ *
+ *   solvers          src/linsolve_cg.c        cg: preconditioned CG, matrix-free
+ *                    src/linsolve_cholmod.c   direct: sparse Cholesky (CHOLMOD)
+ *   preconditioners  src/precond_jacobi.c     jacobi: the diagonal of A
+ *                    src/precond_block_jacobi.c  block-jacobi: A's 3x3 diagonal blocks
+ *                    src/precond_ichol.c      ic0: incomplete Cholesky IC(0) of A
+ *
+ * and src/linsolve.c holds the registries and the driver every solver
+ * shares.  The driver's fallbacks are the same for every choice:
+ *   1. symmetric A (sys->jacobian_symmetric): the solver's own solve (CG, or
+ *      the Cholesky factor);
+ *   2. not symmetric, or the solver found A not positive definite
+ *      (TS_ERR_INDEFINITE; compressed springs): the exact Newton step by
+ *      BiCGSTAB with the same preconditioner (direct: the factor of the
+ *      definiteness fix's matrix where it has one, else Jacobi), or a dense
+ *      solve when n <= TS_DENSE_MAX;
+ *   3. if that fails and the system has a definiteness fix (clamped
+ *      compressed springs, Choi & Ko 2002), relinearize with it, set up
+ *      again and repeat 1.
+ * Times spent in setups (linearization, preconditioner, factorization) and
+ * in solves go to ts_step_stats.setup_seconds and solve_seconds. */
+#ifndef TSTEP_LINSOLVE_H
+#define TSTEP_LINSOLVE_H
+
+#include <stddef.h>
+#include "tstep/linalg.h"
+#include "tstep/stepper.h"
+
+typedef struct ts_linsolve ts_linsolve;
+
+/* A preconditioner type.  setup runs at each linearization, after the
+ * driver has filled ls->diag (and assembled ls->A when needs_matrix);
+ * apply computes z = P^-1 r (the driver filters z after) and must not
+ * allocate.  A preconditioner is symmetric positive definite whatever A
+ * is (setups fall back, never fail for an indefinite A), so CG and
+ * BiCGSTAB can both use it. */
+typedef struct ts_precond_type {
+    const char *name;
+    const char *summary;
+    int needs_matrix; /* 1: setup reads the assembled lower triangle ls->A */
+    int definite;     /* 1: set up from the system's definiteness fix (clamped compressed
+                         springs) where it has one, so P is positive definite even where A
+                         is not; the solve still uses the exact A */
+    int (*alloc)(const ts_linsolve *ls, const ts_system *sys, void **state);
+    int (*setup)(void *state, const ts_linsolve *ls, ts_system *sys);
+    void (*apply)(void *state, const double *r, double *z);
+    void (*free)(void *state); /* accepts NULL */
+} ts_precond_type;
+
+/* A linear solver type.  solve is called only for symmetric A, at the last
+ * setup: it solves A sol = rhs to relative residual tol (sol holds the
+ * start), adds to *iters, sets *achieved to |rhs - A sol|_2 / |rhs|_2, and
+ * returns TS_ERR_INDEFINITE when A is not positive definite (the driver
+ * then falls back), TS_ERR_LINEAR when it does not converge. */
+typedef struct ts_linsolve_type {
+    const char *name;
+    const char *summary;
+    int needs_matrix;  /* 1: setup reads ls->A */
+    int uses_precond;  /* 1: the preconditioner option applies */
+    int (*alloc)(const ts_linsolve *ls, const ts_system *sys, void **state);
+    int (*setup)(void *state, const ts_linsolve *ls, ts_system *sys);
+    int (*solve)(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
+                 double *sol, double tol, int *iters, double *achieved);
+    /* Optional, for a solver without a preconditioner: z ~ A^-1 r from the
+     * last setup, the preconditioner of the driver's BiCGSTAB fallback
+     * (NULL: Jacobi). */
+    void (*fallback_apply)(void *state, const double *r, double *z);
+    void (*free)(void *state); /* accepts NULL */
+} ts_linsolve_type;
+
+/* The lower triangle (diagonal included) of a symmetric sparse matrix in
+ * compressed columns: column j's rows are row[colp[j]] .. row[colp[j+1]-1],
+ * ascending, the diagonal first. */
+typedef struct {
+    size_t n, nnz;
+    size_t *colp, *row;
+    double *val;
+    /* assembly from the system's triplets (see ts_system_ops.jacobian_triplets) */
+    size_t ntrip;
+    size_t *slot;  /* triplet k is subtracted from val[slot[k]]; SIZE_MAX: dropped (pinned) */
+    double *tval;  /* the triplets' values */
+    double *col_;  /* 2n doubles: products column by column when the system has no triplets */
+} ts_sparse;
+
+/* Largest system assembled from n products (no jacobian_triplets op). */
+#define TS_SPARSE_PRODUCTS_MAX 512
+
+/* The pattern of A for `sys`: from ops->jacobian_triplets, else the full
+ * lower triangle when n <= TS_SPARSE_PRODUCTS_MAX; TS_ERR_UNSUPPORTED otherwise. */
+int ts_sparse_new(const ts_system *sys, ts_sparse **out);
+void ts_sparse_free(ts_sparse *a);
+/* A's values at the system's last linearization; pinned rows and columns
+ * are the identity's. */
+int ts_sparse_assemble(ts_sparse *a, ts_system *sys);
+/* out = A u (both triangles). */
+void ts_sparse_mul(const ts_sparse *a, const double *u, double *out);
+
+/* The solver object.  Fields are for solver and preconditioner files. */
+struct ts_linsolve {
+    const ts_linsolve_type *type;
+    const ts_precond_type *ptype; /* NULL when the solver takes none */
+    void *state, *pstate;
+    size_t n;
+    int max_iter;  /* linear iteration cap */
+    double *diag;  /* n: the diagonal of A at the last setup (entries <= 0 replaced by M) */
+    double *work;  /* 9n: Krylov work (8n) and a saved start */
+    ts_sparse *A;  /* assembled at each setup when the solver or preconditioner needs it */
+    /* the last setup's linearization */
+    double t, alpha, beta;
+    const double *x, *v;
+};
+
+/* Registries (NULL-terminated) and look-up by name (NULL if unknown). */
+extern const ts_linsolve_type *const ts_linsolve_registry[];
+extern const ts_precond_type *const ts_precond_registry[];
+const ts_linsolve_type *ts_linsolve_find(const char *name);
+const ts_precond_type *ts_precond_find(const char *name);
+extern const ts_linsolve_type ts_linsolve_cg, ts_linsolve_direct;
+extern const ts_precond_type ts_precond_jacobi, ts_precond_block_jacobi, ts_precond_ic0;
+/* The defaults when ts_solver_options leaves them NULL. */
+#define TS_LINSOLVE_DEFAULT (&ts_linsolve_cg)
+#define TS_PRECOND_DEFAULT (&ts_precond_jacobi)
+
+/* A solver for `sys` from opt->linear_solver and opt->precond (defaults
+ * above when NULL); TS_ERR_UNSUPPORTED if the system cannot provide what
+ * they need (an assembled matrix of a large system without triplets). */
+int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linsolve **out);
+void ts_linsolve_free(ts_linsolve *ls);
+
+/* Linearize at (x, v, t) for (alpha, beta) and set up the solver and its
+ * preconditioner; x and v must stay valid until the last solve. */
+int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, double t, const double *x,
+                      const double *v, double alpha, double beta, ts_step_stats *stats);
+/* Solve A sol = rhs at the last setup to relative residual tol, with the
+ * fallbacks above; sol holds the start and is 0 at pinned entries after.
+ * stats: linear_iters increased, linear_residual set, solve time added. */
+int ts_linsolve_solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol,
+                      double tol, ts_step_stats *stats);
+
+/* out = A u at the last setup (the driver's matrix-free product). */
+int ts_linsolve_matvec(void *sys, const double *u, double *out);
+
+/* For solver files: a Krylov description with this solver's preconditioner,
+ * the filter, tolerance and work. */
+void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, double tol,
+                        double *achieved, ts_krylov *k);
+
+#endif

@@ -1,0 +1,403 @@
+/* The linear-solver layer below Newton (tstep/linsolve.h): the registries,
+ * the driver every solver shares (setup at a linearization, the fallback
+ * chain, timing) and the assembly of A = M - alpha df/dx - beta df/dv as a
+ * sparse lower triangle for the solvers and preconditioners that need it.
+ *
+ * Filtering pinned degrees of freedom (Baraff & Witkin, "Large Steps in
+ * Cloth Simulation", SIGGRAPH 1998, sec. 5.3): the matrix-free product is
+ * filtered by the Krylov solvers; the assembled A has the identity's rows
+ * and columns at pinned entries, which is the same operator on filtered
+ * vectors, so every path solves the same system. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "tstep/linsolve.h"
+
+const ts_linsolve_type *const ts_linsolve_registry[] = {&ts_linsolve_cg, &ts_linsolve_direct,
+                                                        NULL};
+const ts_precond_type *const ts_precond_registry[] = {&ts_precond_jacobi,
+                                                      &ts_precond_block_jacobi, &ts_precond_ic0,
+                                                      NULL};
+
+const ts_linsolve_type *ts_linsolve_find(const char *name)
+{
+    for (size_t i = 0; ts_linsolve_registry[i]; i++)
+        if (strcmp(ts_linsolve_registry[i]->name, name) == 0)
+            return ts_linsolve_registry[i];
+    return NULL;
+}
+
+const ts_precond_type *ts_precond_find(const char *name)
+{
+    for (size_t i = 0; ts_precond_registry[i]; i++)
+        if (strcmp(ts_precond_registry[i]->name, name) == 0)
+            return ts_precond_registry[i];
+    return NULL;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --- the assembled matrix ------------------------------------------------------ */
+
+static int pinned(const ts_system *sys, size_t i)
+{
+    return sys->pinned && sys->pinned[i];
+}
+
+void ts_sparse_free(ts_sparse *a)
+{
+    if (!a)
+        return;
+    free(a->colp);
+    free(a->row);
+    free(a->val);
+    free(a->slot);
+    free(a->tval);
+    free(a->col_);
+    free(a);
+}
+
+static int size_cmp(const void *x, const void *y)
+{
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* position of row r in column j, or SIZE_MAX */
+static size_t find_slot(const ts_sparse *a, size_t j, size_t r)
+{
+    size_t lo = a->colp[j], hi = a->colp[j + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->row[mid] < r)
+            lo = mid + 1;
+        else if (a->row[mid] > r)
+            hi = mid;
+        else
+            return mid;
+    }
+    return SIZE_MAX;
+}
+
+/* The pattern: every diagonal entry, and each triplet (r, c) with neither
+ * end pinned; sorted and without duplicates; slot[] maps triplets to it. */
+int ts_sparse_new(const ts_system *sys, ts_sparse **out)
+{
+    size_t n = sys->n, nt = 0;
+    ts_sparse *a = calloc(1, sizeof *a);
+    size_t *tr = NULL, *tc = NULL, *cnt = NULL;
+    *out = NULL;
+    if (!a)
+        return ts_error(TS_ERR_NOMEM, "sparse matrix");
+    a->n = n;
+    int have_trip = sys->ops->jacobian_triplets != NULL;
+    if (have_trip) {
+        sys->ops->jacobian_triplets((ts_system *)sys, &nt, NULL, NULL, NULL);
+    } else if (n <= TS_SPARSE_PRODUCTS_MAX) {
+        nt = n * (n + 1) / 2; /* the full lower triangle, by products */
+    } else {
+        free(a);
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "an assembled matrix of %s needs its Jacobian as triplets (n = %zu > %d)",
+                        sys->type ? sys->type->name : "this system", n, TS_SPARSE_PRODUCTS_MAX);
+    }
+    a->ntrip = nt;
+    tr = malloc((nt + 1) * sizeof *tr);
+    tc = malloc((nt + 1) * sizeof *tc);
+    cnt = calloc(n + 1, sizeof *cnt);
+    a->slot = malloc((nt + 1) * sizeof *a->slot);
+    a->tval = malloc((nt + 1) * sizeof *a->tval);
+    a->colp = calloc(n + 1, sizeof *a->colp);
+    a->col_ = malloc(2 * n * sizeof *a->col_);
+    if (!tr || !tc || !cnt || !a->slot || !a->tval || !a->colp || !a->col_)
+        goto nomem;
+    if (have_trip) {
+        sys->ops->jacobian_triplets((ts_system *)sys, &nt, tr, tc, NULL);
+    } else {
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+            for (size_t i = j; i < n; i++)
+                tr[k] = i, tc[k] = j, k++;
+    }
+    /* column counts with duplicates, then the rows of each column sorted */
+    for (size_t k = 0; k < nt; k++)
+        if (!pinned(sys, tr[k]) && !pinned(sys, tc[k]) && tr[k] != tc[k])
+            cnt[tc[k]]++;
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++) {
+        a->colp[j] = total;
+        total += cnt[j] + 1; /* + the diagonal */
+    }
+    a->colp[n] = total;
+    a->row = malloc((total + 1) * sizeof *a->row);
+    if (!a->row)
+        goto nomem;
+    for (size_t j = 0; j < n; j++) {
+        a->row[a->colp[j]] = j;
+        cnt[j] = a->colp[j] + 1;
+    }
+    for (size_t k = 0; k < nt; k++)
+        if (!pinned(sys, tr[k]) && !pinned(sys, tc[k]) && tr[k] != tc[k])
+            a->row[cnt[tc[k]]++] = tr[k];
+    /* sort each column below its diagonal, drop duplicates, compact */
+    size_t w = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t b = a->colp[j], e = a->colp[j + 1];
+        qsort(a->row + b + 1, e - b - 1, sizeof *a->row, size_cmp);
+        a->colp[j] = w;
+        for (size_t p = b; p < e; p++)
+            if (p == b || a->row[p] != a->row[w - 1])
+                a->row[w++] = a->row[p];
+    }
+    a->colp[n] = w;
+    a->nnz = w;
+    a->val = malloc((w + 1) * sizeof *a->val);
+    if (!a->val)
+        goto nomem;
+    for (size_t k = 0; k < nt; k++)
+        a->slot[k] = pinned(sys, tr[k]) || pinned(sys, tc[k]) ? SIZE_MAX
+                                                                : find_slot(a, tc[k], tr[k]);
+    free(tr);
+    free(tc);
+    free(cnt);
+    *out = a;
+    return TS_OK;
+nomem:
+    free(tr);
+    free(tc);
+    free(cnt);
+    ts_sparse_free(a);
+    return ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns, %zu triplets", n, nt);
+}
+
+int ts_sparse_assemble(ts_sparse *a, ts_system *sys)
+{
+    size_t n = a->n;
+    if (sys->ops->jacobian_triplets) {
+        size_t nt;
+        int st = sys->ops->jacobian_triplets(sys, &nt, NULL, NULL, a->tval);
+        if (st)
+            return st;
+    } else { /* column j of J from the product J e_j, lower part */
+        double *e = a->col_, *out = a->col_ + n;
+        size_t k = 0;
+        ts_vec_zero(n, e);
+        for (size_t j = 0; j < n; j++) {
+            e[j] = 1.0;
+            int st = ts_system_jacobian_mul(sys, e, out);
+            e[j] = 0.0;
+            if (st)
+                return st;
+            for (size_t i = j; i < n; i++)
+                a->tval[k++] = out[i];
+        }
+    }
+    ts_vec_zero(a->nnz, a->val);
+    for (size_t j = 0; j < n; j++)
+        a->val[a->colp[j]] = pinned(sys, j) ? 1.0 : sys->mass[j];
+    for (size_t k = 0; k < a->ntrip; k++)
+        if (a->slot[k] != SIZE_MAX)
+            a->val[a->slot[k]] -= a->tval[k];
+    return TS_OK;
+}
+
+void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
+{
+    ts_vec_zero(a->n, out);
+    for (size_t j = 0; j < a->n; j++) {
+        size_t p = a->colp[j];
+        double s = a->val[p] * u[j];
+        for (p++; p < a->colp[j + 1]; p++) {
+            size_t i = a->row[p];
+            out[i] += a->val[p] * u[j];
+            s += a->val[p] * u[i];
+        }
+        out[j] += s;
+    }
+}
+
+/* --- the solver object ----------------------------------------------------------- */
+
+void ts_linsolve_free(ts_linsolve *ls)
+{
+    if (!ls)
+        return;
+    if (ls->type && ls->type->free)
+        ls->type->free(ls->state);
+    if (ls->ptype && ls->ptype->free)
+        ls->ptype->free(ls->pstate);
+    ts_sparse_free(ls->A);
+    free(ls->diag);
+    free(ls);
+}
+
+int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linsolve **out)
+{
+    size_t n = sys->n;
+    int st;
+    *out = NULL;
+    ts_linsolve *ls = calloc(1, sizeof *ls);
+    if (!ls)
+        return ts_error(TS_ERR_NOMEM, "linear solver");
+    ls->type = opt && opt->linear_solver ? opt->linear_solver : TS_LINSOLVE_DEFAULT;
+    if (ls->type->uses_precond)
+        ls->ptype = opt && opt->precond ? opt->precond : TS_PRECOND_DEFAULT;
+    ls->n = n;
+    ls->max_iter = opt && opt->cg_max > 0 ? opt->cg_max : (int)(2 * n + 20);
+    ls->diag = calloc(10 * n + 1, sizeof *ls->diag);
+    if (!ls->diag) {
+        st = ts_error(TS_ERR_NOMEM, "linear solver scratch");
+        goto fail;
+    }
+    ls->work = ls->diag + n;
+    if (ls->type->needs_matrix || (ls->ptype && ls->ptype->needs_matrix))
+        if ((st = ts_sparse_new(sys, &ls->A)))
+            goto fail;
+    if (ls->type->alloc && (st = ls->type->alloc(ls, sys, &ls->state)))
+        goto fail;
+    if (ls->ptype && ls->ptype->alloc && (st = ls->ptype->alloc(ls, sys, &ls->pstate)))
+        goto fail;
+    *out = ls;
+    return TS_OK;
+fail:
+    ts_linsolve_free(ls);
+    return st;
+}
+
+int ts_linsolve_matvec(void *ctx, const double *u, double *out)
+{
+    ts_system *sys = ctx;
+    int s = ts_system_jacobian_mul(sys, u, out);
+    if (s)
+        return s;
+    for (size_t i = 0; i < sys->n; i++)
+        out[i] = sys->mass[i] * u[i] - out[i];
+    return TS_OK;
+}
+
+void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, double tol,
+                        double *achieved, ts_krylov *k)
+{
+    *k = (ts_krylov){.tol = tol, .max_iter = ls->max_iter, .diag = ls->diag,
+                     .mask = sys->pinned, .work = ls->work, .achieved = achieved};
+    if (ls->ptype) {
+        k->precond = ls->ptype->apply;
+        k->precond_ctx = ls->pstate;
+    } else if (ls->type->fallback_apply) {
+        k->precond = ls->type->fallback_apply;
+        k->precond_ctx = ls->state;
+    }
+}
+
+/* Linearize at the stored point, the diagonal, the assembly, then the
+ * preconditioner's and the solver's setups. */
+static int prepare(ts_linsolve *ls, ts_system *sys)
+{
+    size_t n = ls->n;
+    double *diag = ls->diag;
+    int st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta);
+    if (st)
+        return st;
+    if (sys->ops->jacobian_diag) {
+        if ((st = sys->ops->jacobian_diag(sys, diag)))
+            return st;
+        for (size_t i = 0; i < n; i++) {
+            diag[i] = sys->mass[i] - diag[i];
+            if (!(diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
+                diag[i] = sys->mass[i];
+        }
+    } else {
+        ts_vec_copy(n, sys->mass, diag);
+    }
+    /* a preconditioner from the definite (clamped) matrix when A may not be
+     * definite; the products then go back to the exact linearization */
+    int definite = ls->ptype && ls->ptype->definite && sys->has_definite_fix && !sys->definite_fix;
+    if (definite) {
+        sys->definite_fix = 1;
+        st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta);
+        sys->definite_fix = 0;
+        if (st)
+            return st;
+    }
+    if (ls->A && (st = ts_sparse_assemble(ls->A, sys)))
+        return st;
+    if (ls->ptype && ls->ptype->setup && (st = ls->ptype->setup(ls->pstate, ls, sys)))
+        return st;
+    if (definite && (st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta)))
+        return st;
+    if (ls->type->setup && (st = ls->type->setup(ls->state, ls, sys)))
+        return st;
+    return TS_OK;
+}
+
+int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, double t, const double *x,
+                      const double *v, double alpha, double beta, ts_step_stats *stats)
+{
+    double t0 = now();
+    ls->t = t, ls->x = x, ls->v = v, ls->alpha = alpha, ls->beta = beta;
+    sys->definite_fix = 0; /* the exact Jacobian first: Newton converges fastest with it */
+    int st = prepare(ls, sys);
+    stats->setup_seconds += now() - t0;
+    return st;
+}
+
+static int solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol, double tol,
+                 ts_step_stats *stats)
+{
+    size_t n = ls->n;
+    double *start = ls->work + 8 * n;
+    double *achieved = &stats->linear_residual;
+    int it = 0, st;
+    if (sys->jacobian_symmetric) {
+        /* save the start: a failed attempt below restarts from it */
+        ts_vec_copy(n, sol, start);
+        st = ls->type->solve(ls->state, ls, sys, rhs, sol, tol, &it, achieved);
+        stats->linear_iters += it;
+        if (st != TS_ERR_INDEFINITE)
+            return st;
+        ts_vec_copy(n, start, sol);
+    }
+    /* Not symmetric, or symmetric but not positive definite (compressed
+     * springs; M - h df/dx on a growing mode x' = a x with h a > 1): the
+     * exact Newton step by a non-symmetric solver first. */
+    ts_krylov k;
+    ts_linsolve_krylov(ls, sys, tol, achieved, &k);
+    it = 0;
+    if (n <= TS_DENSE_MAX) /* small: BiCGSTAB can break down */
+        st = ts_dense_solve(n, ts_linsolve_matvec, sys, rhs, sol, &k, &it);
+    else
+        st = ts_bicgstab_solve(n, ts_linsolve_matvec, sys, rhs, sol, &k, &it);
+    stats->linear_iters += it;
+    if (st != TS_ERR_LINEAR || !sys->has_definite_fix || !sys->jacobian_symmetric)
+        return st;
+    /* Last, the system's definiteness fix (Choi & Ko 2002, sec. 5: clamped
+     * compressed springs): positive definite, so the solver applies; a
+     * quasi-Newton step, so Newton then converges only linearly. */
+    double t0 = now();
+    sys->definite_fix = 1;
+    st = prepare(ls, sys);
+    sys->definite_fix = 0;
+    stats->setup_seconds += now() - t0;
+    if (st)
+        return st;
+    ts_vec_copy(n, start, sol);
+    it = 0;
+    st = ls->type->solve(ls->state, ls, sys, rhs, sol, tol, &it, achieved);
+    stats->linear_iters += it;
+    return st;
+}
+
+int ts_linsolve_solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol,
+                      double tol, ts_step_stats *stats)
+{
+    double t0 = now();
+    int st = solve(ls, sys, rhs, sol, tol, stats);
+    stats->solve_seconds += now() - t0;
+    return st;
+}

@@ -1,0 +1,369 @@
+/* The linear solvers and preconditioners (tstep/linsolve.h), each against
+ * a dense solution computed here by LAPACK (dposv: Cholesky, dgesv: LU) on
+ * the matrix built column by column from the system's own products:
+ *   - the assembled lower triangle is the product A e_j, column by column;
+ *   - every solver / preconditioner solves (M - h^2 K - h D) x = b on a
+ *     small pinned cloth to its tolerance, pinned entries exactly 0;
+ *   - an indefinite A (compressed cloth) gets the exact solution, or the
+ *     definiteness fix's, through the fallbacks;
+ *   - a backward Euler step with each gives the same state to the Newton
+ *     tolerance;
+ *   - block-Jacobi and IC(0) take fewer CG iterations than Jacobi. */
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli_run.h"
+#include "tests.h"
+#include "tstep/linsolve.h"
+#include "tstep/springs.h"
+
+/* the combinations under test: (solver, preconditioner) */
+typedef struct {
+    const ts_linsolve_type *solver;
+    const ts_precond_type *precond;
+} combo;
+
+static const combo combos[] = {
+    {&ts_linsolve_cg, &ts_precond_jacobi},
+    {&ts_linsolve_cg, &ts_precond_block_jacobi},
+    {&ts_linsolve_cg, &ts_precond_ic0},
+    {&ts_linsolve_direct, NULL},
+};
+#define NCOMBO (int)(sizeof combos / sizeof *combos)
+
+static ts_solver_options combo_options(int i)
+{
+    ts_solver_options o = ts_default_solver_options();
+    o.linear_solver = combos[i].solver;
+    o.precond = combos[i].precond;
+    return o;
+}
+
+/* A cloth of nx x nx particles, top corners pinned, positions scaled by
+ * `scale` about the origin (> 1 stretches every spring: A positive
+ * definite; < 1 compresses them), rotated by `angle` in its plane, and
+ * velocities set so the damping blocks are not trivial. */
+static ts_system *make_cloth(int nx, double scale, double angle)
+{
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    char buf[64];
+    snprintf(buf, sizeof buf, "nx=%d", nx);
+    ck_assert_int_eq(ts_params_set_pair(&p, buf), TS_OK);
+    snprintf(buf, sizeof buf, "ny=%d", nx);
+    ck_assert_int_eq(ts_params_set_pair(&p, buf), TS_OK);
+    ts_system *sys;
+    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    ck_assert_ptr_nonnull(sys->pinned);
+    double c = cos(angle), s = sin(angle);
+    for (size_t q = 0; q < sys->n; q += 3) {
+        double *x = sys->x + q;
+        double x0 = scale * x[0], y0 = scale * x[1];
+        x[0] = c * x0 - s * y0;
+        x[1] = s * x0 + c * y0;
+        x[2] = scale * x[2] + 0.01 * sin(0.7 * (double)q);
+    }
+    for (size_t q = 0; q < sys->n; q++)
+        sys->v[q] = sys->pinned[q] ? 0.0 : 0.3 * cos(0.3 * (double)q);
+    return sys;
+}
+
+/* Dense A = M - J at the system's last linearization, column-major, from
+ * products A e_j, pinned rows and columns the identity's. */
+static double *dense_matrix(ts_system *sys)
+{
+    size_t n = sys->n;
+    double *a = calloc(n * n, sizeof *a), *e = calloc(n, sizeof *e);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(e);
+    for (size_t j = 0; j < n; j++) {
+        double *col = a + j * n;
+        if (sys->pinned[j]) {
+            col[j] = 1.0;
+            continue;
+        }
+        e[j] = 1.0;
+        ck_assert_int_eq(ts_linsolve_matvec(sys, e, col), TS_OK);
+        e[j] = 0.0;
+        ts_system_filter(sys, col);
+    }
+    free(e);
+    return a;
+}
+
+/* x = A^-1 b by LAPACK: Cholesky if A is positive definite (*spd = 1),
+ * else LU with partial pivoting */
+static void dense_solve(size_t n, const double *a, const double *b, double *x, int *spd)
+{
+    double *f = malloc(n * n * sizeof *f);
+    lapack_int *piv = malloc(n * sizeof *piv);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(piv);
+    memcpy(f, a, n * n * sizeof *f);
+    memcpy(x, b, n * sizeof *x);
+    lapack_int info = LAPACKE_dposv(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, f, (lapack_int)n, x,
+                                    (lapack_int)n);
+    *spd = info == 0;
+    if (info != 0) {
+        memcpy(f, a, n * n * sizeof *f);
+        memcpy(x, b, n * sizeof *x);
+        info = LAPACKE_dgesv(LAPACK_COL_MAJOR, (lapack_int)n, 1, f, (lapack_int)n, piv, x,
+                             (lapack_int)n);
+        ck_assert_int_eq(info, 0);
+    }
+    free(f);
+    free(piv);
+}
+
+static void fill_rhs(const ts_system *sys, double *b, double *start)
+{
+    for (size_t q = 0; q < sys->n; q++) {
+        b[q] = sys->pinned[q] ? 0.0 : sin(0.37 * (double)q + 1.0);
+        start[q] = 0.1 * cos(1.3 * (double)q); /* pinned entries too: must end at 0 */
+    }
+}
+
+static double rel_error(size_t n, const double *x, const double *ref)
+{
+    return ts_vec_dist_inf(n, x, ref) / ts_vec_norm_inf(n, ref);
+}
+
+static const double H = 1.0 / 60.0;
+
+START_TEST(test_assembly_is_the_product)
+{
+    ts_system *sys = make_cloth(6, 1.02, 0.3);
+    size_t n = sys->n;
+    ts_sparse *a;
+    ck_assert_int_eq(ts_sparse_new(sys, &a), TS_OK);
+    ck_assert_int_eq(ts_system_linearize(sys, 0.0, sys->x, sys->v, H * H, H), TS_OK);
+    ck_assert_int_eq(ts_sparse_assemble(a, sys), TS_OK);
+    double *dense = dense_matrix(sys), *e = calloc(n, sizeof *e), *col = calloc(n, sizeof *col);
+    for (size_t j = 0; j < n; j++) {
+        e[j] = 1.0;
+        ts_sparse_mul(a, e, col);
+        e[j] = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double want = dense[j * n + i];
+            if (i / 3 != j / 3) /* one spring's block entry: the same number */
+                ck_assert_msg(col[i] == want, "A(%zu,%zu) = %.17g, product %.17g", i, j, col[i],
+                              want);
+            else /* a particle's block: a sum over its springs, in another order */
+                ck_assert_msg(fabs(col[i] - want) <= 1e-15 * fabs(dense[j * n + j]),
+                              "A(%zu,%zu) = %.17g, product %.17g", i, j, col[i], want);
+        }
+    }
+    /* only the lower triangle is stored, the diagonal first in each column */
+    for (size_t j = 0; j < n; j++) {
+        ck_assert_uint_eq(a->row[a->colp[j]], j);
+        for (size_t p = a->colp[j] + 1; p < a->colp[j + 1]; p++)
+            ck_assert_uint_gt(a->row[p], a->row[p - 1]);
+    }
+    free(dense);
+    free(e);
+    free(col);
+    ts_sparse_free(a);
+    ts_system_free(sys);
+}
+END_TEST
+
+/* each combination solves a positive definite A to its tolerance */
+START_TEST(test_solve_matches_dense)
+{
+    ts_system *sys = make_cloth(6, 1.02, 0.3);
+    size_t n = sys->n;
+    ts_solver_options o = combo_options(_i);
+    ts_linsolve *ls;
+    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
+    ts_step_stats stats = {0};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    double *a = dense_matrix(sys), *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x),
+           *ref = malloc(n * sizeof *ref);
+    int spd;
+    fill_rhs(sys, b, x);
+    dense_solve(n, a, b, ref, &spd);
+    ck_assert_int_eq(spd, 1);
+    double tol = 1e-12;
+    ck_assert_int_eq(ts_linsolve_solve(ls, sys, b, x, tol, &stats), TS_OK);
+    ck_assert(stats.linear_residual <= tol);
+    ck_assert_int_ge(stats.linear_iters, 1);
+    ck_assert(stats.setup_seconds > 0.0 && stats.solve_seconds > 0.0);
+    for (size_t q = 0; q < n; q++)
+        if (sys->pinned[q])
+            ck_assert(x[q] == 0.0);
+    /* error <= cond(A) * residual; direct: to 1e-10 */
+    double err = rel_error(n, x, ref);
+    ck_assert_msg(err <= (o.linear_solver == &ts_linsolve_direct ? 1e-10 : 1e-8),
+                  "%s/%s: relative error %g", o.linear_solver->name,
+                  o.precond ? o.precond->name : "-", err);
+    free(a);
+    free(b);
+    free(x);
+    free(ref);
+    ts_linsolve_free(ls);
+    ts_system_free(sys);
+}
+END_TEST
+
+/* A compressed cloth at a large step makes A indefinite.  The driver's
+ * answer is the exact solution (direct: L D L^T; cg: BiCGSTAB after CG
+ * meets negative curvature) or, where BiCGSTAB fails, the solution with the
+ * definiteness fix (clamped springs): both computed densely here. */
+START_TEST(test_indefinite_falls_back)
+{
+    ts_system *sys = make_cloth(6, 0.9, 0.3);
+    size_t n = sys->n;
+    double h = 0.05;
+    ts_solver_options o = combo_options(_i);
+    ts_linsolve *ls;
+    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
+    ts_step_stats stats = {0};
+    double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x), *ref = malloc(n * sizeof *ref),
+           *clamped = malloc(n * sizeof *clamped);
+    int spd;
+    fill_rhs(sys, b, x);
+    ck_assert(sys->has_definite_fix);
+    sys->definite_fix = 1;
+    ck_assert_int_eq(ts_system_linearize(sys, 0.0, sys->x, sys->v, h * h, h), TS_OK);
+    double *a = dense_matrix(sys);
+    sys->definite_fix = 0;
+    dense_solve(n, a, b, clamped, &spd);
+    ck_assert_int_eq(spd, 1);
+    free(a);
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, h * h, h, &stats), TS_OK);
+    a = dense_matrix(sys);
+    dense_solve(n, a, b, ref, &spd);
+    ck_assert_int_eq(spd, 0); /* the case under test */
+    ck_assert_int_eq(ts_linsolve_solve(ls, sys, b, x, 1e-11, &stats), TS_OK);
+    for (size_t q = 0; q < n; q++)
+        if (sys->pinned[q])
+            ck_assert(x[q] == 0.0);
+    double err = rel_error(n, x, ref), errc = rel_error(n, x, clamped);
+    if (o.linear_solver == &ts_linsolve_direct)
+        ck_assert_msg(err <= 1e-8, "direct: relative error %g", err);
+    else
+        ck_assert_msg(fmin(err, errc) <= 1e-6, "%s/%s: relative error %g (clamped: %g)",
+                      o.linear_solver->name, o.precond->name, err, errc);
+    free(a);
+    free(b);
+    free(x);
+    free(ref);
+    free(clamped);
+    ts_linsolve_free(ls);
+    ts_system_free(sys);
+}
+END_TEST
+
+/* Backward Euler steps from the same state with each combination, Newton to
+ * newton_tol: the same state as Jacobi-CG with tight tolerances */
+static void run_be(const ts_solver_options *o, double *y)
+{
+    ts_system *sys = make_cloth(6, 1.0, 0.0);
+    ts_stepper *st;
+    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler, sys, o, &st), TS_OK);
+    for (int k = 0; k < 5; k++)
+        ck_assert_int_eq(ts_stepper_step(st, sys, k * H, H), TS_OK);
+    ts_system_get_y(sys, y);
+    ts_stepper_free(st);
+    ts_system_free(sys);
+}
+
+START_TEST(test_backward_euler_same_state)
+{
+    double newton_tol = 1e-8;
+    ts_solver_options ref_opt = ts_default_solver_options(), o = combo_options(_i);
+    ref_opt.newton_tol = 1e-12;
+    ref_opt.cg_tol = 1e-13;
+    o.newton_tol = newton_tol;
+    size_t ny = 2 * 3 * 36;
+    double *y = malloc(ny * sizeof *y), *yref = malloc(ny * sizeof *yref);
+    run_be(&ref_opt, yref);
+    run_be(&o, y);
+    /* Newton's stop bounds the step's velocity error by about newton_tol
+     * max(1, |v|): compare with the velocities' scale, five steps */
+    double vscale = fmax(1.0, ts_vec_norm_inf(ny / 2, yref + ny / 2));
+    double err = ts_vec_dist_inf(ny, y, yref);
+    ck_assert_msg(err <= 5 * 10 * newton_tol * vscale, "%s/%s: state differs by %g",
+                  o.linear_solver->name, o.precond ? o.precond->name : "-", err);
+    free(y);
+    free(yref);
+}
+END_TEST
+
+/* CG iterations to solve one system on a 20 x 20 cloth rotated in its
+ * plane (on an axis-aligned grid the 3x3 diagonal blocks are diagonal and
+ * block-Jacobi is Jacobi) */
+static int cg_iterations(const ts_precond_type *pc)
+{
+    ts_system *sys = make_cloth(20, 1.01, 0.5);
+    size_t n = sys->n;
+    ts_solver_options o = ts_default_solver_options();
+    o.precond = pc;
+    ts_linsolve *ls;
+    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
+    ts_step_stats stats = {0};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
+    fill_rhs(sys, b, x);
+    ts_vec_zero(n, x);
+    ck_assert_int_eq(ts_linsolve_solve(ls, sys, b, x, 1e-8, &stats), TS_OK);
+    free(b);
+    free(x);
+    ts_linsolve_free(ls);
+    ts_system_free(sys);
+    return (int)stats.linear_iters;
+}
+
+START_TEST(test_fewer_iterations)
+{
+    int jac = cg_iterations(&ts_precond_jacobi);
+    int blk = cg_iterations(&ts_precond_block_jacobi);
+    int ic = cg_iterations(&ts_precond_ic0);
+    ck_assert_msg(blk < jac, "block-jacobi %d iterations, jacobi %d", blk, jac);
+    ck_assert_msg(ic < jac, "ic0 %d iterations, jacobi %d", ic, jac);
+}
+END_TEST
+
+START_TEST(test_cli_names)
+{
+    static char out[16384], err[4096];
+    ck_assert_int_eq(cli_run("list", out, sizeof out, err, sizeof err), 0);
+    for (int i = 0; ts_precond_registry[i]; i++)
+        ck_assert_ptr_nonnull(strstr(out, ts_precond_registry[i]->name));
+    for (int i = 0; ts_linsolve_registry[i]; i++)
+        ck_assert_ptr_nonnull(strstr(out, ts_linsolve_registry[i]->name));
+    ck_assert_int_eq(cli_run("run --system cloth --stepper backward-euler --dt 0.01 --steps 1 "
+                             "--precond bogus",
+                             out, sizeof out, err, sizeof err),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "--precond"));
+    ck_assert_ptr_nonnull(strstr(err, "bogus"));
+    ck_assert_int_eq(cli_run("run --system cloth --stepper backward-euler --dt 0.01 --steps 1 "
+                             "--linear-solver nope",
+                             out, sizeof out, err, sizeof err),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "nope"));
+    ck_assert_int_eq(cli_run("run --system cloth --param nx=6 --param ny=6 --stepper "
+                             "backward-euler --dt 0.01 --steps 2 --linear-solver direct --stats",
+                             out, sizeof out, err, sizeof err),
+                     0);
+    ck_assert_ptr_nonnull(strstr(err, "linear solver: setup"));
+}
+END_TEST
+
+Suite *linsolve_suite(void)
+{
+    Suite *s = suite_create("linsolve");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_assembly_is_the_product);
+    tcase_add_loop_test(tc, test_solve_matches_dense, 0, NCOMBO);
+    tcase_add_loop_test(tc, test_indefinite_falls_back, 0, NCOMBO);
+    tcase_add_loop_test(tc, test_backward_euler_same_state, 0, NCOMBO);
+    tcase_add_test(tc, test_fewer_iterations);
+    tcase_add_test(tc, test_cli_names);
+    suite_add_tcase(s, tc);
+    return s;
+}
