@@ -228,17 +228,20 @@ static int read_line(obj_reader *r, FILE *f, char **buf, size_t *cap, long *tota
     return TS_OK;
 }
 
-static int cmp_vertex(const void *a, const void *b, const double *v)
-{
-    const double *p = v + 3 * *(const long *)a, *q = v + 3 * *(const long *)b;
-    for (int k = 0; k < 3; k++)
-        if (p[k] != q[k])
-            return p[k] < q[k] ? -1 : 1;
-    return (*(const long *)a > *(const long *)b) - (*(const long *)a < *(const long *)b);
-}
+typedef struct {
+    double p[3];
+    long index;
+} sorted_vertex;
 
-static const double *sort_verts; /* qsort has no context argument */
-static int cmp_sorted(const void *a, const void *b) { return cmp_vertex(a, b, sort_verts); }
+/* by position, then by index: coincident vertices end up side by side */
+static int cmp_vertex(const void *a, const void *b)
+{
+    const sorted_vertex *u = a, *w = b;
+    for (int k = 0; k < 3; k++)
+        if (u->p[k] != w->p[k])
+            return u->p[k] < w->p[k] ? -1 : 1;
+    return (u->index > w->index) - (u->index < w->index);
+}
 
 /* Every vertex in some face, and no two at one point (a spring of rest
  * length 0): sorted by position, so O(n log n). */
@@ -254,18 +257,19 @@ static int check_vertices(obj_reader *r)
                         "%s:%ld: vertex %ld is used by no face (%ld such vertices): it would be "
                         "a particle without springs; delete it",
                         r->path, r->vline[first], first + 1, unused);
-    long *order = malloc(m->nverts * sizeof *order);
+    sorted_vertex *order = malloc(m->nverts * sizeof *order);
     if (!order)
         return ts_error(TS_ERR_NOMEM, "%s: %zu vertices", r->path, m->nverts);
-    for (size_t i = 0; i < m->nverts; i++)
-        order[i] = (long)i;
-    sort_verts = m->verts;
-    qsort(order, m->nverts, sizeof *order, cmp_sorted);
+    for (size_t i = 0; i < m->nverts; i++) {
+        memcpy(order[i].p, m->verts + 3 * i, sizeof order[i].p);
+        order[i].index = (long)i;
+    }
+    qsort(order, m->nverts, sizeof *order, cmp_vertex);
     int s = TS_OK;
     for (size_t i = 1; i < m->nverts && !s; i++) {
-        const double *p = m->verts + 3 * order[i - 1], *q = m->verts + 3 * order[i];
-        if (p[0] == q[0] && p[1] == q[1] && p[2] == q[2]) {
-            long a = order[i - 1], b = order[i];
+        const double *q = order[i].p;
+        if (order[i - 1].p[0] == q[0] && order[i - 1].p[1] == q[1] && order[i - 1].p[2] == q[2]) {
+            long a = order[i - 1].index, b = order[i].index;
             s = ts_error(TS_ERR_INPUT,
                          "%s:%ld: vertex %ld is at the same point (%g, %g, %g) as vertex %ld "
                          "(line %ld): merge them",
