@@ -19,7 +19,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 # SuiteSparse CHOLMOD (libsuitesparse-dev) for --linear-solver direct
 TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(CFLAGS)
-LDLIBS  += -lcholmod -lm -ldl
+LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -46,12 +46,14 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 # gnuplot with pngcairo, gif and an interactive terminal is there already
 # (gnuplot-qt; the gnuplot packages conflict, and apt replaces gnuplot-nox).
 # xvfb, xauth and x11-apps (xwd): the test of `run --live` in a virtual X server.
+# liblapacke-dev, liblapack-dev, libarpack2-dev: the spectrum of a linearization
+# (src/spectrum.c: dense eigenvalues by LAPACK, large systems by ARPACK).
 GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 # cmark: the test that README.md and docs/*.md render (no lost fence or heading).
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
-           libsuitesparse-dev liblapacke-dev libopenblas-dev cmark
+           libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark
 
 .PHONY: all test demo plots deps clean bench install uninstall FORCE petsc deps-petsc test-petsc
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1

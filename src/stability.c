@@ -15,9 +15,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tstep/linalg.h"
 #include "tstep/run.h"
 #include "tstep/stability.h"
+#include "tstep/spectrum.h"
 
 /* --- the test equation ------------------------------------------------------- */
 
@@ -40,6 +42,7 @@ static int one_step(ts_stepper *st, ts_system *sys, double h, double *r_re, doub
 {
     double y0[2] = {1.0, 0.0};
     ts_system_set_y(sys, y0);
+    ts_stepper_reset(st); /* a fresh start: no history or cached force of an earlier step */
     int s = ts_stepper_step(st, sys, 0.0, h);
     if (s)
         return s;
@@ -63,17 +66,218 @@ int ts_amplification(const ts_stepper_type *type, const ts_solver_options *opt, 
     return s;
 }
 
-/* |R(s d)| for the ray's system (k = -d_re, omega = d_im, step s); a failed
- * step counts as growth. */
-static double ray_growth(ts_stepper *st, ts_system *sys, double s)
+/* --- the second-order test equation ------------------------------------------ */
+
+/* x'' = -k x - c v, unit mass, one degree of freedom: k = w^2, c = 2 zeta w.
+ * Its own small system (negative c allowed, for modes with Re lambda > 0). */
+typedef struct {
+    ts_system base;
+    double k, c;
+} osc2;
+
+static void osc2_destroy(ts_system *sys)
 {
-    double re, im;
-    return one_step(st, sys, s, &re, &im) ? INFINITY : hypot(re, im);
+    ts_system_release(sys);
+    free(sys);
 }
 
-int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *opt,
-                          double dir_re, double dir_im, double *r)
+static int osc2_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
 {
+    const osc2 *o = (const osc2 *)sys;
+    (void)t;
+    f[0] = -o->k * x[0] - o->c * v[0];
+    return TS_OK;
+}
+
+static int osc2_dfdx(ts_system *sys, double t, const double *x, const double *v,
+                     const double *u, double *out)
+{
+    (void)t, (void)x, (void)v;
+    out[0] = -((const osc2 *)sys)->k * u[0];
+    return TS_OK;
+}
+
+static int osc2_dfdv(ts_system *sys, double t, const double *x, const double *v,
+                     const double *u, double *out)
+{
+    (void)t, (void)x, (void)v;
+    out[0] = -((const osc2 *)sys)->c * u[0];
+    return TS_OK;
+}
+
+static int osc2_energy(ts_system *sys, double t, const double *x, const double *v,
+                       double *kinetic, double *potential)
+{
+    (void)t;
+    *kinetic = 0.5 * v[0] * v[0];
+    *potential = 0.5 * ((const osc2 *)sys)->k * x[0] * x[0];
+    return TS_OK;
+}
+
+static const ts_system_ops osc2_ops = {.destroy = osc2_destroy, .forces = osc2_forces,
+                                       .dfdx_mul = osc2_dfdx, .dfdv_mul = osc2_dfdv,
+                                       .energy = osc2_energy};
+static const ts_param_def osc2_params[] = {{NULL, 0, NULL, NULL}};
+static const ts_system_type osc2_type = {"second-order-test",
+                                         "x'' = -w^2 x - 2 zeta w x' (stability analysis)",
+                                         osc2_params, NULL};
+
+static int make_osc2(double w, double zeta, ts_system **out)
+{
+    osc2 *o = calloc(1, sizeof *o);
+    if (!o)
+        return ts_error(TS_ERR_NOMEM, "second-order test equation");
+    int s = ts_system_init(&o->base, &osc2_ops, &osc2_type, 2, 1);
+    if (s) {
+        free(o);
+        return s;
+    }
+    o->k = w * w;
+    o->c = 2.0 * zeta * w;
+    *out = &o->base;
+    return TS_OK;
+}
+
+/* The one-step map of x'' = -x - 2 zeta x' with step hw: columns from (1, 0)
+ * and (0, 1); spectral radius and the eigenvalue of largest modulus. */
+static int osc2_map(ts_stepper *st, ts_system *sys, double hw, double map[4])
+{
+    for (int j = 0; j < 2; j++) {
+        sys->x[0] = j == 0, sys->v[0] = j == 1;
+        ts_stepper_reset(st); /* no history or cached force of the other column */
+        int s = ts_stepper_step(st, sys, 0.0, hw);
+        if (s)
+            return s;
+        map[2 * j] = sys->x[0], map[2 * j + 1] = sys->v[0];
+    }
+    return TS_OK;
+}
+
+/* eigenvalue of largest modulus of the column-major 2x2 map */
+static void map_eig(const double map[4], double *re, double *im)
+{
+    double tr = map[0] + map[3], det = map[0] * map[3] - map[2] * map[1];
+    double disc = 0.25 * tr * tr - det;
+    if (disc >= 0.0) {
+        double sq = sqrt(disc);
+        *re = tr >= 0.0 ? 0.5 * tr + sq : 0.5 * tr - sq;
+        *im = 0.0;
+    } else {
+        *re = 0.5 * tr;
+        *im = sqrt(-disc);
+    }
+}
+
+int ts_oscillator_map(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
+                      double zeta, double map[4])
+{
+    ts_system *sys = NULL;
+    ts_stepper *st = NULL;
+    int s = make_osc2(1.0, zeta, &sys);
+    if (!s)
+        s = ts_stepper_new(type, sys, opt, &st);
+    if (!s)
+        s = osc2_map(st, sys, hw, map);
+    ts_stepper_free(st);
+    ts_system_free(sys);
+    return s;
+}
+
+int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
+                                double hw, double zeta, double *r_re, double *r_im)
+{
+    double map[4];
+    int s = ts_oscillator_map(type, opt, hw, zeta, map);
+    if (!s)
+        map_eig(map, r_re, r_im);
+    return s;
+}
+
+int ts_stepper_memoryless(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int *memoryless)
+{
+    /* on x'' = -x - 0.6 x' with h = 0.5: two steps in a row against the
+     * fresh one-step map applied twice */
+    ts_system *sys = NULL;
+    ts_stepper *st = NULL;
+    double map[4], y[2] = {1.0, 0.3}, z[2];
+    int s = make_osc2(1.0, 0.3, &sys);
+    if (!s)
+        s = ts_stepper_new(type, sys, opt, &st);
+    if (!s)
+        s = osc2_map(st, sys, 0.5, map);
+    for (int k = 0; !s && k < 2; k++) {
+        z[0] = map[0] * y[0] + map[2] * y[1];
+        z[1] = map[1] * y[0] + map[3] * y[1];
+        y[0] = z[0], y[1] = z[1];
+    }
+    if (!s) {
+        sys->x[0] = 1.0, sys->v[0] = 0.3;
+        ts_stepper_reset(st);
+        s = ts_stepper_step(st, sys, 0.0, 0.5);
+        if (!s)
+            s = ts_stepper_step(st, sys, 0.5, 0.5);
+    }
+    if (!s) {
+        double tol = 1e-10 * fmax(1.0, fmax(fabs(y[0]), fabs(y[1])));
+        *memoryless = fabs(sys->x[0] - y[0]) <= tol && fabs(sys->v[0] - y[1]) <= tol;
+    }
+    ts_stepper_free(st);
+    ts_system_free(sys);
+    return s;
+}
+
+int ts_stability_second_order(const ts_stepper_type *type, const ts_system *sys)
+{
+    return (type->flags & TS_PARTITIONED) && (!sys || sys->order == 2);
+}
+
+int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int second_order, double re, double im, double *r_re, double *r_im)
+{
+    if (!second_order)
+        return ts_amplification(type, opt, re, im, r_re, r_im);
+    double w = hypot(re, im);
+    if (!(w > 0.0)) {
+        *r_re = 1.0, *r_im = 0.0;
+        return TS_OK;
+    }
+    return ts_oscillator_amplification(type, opt, w, -re / w, r_re, r_im);
+}
+
+/* --- stability along a ray ------------------------------------------------------ */
+
+/* steps and growth tolerance of run_growth (below) */
+#define TS_RUN_STEPS 4096
+#define TS_RUN_GROWTH_TOL 1e-6
+
+/* One mode's test problem: the scalar test equation along the direction
+ * d = lambda / |lambda| (R(s d) after one step of size s), or the
+ * second-order one with w = 1 and zeta = -Re d (spectral radius of the map
+ * at hw = s).  One system and stepper, reused for every s. */
+typedef struct {
+    ts_system *sys;
+    ts_stepper *st;
+    int second;
+    int run;      /* judged on a run without reset (explicit, carries state) */
+    double limit; /* growth means |R| > limit */
+} mode_probe;
+
+static void probe_close(mode_probe *p)
+{
+    ts_stepper_free(p->st);
+    ts_system_free(p->sys);
+    p->st = NULL, p->sys = NULL;
+}
+
+static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt, int second,
+                      int carries_state, double dir_re, double dir_im, mode_probe *p)
+{
+    int run = carries_state && !(type->flags & TS_IMPLICIT);
+    *p = (mode_probe){NULL, NULL, second, run,
+                      1.0 + (run ? TS_RUN_GROWTH_TOL
+                                 : (type->flags & TS_IMPLICIT) ? TS_STABILITY_GROWTH_TOL_IMPLICIT
+                                                               : TS_STABILITY_GROWTH_TOL)};
     double norm = hypot(dir_re, dir_im);
     if (!(norm > 0.0))
         return ts_error(TS_ERR_INPUT, "stability interval: direction is zero");
@@ -83,27 +287,113 @@ int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *
         dir_re = 0.0;
     if (fabs(dir_im) < 1e-14)
         dir_im = 0.0;
-    ts_system *sys = NULL;
-    ts_stepper *st = NULL;
-    int s = make_test1d(-dir_re, dir_im, &sys);
+    int s = second ? make_osc2(1.0, -dir_re, &p->sys) : make_test1d(-dir_re, dir_im, &p->sys);
     if (!s)
-        s = ts_stepper_new(type, sys, opt, &st);
+        s = ts_stepper_new(type, p->sys, opt, &p->st);
     if (s)
-        goto done;
-    const double limit = 1.0 + ((type->flags & TS_IMPLICIT) ? TS_STABILITY_GROWTH_TOL_IMPLICIT
-                                                              : TS_STABILITY_GROWTH_TOL);
-    double lo = TS_STABILITY_S_MIN, hi;
-    if (ray_growth(st, sys, lo) > limit) {
-        *r = 0.0;
-        goto done;
+        probe_close(p);
+    return s;
+}
+
+/* A stepper that carries state between steps (explicit ones: e.g. Verlet's
+ * reused force): its growth per step from a run of TS_RUN_STEPS steps
+ * without reset from a generic start, (max |y| over the last quarter / max
+ * over the third quarter)^(1 / quarter).  The window maxima see a rotating
+ * mode's whole orbit, so a neutral mode gives 1 to within about 1e-8 per
+ * step; within TS_RUN_GROWTH_TOL of 1 the estimate is reported as 1 (it
+ * cannot tell that from neutral), and growth is judged against
+ * 1 + TS_RUN_GROWTH_TOL. */
+static double run_growth(mode_probe *p, double s)
+{
+    ts_system *sys = p->sys;
+    double y0[2] = {1.0, 0.37}, q[2] = {0.0, 0.0};
+    ts_system_set_y(sys, y0);
+    ts_stepper_reset(p->st);
+    for (int k = 1; k <= TS_RUN_STEPS; k++) {
+        double a = 0.0, b = 0.0;
+        int fail = ts_stepper_step(p->st, sys, (double)(k - 1) * s, s);
+        if (!fail)
+            a = sys->x[0], b = p->second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
+        double m = hypot(a, b);
+        if (fail || !isfinite(m)) /* overflowed after k steps: at least this growth */
+            return k > 1 ? pow(DBL_MAX, 1.0 / k) : INFINITY;
+        int quarter = (k - 1) / (TS_RUN_STEPS / 4);
+        if (quarter >= 2)
+            q[quarter - 2] = fmax(q[quarter - 2], m);
     }
+    if (!(q[0] > 0.0))
+        return q[1] > 0.0 ? INFINITY : 0.0;
+    double g = pow(q[1] / q[0], 4.0 / TS_RUN_STEPS);
+    return fabs(g - 1.0) <= TS_RUN_GROWTH_TOL ? 1.0 : g; /* within resolution: neutral */
+}
+
+/* |R(s d)| or the map's spectral radius at hw = s; a failed step is growth. */
+static double probe_growth(mode_probe *p, double s)
+{
+    double re, im;
+    if (p->run)
+        return run_growth(p, s);
+    if (p->second) {
+        double map[4];
+        if (osc2_map(p->st, p->sys, s, map))
+            return INFINITY;
+        map_eig(map, &re, &im);
+    } else if (one_step(p->st, p->sys, s, &re, &im)) {
+        return INFINITY;
+    }
+    double g = hypot(re, im);
+    return isnan(g) ? INFINITY : g;
+}
+
+int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
+                         double zeta, double *rho)
+{
+    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    mode_probe p = {NULL, NULL, 1, !memoryless && !(type->flags & TS_IMPLICIT), 0.0};
+    if ((s = make_osc2(1.0, zeta, &p.sys)) || (s = ts_stepper_new(type, p.sys, opt, &p.st))) {
+        probe_close(&p);
+        return s;
+    }
+    *rho = probe_growth(&p, hw);
+    probe_close(&p);
+    return TS_OK;
+}
+
+int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                   double re, double im, double *rho)
+{
+    double mag = hypot(re, im);
+    if (!(mag > 0.0)) {
+        *rho = 1.0;
+        return TS_OK;
+    }
+    if (second_order)
+        return ts_oscillator_growth(type, opt, mag, -re / mag, rho);
+    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    mode_probe p;
+    if ((s = probe_open(type, opt, 0, !memoryless, re, im, &p)))
+        return s;
+    *rho = probe_growth(&p, mag);
+    probe_close(&p);
+    return TS_OK;
+}
+
+/* the first growth point along the ray: a 1 % geometric scan from
+ * TS_STABILITY_S_MIN, then bisection to 1e-12 relative */
+static double probe_interval(mode_probe *p)
+{
+    double lo = TS_STABILITY_S_MIN, hi;
+    if (probe_growth(p, lo) > p->limit)
+        return 0.0;
     for (;;) {
         hi = lo * 1.01;
-        if (hi > TS_STABILITY_S_MAX) {
-            *r = INFINITY;
-            goto done;
-        }
-        if (ray_growth(st, sys, hi) > limit)
+        if (hi > TS_STABILITY_S_MAX)
+            return INFINITY;
+        if (probe_growth(p, hi) > p->limit)
             break;
         lo = hi;
     }
@@ -111,16 +401,146 @@ int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *
         double mid = 0.5 * (lo + hi);
         if (mid <= lo || mid >= hi)
             break;
-        if (ray_growth(st, sys, mid) > limit)
+        if (probe_growth(p, mid) > p->limit)
             hi = mid;
         else
             lo = mid;
     }
-    *r = lo;
-done:
-    ts_stepper_free(st);
-    ts_system_free(sys);
+    return lo;
+}
+
+int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *opt,
+                          double dir_re, double dir_im, double *r)
+{
+    return ts_stability_radius(type, opt, 0, dir_re, dir_im, r);
+}
+
+int ts_stability_radius(const ts_stepper_type *type, const ts_solver_options *opt,
+                        int second_order, double re, double im, double *r)
+{
+    int memoryless = 1;
+    int s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    mode_probe p;
+    if ((s = probe_open(type, opt, second_order, !memoryless, re, im, &p)))
+        return s;
+    *r = probe_interval(&p);
+    probe_close(&p);
+    return TS_OK;
+}
+
+/* --- the binding mode of a spectrum -------------------------------------------- */
+
+/* the radius in time units, r / |lambda|, of mode k */
+static int mode_dt(const ts_stepper_type *type, const ts_solver_options *opt, int second,
+                   double re, double im, double *dt, double *r)
+{
+    int s = ts_stability_radius(type, opt, second, re, im, r);
+    if (!s)
+        *dt = isinf(*r) ? INFINITY : *r / hypot(re, im);
     return s;
+}
+
+int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *opt,
+                         int second_order, const ts_spectrum *sp, ts_binding *b)
+{
+    *b = (ts_binding){.dt_pred = INFINITY, .mode = (size_t)-1, .r = INFINITY,
+                      .second_order = second_order};
+    double lmax = sp->lambda_max;
+    if (!(lmax > 0.0))
+        return TS_OK; /* nothing moves, or no stiffness: no limit */
+    double cut = TS_RIGID_CUT * lmax, recut = TS_REAL_ROUNDOFF * lmax;
+    size_t cand[4] = {(size_t)-1, (size_t)-1, (size_t)-1, (size_t)-1};
+    double best[4] = {-1.0, -1.0, -1.0, -1.0};
+    for (size_t k = 0; k < sp->count; k++) {
+        double re = sp->re[k], im = sp->im[k], mag = hypot(re, im);
+        if (im < 0.0 || !(mag > cut))
+            continue;
+        if (fabs(re) <= recut)
+            re = 0.0;
+        if (re > 0.0) { /* the state itself is unstable along it: no step makes it decay */
+            b->unstable++;
+            continue;
+        }
+        /* the stiffest; forward Euler's 2|Re|/|lambda|^2 smallest; the
+         * largest |Im|; the largest -Re */
+        double key[4] = {mag, re < 0.0 ? mag * mag / (-2.0 * re) : INFINITY, fabs(im), -re};
+        for (int c = 0; c < 4; c++)
+            if (key[c] > best[c])
+                best[c] = key[c], cand[c] = k;
+    }
+    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    b->carries_state = !memoryless;
+    for (int c = 0; c < 4; c++) {
+        if (cand[c] == (size_t)-1)
+            continue;
+        size_t k = cand[c];
+        double re = fabs(sp->re[k]) <= recut ? 0.0 : sp->re[k], dt, r;
+        if ((s = mode_dt(type, opt, second_order, re, sp->im[k], &dt, &r)))
+            return s;
+        b->radii++;
+        if (dt < b->dt_pred || b->mode == (size_t)-1)
+            b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = sp->im[k];
+    }
+    /* every other mode: one step at the current best; growing there means
+     * its own radius is smaller (the stable set along a ray is taken to be
+     * an interval from 0, as the radius's definition assumes) */
+    for (size_t k = 0; k < sp->count && b->dt_pred > 0.0; k++) {
+        double re = sp->re[k], im = sp->im[k], mag = hypot(re, im);
+        if (im < 0.0 || !(mag > cut) || k == b->mode)
+            continue;
+        if (fabs(re) <= recut)
+            re = 0.0;
+        if (re > 0.0)
+            continue;
+        mode_probe p;
+        if ((s = probe_open(type, opt, second_order, b->carries_state, re, im, &p)))
+            return s;
+        double at = fmin(b->dt_pred * mag, TS_STABILITY_S_MAX);
+        int grows = probe_growth(&p, at) > p.limit;
+        probe_close(&p);
+        if (!grows)
+            continue;
+        double dt, r;
+        if ((s = mode_dt(type, opt, second_order, re, im, &dt, &r)))
+            return s;
+        b->radii++;
+        if (dt < b->dt_pred)
+            b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = im;
+    }
+    b->stiffest = b->mode != (size_t)-1 &&
+                  hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
+    /* arnoldi: an unseen mode (|lambda| < floor) binds only if its radius
+     * is below dt_pred * floor; find the damping ratios where that can be */
+    if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0 &&
+        isfinite(b->dt_pred)) {
+        /* ranges of zeta on a 0.01 grid (widened by one grid step) */
+        double q = b->dt_pred * sp->lambda_floor;
+        int open = 0;
+        for (int j = 0; j <= 100; j++) {
+            double zeta = j / 100.0, r;
+            if ((s = ts_stability_radius(type, opt, second_order, -zeta,
+                                         sqrt(fmax(0.0, 1.0 - zeta * zeta)), &r)))
+                return s;
+            int can = r < q;
+            if (can && !open) {
+                if (b->zeta_ranges == TS_ZETA_RANGES) { /* too many: one to the end */
+                    b->zeta_hi[TS_ZETA_RANGES - 1] = 1.0;
+                    break;
+                }
+                b->zeta_lo[b->zeta_ranges] = fmax(0.0, zeta - 0.01);
+                b->zeta_hi[b->zeta_ranges++] = 1.0;
+                open = 1;
+            } else if (!can && open) {
+                b->zeta_hi[b->zeta_ranges - 1] = zeta;
+                open = 0;
+            }
+        }
+    }
+    return TS_OK;
 }
 
 double ts_stability_predict(const ts_stiff_mode *mode, double r)
@@ -229,12 +649,7 @@ int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
     if (s)
         goto done;
 
-    /* deterministic start: a linear congruential sequence in [-1, 1] */
-    unsigned long seed = 12345u;
-    for (size_t i = 0; i < n; i++) {
-        seed = (seed * 1103515245u + 12345u) & 0x7fffffffu;
-        u[i] = 2.0 * (double)seed / 2147483647.0 - 1.0;
-    }
+    ts_fill_pseudo_random(n, 12345u, u); /* deterministic start */
     ts_system_filter(sys, u);
     double un = sqrt(mdot(sys, u, u));
     if (!(un > 0.0)) { /* everything pinned: nothing moves */
@@ -309,69 +724,178 @@ done:
 
 ts_stability_options ts_default_stability_options(void)
 {
-    return (ts_stability_options){.t_end = 0.0, .bound = 10.0, .dt_min = 0.0, .dt_max = 0.0,
-                                  .rel_tol = 0.005, .recheck = 4.0, .rate = 0.0,
-                                  .seed = NULL, .seed_size = 1e-3};
+    return (ts_stability_options){.t_end = 0.0, .bound = 1e4, .dt_min = 0.0, .dt_max = 0.0,
+                                  .rel_tol = 0.005, .recheck = 2.0, .rate = 0.0,
+                                  .first_step = 2.0,
+                                  .seed = NULL, .seed_v = NULL, .seed_size = 1e-6,
+                                  .x0 = NULL, .v0 = NULL, .t0 = 0.0, .linearized = 1};
 }
 
-/* z += a dir on the free (unpinned) degrees of freedom (z = x or v) */
-static void shift_free(double *z, const ts_system *sys, double a, const double *dir)
+/* The linearization at a state (x*, v*, t*) as a system of its own:
+ *     M x'' = Kx x + Kv v   (order 1: M x' = Kx x),
+ * Kx = df/dx and Kv = df/dv at the state, x and v the deviations from it.
+ * Forces and products are the underlying system's Jacobian products at the
+ * fixed state (central differences without them). */
+typedef struct {
+    ts_system base;
+    ts_system *under;
+    double *xs, *vs, ts; /* the state of the linearization (n each) */
+    int fd;
+    double *tmp, *work;  /* n and 3n doubles */
+} lin_sys;
+
+static void lin_destroy(ts_system *sys)
 {
-    for (size_t i = 0; i < sys->n; i++)
-        if (!sys->pinned || !sys->pinned[i])
-            z[i] += a * dir[i];
+    lin_sys *l = (lin_sys *)sys;
+    ts_system_free(l->under);
+    free(l->xs);
+    ts_system_release(sys);
+    free(l);
 }
 
-/* kinetic + potential energy at the stored state */
-static int total_energy(ts_system *sys, double *e)
+static int lin_mul(ts_system *sys, int which, const double *u, double *out)
 {
-    double ke, pe;
-    int s = ts_system_energy(sys, 0.0, &ke, &pe);
-    *e = ke + pe;
+    lin_sys *l = (lin_sys *)sys;
+    return ts_linearization_mul(l->under, l->ts, l->xs, l->under->order == 2 ? l->vs : NULL,
+                                which, l->fd, u, out, l->work);
+}
+
+static int lin_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
+{
+    (void)t;
+    lin_sys *l = (lin_sys *)sys;
+    int s = lin_mul(sys, 0, x, f);
+    if (!s && sys->order == 2 && !(s = lin_mul(sys, 1, v, l->tmp)))
+        ts_vec_axpy(sys->n, 1.0, l->tmp, f);
     return s;
 }
 
-/* Along z -> z + s a dir (z = x or v), E's quadratic model from E at
- * s = -1, 0, 1: first-order part d1 = (E+ - E-) / 2, second-order part
- * d2 = (E+ + E-) / 2 - E0.  z is left as it was. */
-static int energy_along(ts_system *sys, double *z, double a, const double *dir, double *d1,
-                        double *d2)
+static int lin_dfdx(ts_system *sys, double t, const double *x, const double *v,
+                    const double *u, double *out)
 {
-    double e0, em = 0.0, ep = 0.0;
-    int s = total_energy(sys, &e0);
-    shift_free(z, sys, -a, dir);
-    if (!s)
-        s = total_energy(sys, &em);
-    shift_free(z, sys, 2.0 * a, dir);
-    if (!s)
-        s = total_energy(sys, &ep);
-    shift_free(z, sys, -a, dir);
-    *d1 = 0.5 * (ep - em);
-    *d2 = fabs(0.5 * (ep + em) - e0);
-    return s;
+    (void)t, (void)x, (void)v;
+    return lin_mul(sys, 0, u, out);
 }
 
-/* The energy scale S of the energy test: the seed's energy E_seed (the
- * second-order part along x, k delta^2 / 2 on test1d) plus the energy the
- * initial state already holds in the seeded mode, d1^2 / (4 d2) along x and
- * (order 2) along v: what E would release relaxing to its minimum along
- * the mode (the quadratic model), 0 when the state has none of it. */
-static int mode_energy(ts_system *sys, double a, const double *dir, double *scale)
+static int lin_dfdv(ts_system *sys, double t, const double *x, const double *v,
+                    const double *u, double *out)
 {
-    double d1, d2;
-    int s = energy_along(sys, sys->x, a, dir, &d1, &d2);
+    (void)t, (void)x, (void)v;
+    return lin_mul(sys, 1, u, out);
+}
+
+/* the quadratic energy of the linearization: v^T M v / 2 - x^T Kx x / 2
+ * (exact for a symmetric Kx, as springs have at rest) */
+static int lin_energy(ts_system *sys, double t, const double *x, const double *v,
+                      double *kinetic, double *potential)
+{
+    (void)t;
+    lin_sys *l = (lin_sys *)sys;
+    size_t n = sys->n;
+    int s = lin_mul(sys, 0, x, l->tmp);
     if (s)
         return s;
-    *scale = d2 > 0.0 ? d2 + d1 * d1 / (4.0 * d2) : 0.0;
-    if (sys->order == 2) {
-        if ((s = energy_along(sys, sys->v, a, dir, &d1, &d2)))
-            return s;
-        if (d2 > 0.0)
-            *scale += d1 * d1 / (4.0 * d2);
-    }
-    if (!isfinite(*scale))
-        *scale = 0.0;
+    *potential = -0.5 * ts_vec_dot(n, x, l->tmp);
+    *kinetic = 0.0;
+    if (sys->order == 2)
+        for (size_t i = 0; i < n; i++)
+            *kinetic += 0.5 * sys->mass[i] * v[i] * v[i];
     return TS_OK;
+}
+
+static const ts_system_ops lin_ops = {.destroy = lin_destroy, .forces = lin_forces,
+                                      .dfdx_mul = lin_dfdx, .dfdv_mul = lin_dfdv,
+                                      .energy = lin_energy};
+static const ts_param_def lin_params[] = {{NULL, 0, NULL, NULL}};
+static const ts_system_type lin_type = {"linearization",
+                                        "M x'' = df/dx x + df/dv v at a fixed state",
+                                        lin_params, NULL};
+
+/* Wrap `under` (taken over) at its stored state, time t; zero deviation. */
+static int make_linearized(ts_system *under, double t, ts_system **out)
+{
+    size_t n = under->n;
+    lin_sys *l = calloc(1, sizeof *l);
+    if (!l) {
+        ts_system_free(under);
+        return ts_error(TS_ERR_NOMEM, "linearized system");
+    }
+    int s = ts_system_init(&l->base, &lin_ops, &lin_type, under->order, n);
+    if (s) {
+        free(l);
+        ts_system_free(under);
+        return s;
+    }
+    l->under = under;
+    l->ts = t;
+    l->fd = !ts_system_has_jacobian(under);
+    l->xs = calloc(6 * n + 1, sizeof *l->xs);
+    if (!l->xs || (under->pinned && ts_system_alloc_pins(&l->base))) {
+        lin_destroy(&l->base);
+        return ts_error(TS_ERR_NOMEM, "linearized system");
+    }
+    l->vs = l->xs + n, l->tmp = l->xs + 2 * n, l->work = l->xs + 3 * n;
+    ts_vec_copy(n, under->x, l->xs);
+    int moving = 0;
+    if (under->order == 2) {
+        ts_vec_copy(n, under->v, l->vs);
+        moving = ts_vec_norm_inf(n, under->v) > 0.0;
+    }
+    ts_vec_copy(n, under->mass, l->base.mass);
+    if (under->pinned)
+        memcpy(l->base.pinned, under->pinned, n);
+    l->base.dim = under->dim;
+    l->base.frame_row = under->frame_row;
+    /* spring damping's position derivative is not symmetric where v != 0 */
+    l->base.jacobian_symmetric = under->jacobian_symmetric && !moving && !l->fd;
+    *out = &l->base;
+    return TS_OK;
+}
+
+/* ||[dx; dv]||: sqrt(sum over free dofs of m (w^2 dx^2 + dv^2)); order 1:
+ * sqrt(sum m dx^2) */
+static double pert_norm(const ts_system *a, const ts_system *b, double w)
+{
+    double d = 0.0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->pinned && a->pinned[i])
+            continue;
+        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = w * w * dx * dx;
+        if (a->order == 2) {
+            double dv = a->v[i] - (b ? b->v[i] : 0.0);
+            e += dv * dv;
+        }
+        d += a->mass[i] * e;
+    }
+    return sqrt(d);
+}
+
+/* one of the two runs: a fresh system at the start state, a stepper */
+static int open_run(const ts_system_type *stype, const ts_params *params,
+                    const ts_stepper_type *type, const ts_solver_options *sopt,
+                    const ts_stability_options *opt, ts_system **sys, ts_stepper **st)
+{
+    int s = ts_system_new(stype, params, sys);
+    if (s)
+        return s;
+    if (opt->x0)
+        ts_vec_copy((*sys)->n, opt->x0, (*sys)->x);
+    if (opt->v0 && (*sys)->order == 2)
+        ts_vec_copy((*sys)->n, opt->v0, (*sys)->v);
+    if (opt->linearized && (s = make_linearized(*sys, opt->t0, sys))) {
+        *sys = NULL;
+        return s;
+    }
+    return ts_stepper_new(type, *sys, sopt, st);
+}
+
+/* least-squares slope of y over 0..n-1 */
+static double ls_slope(const double *y, int n)
+{
+    double mx = 0.5 * (n - 1), sxy = 0.0, sxx = 0.0;
+    for (int j = 0; j < n; j++)
+        sxy += (j - mx) * y[j], sxx += (j - mx) * (j - mx);
+    return sxx > 0.0 ? sxy / sxx : 0.0;
 }
 
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
@@ -379,9 +903,9 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stability_options *opt, double t_end, double dt,
                          int *bounded, int *status, long *steps)
 {
-    ts_system *sys = NULL;
-    ts_stepper *st = NULL;
-    double *ye = NULL;
+    ts_system *base = NULL, *pert = NULL;
+    ts_stepper *sb = NULL, *sq = NULL;
+    double *dir = NULL;
     *bounded = 0;
     *status = TS_OK;
     if (!(dt > 0.0) || !(t_end > 0.0))
@@ -393,81 +917,105 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
     if (nsteps < 1)
         nsteps = 1;
     *steps = nsteps;
-    int s = ts_system_new(stype, params, &sys);
+    /* linearized: the deviation itself is the perturbation, no base run */
+    int s = opt->linearized ? TS_OK : open_run(stype, params, type, sopt, opt, &base, &sb);
+    if (!s)
+        s = open_run(stype, params, type, sopt, opt, &pert, &sq);
     if (s)
-        return s;
-    if ((s = ts_stepper_new(type, sys, sopt, &st)))
         goto done;
-    size_t n = sys->n;
-    int order2 = sys->order == 2;
-    double sx = ts_vec_norm_inf(n, sys->x), sv = order2 ? ts_vec_norm_inf(n, sys->v) : 0.0;
-    if (sys->ops->exact) {
-        if (!(ye = malloc(ts_system_ydim(sys) * sizeof *ye))) {
-            s = ts_error(TS_ERR_NOMEM, "stability run");
-            goto done;
-        }
-        for (long k = 0; k <= nsteps; k++) {
-            if ((s = ts_system_exact_y(sys, fmin((double)k * dt, t_end), ye)))
-                goto done;
-            sx = fmax(sx, ts_vec_norm_inf(n, ye));
+    size_t n = pert->n;
+    int order2 = pert->order == 2;
+    /* the seed: the given mode, or a fixed pseudo-random direction */
+    if (!(dir = calloc(2 * n + 1, sizeof *dir))) {
+        s = ts_error(TS_ERR_NOMEM, "stability run");
+        goto done;
+    }
+    if (opt->seed) {
+        ts_vec_copy(n, opt->seed, dir);
+        if (opt->seed_v && order2)
+            ts_vec_copy(n, opt->seed_v, dir + n);
+    } else {
+        ts_fill_pseudo_random(n, 777u, dir);
+    }
+    double sn = ts_vec_norm_inf(n, dir);
+    if (!(sn > 0.0) && order2)
+        sn = ts_vec_norm_inf(n, dir + n) / fmax(opt->rate, 1.0);
+    double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!pert->pinned || !pert->pinned[i]) {
+            pert->x[i] += a * dir[i];
             if (order2)
-                sv = fmax(sv, ts_vec_norm_inf(n, ye + n));
+                pert->v[i] += a * dir[n + i];
         }
+    double w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
+    double d0 = pert_norm(pert, base, w);
+    if (!(d0 > 0.0)) {
+        s = ts_error(TS_ERR_INPUT, "stability run: the seed is zero on the free degrees of "
+                                   "freedom");
+        goto done;
     }
-    /* the energy test, E(t) <= E(0) + C S (see tstep/stability.h) */
-    int use_energy = 0;
-    double elim = 0.0;
-    if (opt->seed && opt->seed_size > 0.0) {
-        /* delta = seed_size max(1, |x(0)|) seed / |seed|: the stiffest mode
-         * present from the start */
-        double sn = ts_vec_norm_inf(n, opt->seed);
-        double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, sys->x)) / sn : 0.0;
-        use_energy = sys->ops->energy != NULL && a > 0.0;
-        double scale = 0.0;
-        if (use_energy && (s = mode_energy(sys, a, opt->seed, &scale)))
-            goto done;
-        shift_free(sys->x, sys, a, opt->seed); /* x0 + delta: where the run starts */
-        double e0 = 0.0;
-        if (use_energy && (s = total_energy(sys, &e0)))
-            goto done;
-        use_energy = use_energy && isfinite(e0) && scale > 0.0;
-        elim = e0 + opt->bound * scale;
-    }
-    if (!(sx > 0.0))
-        sx = 1.0;
-    if (opt->rate > 0.0 && isfinite(opt->rate))
-        sv = fmax(sv, opt->rate * sx);
-    if (!(sv > 0.0))
-        sv = 1.0;
-    double xlim = opt->bound * sx, vlim = opt->bound * sv;
+    /* window maxima of the perturbation's norm */
+    double wmax[TS_STABILITY_WINDOWS] = {0};
+    int nw = TS_STABILITY_WINDOWS;
     for (long k = 1; k <= nsteps; k++) {
-        double t = (double)(k - 1) * dt, h = k == nsteps ? t_end - t : dt;
+        double t = opt->t0 + (double)(k - 1) * dt,
+               h = k == nsteps ? opt->t0 + t_end - t : dt;
         if (ts_stop_signal) { /* see tstep/run.h */
             s = ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
             goto done;
         }
-        int r = ts_stepper_step(st, sys, t, h);
-        if (!r && !(ts_vec_norm_inf(n, sys->x) <= xlim &&
-                    (!order2 || ts_vec_norm_inf(n, sys->v) <= vlim)))
+        int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
+        if (!r)
+            r = ts_stepper_step(sq, pert, t, h);
+        double d = r ? NAN : pert_norm(pert, base, w);
+        if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
             r = TS_ERR_DIVERGED;
-        if (!r && use_energy) {
-            double ke, pe;
-            if ((s = ts_system_energy(sys, t + h, &ke, &pe)))
-                goto done;
-            if (!(ke + pe <= elim))
-                r = TS_ERR_DIVERGED;
-        }
         if (r) {
             *status = r;
+            goto done;
+        }
+        int j = (int)((k - 1) * nw / nsteps);
+        wmax[j] = fmax(wmax[j], d);
+    }
+    if (nsteps >= nw) {
+        /* sustained growth: the last window above every window of the first
+         * half by more than 1 %, and ln(window max) rising over the second half */
+        double first = 0.0, lg[TS_STABILITY_WINDOWS / 2];
+        for (int j = 0; j < nw / 2; j++)
+            first = fmax(first, wmax[j]);
+        for (int j = 0; j < nw / 2; j++)
+            lg[j] = log(wmax[nw / 2 + j]);
+        if (wmax[nw - 1] > 1.01 * first && wmax[nw - 1] > d0 && ls_slope(lg, nw / 2) > 0.0) {
+            *status = TS_ERR_DIVERGED;
             goto done;
         }
     }
     *bounded = 1;
 done:
-    free(ye);
-    ts_stepper_free(st);
-    ts_system_free(sys);
+    free(dir);
+    ts_stepper_free(sb);
+    ts_stepper_free(sq);
+    ts_system_free(base);
+    ts_system_free(pert);
     return s;
+}
+
+/* T from the binding mode: long enough that its growth 2 % past the limit
+ * multiplies it by e^8, and at least 32 of its periods (2 pi / |lambda|);
+ * without a finite nonzero prediction, 1000 / |lambda| */
+double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_options *opt,
+                             const ts_binding *b, double lambda_max)
+{
+    double mag = hypot(b->re, b->im);
+    if (!(b->dt_pred > 0.0) || !isfinite(b->dt_pred) || !(mag > 0.0))
+        return lambda_max > 0.0 ? 1000.0 / lambda_max : 10.0;
+    double h = 1.05 * b->dt_pred, re, im, T = 64.0 * 3.14159265358979323846 / mag;
+    if (!ts_mode_amplification(type, opt, b->second_order, h * b->re, h * b->im, &re, &im)) {
+        double g = log(hypot(re, im)) / h;
+        if (g > 0.0 && isfinite(g))
+            T = fmax(T, 4.0 / g);
+    }
+    return fmin(T, TS_STABILITY_MAX_STEPS * b->dt_pred);
 }
 
 /* One trial of the search, counted and reported. */
@@ -500,6 +1048,8 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
     double lo, hi;
     long steps, lo_steps = 0;
     int b, st, s;
+    /* the bracket's first factor (opt->first_step), squared after each try up to 2 */
+    double f = opt->first_step > 1.0 ? fmin(opt->first_step, 2.0) : 2.0;
     if ((s = trial(stype, params, type, sopt, opt, T, dt, res, &b, &st, &steps)))
         return s;
     if (b) { /* bracket upward */
@@ -507,11 +1057,12 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
         for (;;) {
             if (lo >= dt_max) {
                 res->kind = TS_CRIT_INF;
-                res->dt_crit = INFINITY;
+                res->dt_crit = res->dt_fail = INFINITY;
                 res->steps = lo_steps;
                 return TS_OK;
             }
-            hi = fmin(2.0 * lo, dt_max);
+            hi = fmin(f * lo, dt_max);
+            f = fmin(f * f, 2.0);
             if ((s = trial(stype, params, type, sopt, opt, T, hi, res, &b, &st, &steps)))
                 return s;
             if (!b)
@@ -528,7 +1079,8 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
                 res->fail_status = st;
                 return TS_OK;
             }
-            lo = fmax(0.5 * hi, dt_min);
+            lo = fmax(hi / f, dt_min);
+            f = fmin(f * f, 2.0);
             int lb, lst;
             if ((s = trial(stype, params, type, sopt, opt, T, lo, res, &lb, &lst, &steps)))
                 return s;
@@ -562,4 +1114,55 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
             res->kind = TS_CRIT_T_LIMITED;
     }
     return TS_OK;
+}
+
+/* --- prediction and measurement of one stepper ------------------------------------- */
+
+int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
+                       const ts_spectrum *sp, const ts_stepper_type *type,
+                       const ts_solver_options *sopt, const ts_stability_options *opt,
+                       ts_stability_study_result *out)
+{
+    size_t n = state->n;
+    int second = ts_stability_second_order(type, state);
+    int s = ts_stability_binding(type, sopt, second, sp, &out->binding);
+    out->no_prediction = 0;
+    if (s == TS_ERR_UNSUPPORTED) { /* the test equation refused (e.g. no energy) */
+        out->no_prediction = 1;
+        out->binding = (ts_binding){.dt_pred = NAN, .mode = (size_t)-1, .r = NAN,
+                                    .re = NAN, .im = NAN, .second_order = second};
+    } else if (s) {
+        return s;
+    }
+    const ts_binding *b = &out->binding;
+    double *seed = calloc(2 * n + 1, sizeof *seed);
+    if (!seed)
+        return ts_error(TS_ERR_NOMEM, "stability study");
+    ts_stability_options so = *opt;
+    so.x0 = state->x;
+    so.v0 = state->order == 2 ? state->v : NULL;
+    /* the seed: the binding mode's real vector (the stiffest mode when none binds) */
+    size_t mode = b->mode;
+    if (mode == (size_t)-1)
+        for (size_t k = 0; k < sp->count; k++)
+            if (sp->im[k] >= 0.0 && hypot(sp->re[k], sp->im[k]) >= sp->lambda_max * (1.0 - 1e-12))
+                mode = k;
+    so.seed = so.seed_v = NULL;
+    so.rate = sp->lambda_max;
+    if (mode != (size_t)-1 && !ts_spectrum_mode(state, sp, mode, seed, seed + n)) {
+        so.seed = seed, so.seed_v = seed + n;
+        so.rate = hypot(sp->re[mode], sp->im[mode]);
+    }
+    out->t_end = opt->t_end > 0.0 ? opt->t_end
+                                  : ts_stability_choose_t(type, sopt, b, sp->lambda_max);
+    so.t_end = out->t_end;
+    /* start 1.5 % below the prediction with a first factor of 1.03, widened
+     * while the bracket does not hold (T / 1000 without a finite nonzero
+     * prediction); both ends of the bracket are runs, whatever the prediction */
+    int start = isfinite(b->dt_pred) && b->dt_pred > 0.0;
+    so.first_step = start ? 1.03 : 2.0;
+    s = ts_stability_measure(stype, params, type, sopt, &so, start ? 0.985 * b->dt_pred : NAN,
+                             &out->result);
+    free(seed);
+    return s;
 }

@@ -78,6 +78,8 @@ fi
 run "$TSTEP" amplification --stepper all --z-max 4 --out "$data/amplification.dat"
 run "$TSTEP" region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 \
     --step $grid --out "$data/region.dat"
+run "$TSTEP" region --stepper all --plane oscillator --hw-max 4 --step $grid \
+    --out "$data/region-oscillator.dat"
 
 section "energy against time (tstep run --diagnostics)"
 energy_systems=oscillator
@@ -168,6 +170,7 @@ render convergence "png svg"
 render workprecision "png svg"
 render stability "png svg"
 render regions "png svg"
+render oscregions "png svg"
 render energy "png svg" "energy_systems='$energy_systems'"
 render longenergy "png svg" "long_systems='$long_systems'"
 render tolerance "png svg"

@@ -18,22 +18,25 @@
  *    backward Euler: r = inf on both.  Hairer & Wanner, Solving Ordinary
  *    Differential Equations II, IV.2 (stability functions and domains).
  *
- * 3. The critical step of a system, predicted and measured.
- *    Predicted: the stiffest mode by power iteration on Jacobian products
- *    (ts_stiffest_mode: order 1, the largest |eigenvalue| lambda of
- *    M^-1 df/dx; order 2, the largest |eigenvalue| mu of M^-1 df/dx, with
- *    the damping c = <u, M^-1 df/dv u>_M / <u, u>_M along its eigenvector u,
- *    giving the first-order pair lambda^2 - c lambda - mu = 0, e.g.
- *    lambda = +-i sqrt(-mu) for an undamped spring), then
- *    dt_pred = r(lambda / |lambda|) / |lambda|.
- *    Measured: ts_stability_measure, the largest dt for which a run to T is
- *    "bounded" (defined at ts_stability_bounded), by bracketing and
- *    bisection.  Golub & Van Loan, Matrix Computations, 7.3 (power method).
+ * 3. The critical step of a system, predicted and measured (definitions in
+ *    docs/stability.md).
+ *    Predicted: over the whole spectrum of the linearization at a state
+ *    (tstep/spectrum.h: LAPACK dense, ARPACK for large systems),
+ *    dt_pred = min over the modes of r(lambda) / |lambda| (ts_stability_binding),
+ *    r along lambda's direction on the scalar test equation, or on the
+ *    second-order one x'' = -w^2 x - 2 zeta w x' for a partitioned stepper
+ *    (ts_stability_radius).  The older single-mode estimate by power
+ *    iteration (ts_stiffest_mode; Golub & Van Loan, Matrix Computations, 7.3)
+ *    remains for callers that want only the stiffest mode.
+ *    Measured: ts_stability_measure, the largest dt for which a seeded
+ *    perturbation does not grow over T ("bounded", ts_stability_bounded), by
+ *    bracketing and bisection; ts_stability_study does both as the command.
  *
  * Depends on the stepper and system interfaces and on test1d. */
 #ifndef TSTEP_STABILITY_H
 #define TSTEP_STABILITY_H
 
+#include "tstep/spectrum.h"
 #include "tstep/stepper.h"
 
 /* A step "does not grow" when |R| <= 1 + tol: tol covers round-off for an
@@ -61,6 +64,99 @@ int ts_amplification(const ts_stepper_type *type, const ts_solver_options *opt, 
  * A step that fails (solver) counts as growth. */
 int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *opt,
                           double dir_re, double dir_im, double *r);
+
+/* The stability radius along lambda's direction, for a stepper judged on
+ * the scalar test equation (second_order 0: ts_stability_interval along
+ * lambda / |lambda|) or on the second-order test equation (second_order 1):
+ *     x'' = -w^2 x - 2 zeta w x',   w = |lambda|, zeta = -Re lambda / |lambda|
+ * (the first-order pair lambda, conj lambda of one mode), whose one-step map
+ * is the 2x2 matrix found by running the stepper two steps of size h from
+ * (x, v) = (1, 0) and (0, 1); r is then the first hw where its spectral
+ * radius exceeds 1 + tol, found on the same scan.  Either way dt = r / |lambda|.
+ * A real lambda < 0 gives zeta = 1 (the critically damped oscillator).
+ * A partitioned stepper (TS_PARTITIONED: symplectic Euler, Verlet) on a
+ * second-order system must be judged on the second-order equation: on the
+ * scalar one it degenerates into the underlying one-stage method. */
+int ts_stability_radius(const ts_stepper_type *type, const ts_solver_options *opt,
+                        int second_order, double re, double im, double *r);
+/* *memoryless = 1 when two steps in a row of `type` equal its one-step map
+ * from a fresh start applied twice (on x'' = -x - 0.6 x', h = 0.5): it
+ * carries no state between steps that the map does not see.  Velocity
+ * Verlet's reused force with velocity-dependent forces, or a multistep
+ * history, makes it 0. */
+int ts_stepper_memoryless(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int *memoryless);
+/* 1 when `type` is judged on the second-order test equation on `sys`
+ * (partitioned and sys of order 2; sys NULL: partitioned). */
+int ts_stability_second_order(const ts_stepper_type *type, const ts_system *sys);
+/* The one-step map of x'' = -x - 2 zeta x' with step hw (column-major
+ * [x1 from (1,0), v1 from (1,0), x1 from (0,1), v1 from (0,1)]) and its
+ * eigenvalue of largest modulus (im >= 0). */
+int ts_oscillator_map(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
+                      double zeta, double map[4]);
+int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
+                                double hw, double zeta, double *r_re, double *r_im);
+/* The amplification of a mode with eigenvalue z = h lambda: R(z) on the
+ * scalar equation, or the map's dominant eigenvalue at hw = |z|,
+ * zeta = -Re z / |z| on the second-order one. */
+int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int second_order, double re, double im, double *r_re, double *r_im);
+
+/* The growth per step the prediction judges by: for z = h lambda, |R(z)|
+ * (scalar) or the spectral radius of the one-step map at hw = |z|,
+ * zeta = -Re z / |z| (second_order), or, for an explicit stepper that carries
+ * state between steps (ts_stepper_memoryless 0), the growth per step of a
+ * run of 4096 steps without reset on that test equation.  A failed step
+ * gives INFINITY.  ts_oscillator_growth: the same at (hw, zeta) directly. */
+int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                   double re, double im, double *rho);
+int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
+                         double zeta, double *rho);
+
+/* --- the binding mode: the prediction over the whole spectrum -------------- */
+
+/* Modes with |lambda| <= TS_RIGID_CUT lambda_max are taken as rigid (zero
+ * modes, which round-off moves by about sqrt(eps) |A|): they are left out.
+ * |Re lambda| <= TS_REAL_ROUNDOFF lambda_max is taken as 0 (round-off of an
+ * undamped mode). */
+#define TS_RIGID_CUT 1e-6
+#define TS_REAL_ROUNDOFF 1e-12
+
+#define TS_ZETA_RANGES 4
+
+typedef struct {
+    double dt_pred;   /* min over the modes of r / |lambda| (INFINITY: no limit) */
+    size_t mode;      /* index of the binding mode in the spectrum ((size_t)-1: none) */
+    double re, im;    /* its eigenvalue (im >= 0) */
+    double r;         /* its radius (ts_stability_radius) */
+    int stiffest;     /* the binding mode has the largest |lambda| */
+    int second_order; /* judged on the second-order test equation */
+    int radii;        /* radii computed exactly */
+    int unstable;     /* modes left out with Re lambda > 0 (beyond round-off): the state
+                         itself is unstable along them (e.g. compressed springs buckling),
+                         the exact solution grows there too, and no step makes them decay */
+    int carries_state; /* the stepper carries state between steps (a reused force
+                          that depends on an earlier step, a multistep history): its
+                          radius is that of the one-step map from a fresh start, and
+                          dt_pred only approximates the limit of a long run */
+    /* arnoldi only: a mode below the spectrum's lambda_floor can bind only if
+     * its damping ratio zeta = -Re lambda / |lambda| lies in one of these
+     * ranges [zeta_lo, zeta_hi] (found on a 0.01 grid, widened by a step);
+     * none: no unseen mode can bind */
+    int zeta_ranges;
+    double zeta_lo[TS_ZETA_RANGES], zeta_hi[TS_ZETA_RANGES];
+} ts_binding;
+
+/* dt_pred = min over the modes (im >= 0, not rigid, Re lambda <= 0) of
+ * r(lambda) / |lambda|.
+ * The radius is computed exactly for four candidates (the stiffest mode, the
+ * mode with forward Euler's smallest 2|Re lambda| / |lambda|^2, the largest
+ * |Im lambda|, the largest -Re lambda); every other mode is then run one
+ * step at s = dt_pred |lambda| and, if it grows there, its radius is
+ * computed and dt_pred lowered.  Exact when the stable set along each ray is
+ * an interval starting at 0 (as the radius's definition assumes). */
+int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *opt,
+                         int second_order, const ts_spectrum *sp, ts_binding *b);
 
 /* The stiffest mode of a system, linearized at its stored state, t = 0. */
 typedef struct {
@@ -93,28 +189,40 @@ int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
 /* --- measured critical step ------------------------------------------------ */
 
 typedef struct {
-    double t_end;   /* T: every run ends exactly here */
-    double bound;   /* C in the bounded test (default 10) */
+    double t_end;   /* T: every run ends exactly here (at t0 + T) */
+    double bound;   /* C: the perturbation may grow at most C-fold (default 1e4) */
     double dt_min;  /* smallest dt tried (default T * 1e-6); below: dt_crit 0 */
     double dt_max;  /* largest dt tried (default T, one step); bounded there: inf */
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
-    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (4) */
-    double rate;    /* |lambda| of the stiffest mode, for the velocity scale (0: none) */
-    /* optional: each run starts from x(0) + delta, delta = seed_size
-     * max(1, |x(0)|_inf) seed / |seed|_inf (pinned DOFs untouched).  With
-     * seed the stiffest mode's vector, the mode the prediction is about is
-     * present from the start (a state without it shows an instability only
-     * once round-off has grown into it), and, where the system defines an
-     * energy, the energy test of ts_stability_bounded applies. */
-    const double *seed;
-    double seed_size; /* default 1e-3 */
+    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2) */
+    double first_step; /* the bracket's first factor from dt_start (default 2); squared
+                          after each try, up to 2 (1.03 from a prediction: 1.03, 1.06, ...) */
+    double rate;    /* w of the perturbation norm (the binding mode's |lambda|; 0: 1) */
+    /* the seed: the perturbed run starts from (x0, v0) + a (seed, seed_v),
+     * a = seed_size max(1, |x0|_inf) / |seed|_inf (pinned DOFs untouched);
+     * the binding mode's real vector, so the mode the prediction is about
+     * is there from the first step.  NULL: a fixed pseudo-random direction. */
+    const double *seed, *seed_v;
+    double seed_size; /* default 1e-6 */
+    /* optional start state (n entries each) and time; NULL: the system's initial state */
+    const double *x0, *v0;
+    double t0;
+    /* 1: run on the linearization at the start state, M x'' = Kx x + Kv v
+     * (the deviation is the perturbation; no base run), where the prediction
+     * is made; 0: on the system itself (the state moves during T) */
+    int linearized;
     /* optional: called before each run (for a progress line) */
     void (*progress)(void *ctx, int run, double dt);
     void *progress_ctx;
 } ts_stability_options;
 
-/* t_end 0 (the caller must set it), bound 10, dt_min 0 and dt_max 0
- * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4, rate 0. */
+/* windows of the sustained-growth test; cap on steps at dt_pred of the chosen T */
+#define TS_STABILITY_WINDOWS 16
+#define TS_STABILITY_MAX_STEPS 2e5
+
+/* t_end 0 (the caller must set it), bound 1e4, dt_min 0 and dt_max 0
+ * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4, rate 0, seed_size 1e-6,
+ * no seed, the system's initial state at t0 = 0, linearized 1. */
 ts_stability_options ts_default_stability_options(void);
 
 /* How a measurement ended. */
@@ -131,7 +239,7 @@ typedef enum {
 typedef struct {
     double dt_crit;   /* largest dt found bounded; INFINITY or 0 per kind */
     double dt_fail;   /* smallest dt found unbounded (the bracket's other end;
-                         NAN for inf) */
+                         INFINITY for inf) */
     ts_crit_kind kind;
     int runs;         /* runs made */
     long steps;       /* steps of the run at dt_crit */
@@ -139,39 +247,29 @@ typedef struct {
                          it exceeded the bound, or the stepper's failure */
 } ts_stability_result;
 
-/* One run of `type` on a fresh system from (stype, params) with steps of
- * exactly dt, the last one shortened to land on T: N = ceil(T/dt) steps
- * (a remainder below 1e-9 dt is dropped).  Bounded means: every step
- * succeeds and, after every step,
- *     |x|_inf <= C * Sx   and (order 2)   |v|_inf <= C * Sv,
- *   Sx = max(|x(0)|_inf, max over the step times t_n of |x_exact(t_n)|_inf),
- *   Sv = max(|v(0)|_inf, max of |v_exact(t_n)|_inf, rate * Sx),
- * the exact terms when the system has an exact solution, rate = opt->rate
- * (the stiffest mode's |lambda|: a velocity that mode reaches at amplitude
- * Sx), and Sx or Sv taken as 1 where they come out 0; and, when the run is
- * seeded (opt->seed) and the system defines an energy E,
- *     E(t_n) <= E(0) + C * S,   S = E_seed + E_mode,
- *   E(0) the seeded initial state's energy; along the seed delta, with
- *   E(x0 + s delta) ~ E(x0) + d1 s + d2 s^2 (from E at s = -1, 0, 1),
- *   E_seed = |d2|, the energy the seed adds (k delta^2 / 2 on test1d,
- *   delta^T (-df/dx) delta / 2 on a spring system), and
- *   E_mode = d1^2 / (4 |d2|),
- *   the energy the initial state already holds in that mode (what E would
- *   release relaxing along it: k x0^2 / 2 on test1d, 0 for springs at rest),
- *   plus the same along v for order 2 (m v0^2 / 2 on the oscillator).
- *   For a linear system S is the mode's energy at the start, and the test
- *   allows its energy to grow by about 1 + C.
- * C = opt->bound.  The energy test is what catches a mode that grows and then
- * saturates: on the string the stiff longitudinal mode, past the limit,
- * grows until its amplitude nears the spring rest length and stops there,
- * far inside the state bounds, but with its energy up a hundredfold and
- * more.  A passive system cannot gain energy; energy fed in by forcing
- * (wind, gusts) or by a projection (collisions) counts as growth, and a
- * stepper that adds energy without blowing up (backward-euler-linear's
- * linearized step at large dt on the string) is not bounded by this test.
+/* Whether `type` is stable at step dt on the system (stype, params) over
+ * T, judged on two runs in lockstep with steps of exactly dt, the last one
+ * shortened to land on t0 + T (N = ceil(T/dt) steps; a remainder below
+ * 1e-9 dt is dropped): a base run from the start state Y0 and a perturbed
+ * run from Y0 + a seed.  Their difference d(t) is the seed's perturbation
+ * carried by the linearization along the base run; its size is
+ *     |d| = sqrt(sum over free dofs of m_i (w^2 dx_i^2 + dv_i^2))
+ * (order 1: sqrt(sum m_i dx_i^2)), w = opt->rate.  The run is bounded
+ * unless
+ *   - a step fails (solver) or the state is non-finite, or
+ *   - |d(t_n)| > C |d(0)| at some step (C = opt->bound, default 1e4: blow-up,
+ *     or a mode grown until it saturates), or
+ *   - the growth is sustained: of TS_STABILITY_WINDOWS equal windows of the
+ *     run, the last window's max of |d| is more than 1.01 times the max over
+ *     the first half, and ln(window max) has a positive least-squares slope
+ *     over the second half.
+ * So a transient (a defective or non-normal mode's growth that then decays,
+ * e.g. forward Euler on a critically damped oscillator below h = 2/w) is
+ * not instability, while a mode growing by any steady factor is, once T is
+ * long enough to show it (ts_stability_choose_t).
  * *bounded gets 1 or 0, *status the failing status (TS_ERR_DIVERGED for
- * exceeding a bound) and *steps the steps N.  Returns nonzero only when
- * the run could not be set up (e.g. out of memory, bad parameters). */
+ * growth) and *steps the steps N.  Returns nonzero only when the run could
+ * not be set up (e.g. out of memory, bad parameters, zero seed). */
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
                          const ts_stability_options *opt, double t_end, double dt,
@@ -187,6 +285,36 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
                          const ts_stability_options *opt, double dt_start,
                          ts_stability_result *res);
+
+/* T for the runs of a stepper with binding mode b: the larger of 32
+ * periods of the mode (64 pi / |lambda|) and 8 / g, g the mode's growth rate
+ * ln|R(h lambda)| / h at h = 1.02 dt_pred (so 2 % past the limit it grows
+ * e^8-fold over T), capped at TS_STABILITY_MAX_STEPS steps of dt_pred;
+ * 1000 / lambda_max without a finite nonzero prediction. */
+double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_options *opt,
+                             const ts_binding *b, double lambda_max);
+
+/* Prediction and measurement of one stepper, as `tstep stability` makes
+ * them: the binding mode over the spectrum sp (computed at `state`, the
+ * system's state at time opt->t0), then ts_stability_measure from `state`
+ * (opt->x0 and v0 are set from it), seeded with the binding mode's real
+ * vector (x and v parts; the stiffest mode when none binds), rate = its
+ * |lambda|, T = opt->t_end or ts_stability_choose_t when that is 0, the
+ * search starting 1.5 % below dt_pred with a first factor of 1.03 (T / 1000
+ * and 2 without a finite nonzero prediction).  A stepper whose test
+ * equation is refused (TS_ERR_UNSUPPORTED) gets no_prediction = 1, dt_pred
+ * NAN, and is still measured. */
+typedef struct {
+    ts_binding binding;
+    ts_stability_result result;
+    double t_end;
+    int no_prediction;
+} ts_stability_study_result;
+
+int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
+                       const ts_spectrum *sp, const ts_stepper_type *type,
+                       const ts_solver_options *sopt, const ts_stability_options *opt,
+                       ts_stability_study_result *out);
 
 /* dt_pred = r / |lambda| for a stepper with interval r along lambda's
  * direction (INFINITY when |lambda| = 0 or r = inf). */

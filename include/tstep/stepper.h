@@ -24,7 +24,8 @@ enum {
     TS_NEEDS_JACOBIAN = 1u << 2, /* needs the system's Jacobian products */
     TS_NEEDS_ENERGY = 1u << 3,   /* needs the system's potential energy (ops->energy) */
     TS_PARTITIONED = 1u << 4,    /* treats x and v differently (symplectic Euler, Verlet):
-                                    its stability is judged on x'' = -w^2 x - 2 zeta w x' */
+                                    its stability is judged on the second-order test
+                                    equation x'' = -w^2 x - 2 zeta w x' (tstep/stability.h) */
     TS_LINEARIZED = 1u << 5,     /* one linear solve per step, no Newton iteration: its
                                     result depends on the linear tolerance */
     TS_MULTISTEP = 1u << 6,      /* keeps history (bdf2): its first step after a reset is
@@ -81,7 +82,8 @@ typedef struct ts_stepper_type {
     const char *name;
     const char *summary;
     int order;         /* nominal order of accuracy */
-    unsigned flags;    /* TS_IMPLICIT, TS_SYMPLECTIC, TS_NEEDS_JACOBIAN, TS_NEEDS_ENERGY */
+    unsigned flags;    /* TS_IMPLICIT, TS_SYMPLECTIC, TS_NEEDS_JACOBIAN, TS_NEEDS_ENERGY,
+                          TS_PARTITIONED */
     int (*alloc)(const ts_system *sys, const ts_solver_options *opt, void **scratch);
     int (*step)(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
     void (*free)(void *scratch); /* accepts NULL */
