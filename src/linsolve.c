@@ -63,14 +63,14 @@ void ts_sparse_free(ts_sparse *a)
     free(a);
 }
 
-static int size_cmp(const void *x, const void *y)
+static int u32_cmp(const void *x, const void *y)
 {
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     return (a > b) - (a < b);
 }
 
-/* position of row r in column j, or SIZE_MAX */
-static size_t find_slot(const ts_sparse *a, size_t j, size_t r)
+/* position of row r in column j, or UINT32_MAX */
+static uint32_t find_slot(const ts_sparse *a, size_t j, size_t r)
 {
     size_t lo = a->colp[j], hi = a->colp[j + 1];
     while (lo < hi) {
@@ -80,9 +80,9 @@ static size_t find_slot(const ts_sparse *a, size_t j, size_t r)
         else if (a->row[mid] > r)
             hi = mid;
         else
-            return mid;
+            return (uint32_t)mid;
     }
-    return SIZE_MAX;
+    return UINT32_MAX;
 }
 
 /* The pattern: every diagonal entry, and each triplet (r, c) with neither
@@ -135,21 +135,29 @@ int ts_sparse_new(const ts_system *sys, ts_sparse **out)
         total += cnt[j] + 1; /* + the diagonal */
     }
     a->colp[n] = total;
+    if (n >= UINT32_MAX || total >= UINT32_MAX) {
+        free(tr);
+        free(tc);
+        free(cnt);
+        ts_sparse_free(a);
+        return ts_error(TS_ERR_UNSUPPORTED, "sparse matrix of %zu unknowns, %zu entries", n,
+                        total);
+    }
     a->row = malloc((total + 1) * sizeof *a->row);
     if (!a->row)
         goto nomem;
     for (size_t j = 0; j < n; j++) {
-        a->row[a->colp[j]] = j;
+        a->row[a->colp[j]] = (uint32_t)j;
         cnt[j] = a->colp[j] + 1;
     }
     for (size_t k = 0; k < nt; k++)
         if (!pinned(sys, tr[k]) && !pinned(sys, tc[k]) && tr[k] != tc[k])
-            a->row[cnt[tc[k]]++] = tr[k];
+            a->row[cnt[tc[k]]++] = (uint32_t)tr[k];
     /* sort each column below its diagonal, drop duplicates, compact */
     size_t w = 0;
     for (size_t j = 0; j < n; j++) {
         size_t b = a->colp[j], e = a->colp[j + 1];
-        qsort(a->row + b + 1, e - b - 1, sizeof *a->row, size_cmp);
+        qsort(a->row + b + 1, e - b - 1, sizeof *a->row, u32_cmp);
         a->colp[j] = w;
         for (size_t p = b; p < e; p++)
             if (p == b || a->row[p] != a->row[w - 1])
@@ -161,7 +169,7 @@ int ts_sparse_new(const ts_system *sys, ts_sparse **out)
     if (!a->val)
         goto nomem;
     for (size_t k = 0; k < nt; k++)
-        a->slot[k] = pinned(sys, tr[k]) || pinned(sys, tc[k]) ? SIZE_MAX
+        a->slot[k] = pinned(sys, tr[k]) || pinned(sys, tc[k]) ? UINT32_MAX
                                                                 : find_slot(a, tc[k], tr[k]);
     free(tr);
     free(tc);
@@ -202,7 +210,7 @@ int ts_sparse_assemble(ts_sparse *a, ts_system *sys)
     for (size_t j = 0; j < n; j++)
         a->val[a->colp[j]] = pinned(sys, j) ? 1.0 : sys->mass[j];
     for (size_t k = 0; k < a->ntrip; k++)
-        if (a->slot[k] != SIZE_MAX)
+        if (a->slot[k] != UINT32_MAX)
             a->val[a->slot[k]] -= a->tval[k];
     return TS_OK;
 }

@@ -11,7 +11,11 @@
  * the sums over blocks present in both rows (fill-in is dropped), and
  * z = P^-1 r = L^-T (L^-1 r) by one forward and one backward block sweep.
  * Each diagonal block is kept as the inverse of its Cholesky factor, so the
- * sweeps only multiply.  Blocks rather than scalars: one index per 9
+ * sweeps only multiply.  The factor is computed in double precision and
+ * read by the sweeps in single precision, which halves their memory
+ * traffic; P^-1 = Lf^-T Lf^-1 with the rounded factor Lf is still an exact
+ * symmetric positive definite operator, all CG needs of a preconditioner
+ * (arithmetic stays in double).  Blocks rather than scalars: one index per 9
  * entries and a particle's three unknowns eliminated together, so a spring
  * along any direction is treated alike.
  *
@@ -41,8 +45,9 @@ typedef struct {
     const double *diag;
     size_t *rowp;       /* block row I: blocks rowp[I] .. rowp[I+1]-1, the diagonal last */
     uint32_t *col;      /* their block columns, ascending */
-    size_t *dest;       /* A's entry p goes to val[dest[p]] */
+    uint32_t *dest;     /* A's entry p goes to val[dest[p]] */
     double *val;        /* bb per block; the diagonal block holds W = chol(S_II)^-1 */
+    float *fval;        /* the same in single precision, what the sweeps read */
     double *work;       /* bb */
     int jacobi;         /* the factorization failed: P = diag */
     double shift;
@@ -57,6 +62,7 @@ static void ic_free(void *state)
     free(s->col);
     free(s->dest);
     free(s->val);
+    free(s->fval);
     free(s->work);
     free(s);
 }
@@ -113,9 +119,12 @@ static int ic_alloc(const ts_linsolve *ls, const ts_system *sys, void **state)
     for (size_t k = 0; k < np; k++)
         if (k == 0 || pairs[k] != pairs[k - 1])
             pairs[nblk++] = pairs[k];
+    if (nblk * (size_t)s->bb >= UINT32_MAX)
+        goto nomem;
     s->col = malloc((nblk + 1) * sizeof *s->col);
     s->val = malloc((nblk * (size_t)s->bb + 1) * sizeof *s->val);
-    if (!s->col || !s->val)
+    s->fval = malloc((nblk * (size_t)s->bb + 1) * sizeof *s->fval);
+    if (!s->col || !s->val || !s->fval)
         goto nomem;
     for (size_t k = 0; k < nblk; k++) {
         s->rowp[(pairs[k] >> 32) + 1]++;
@@ -127,7 +136,7 @@ static int ic_alloc(const ts_linsolve *ls, const ts_system *sys, void **state)
         for (size_t p = a->colp[j]; p < a->colp[j + 1]; p++) {
             size_t i = a->row[p];
             size_t pos = block_pos(s, i / b, j / b);
-            s->dest[p] = pos * (size_t)s->bb + (i % b) * b + j % b;
+            s->dest[p] = (uint32_t)(pos * (size_t)s->bb + (i % b) * b + j % b);
         }
     free(pairs);
     *state = s;
@@ -251,8 +260,12 @@ static int ic_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     s->jacobi = 0;
     s->shift = 0.0;
     for (int k = 0; k <= TS_IC_SHIFTS; k++) {
-        if (factor(s, s->shift))
+        if (factor(s, s->shift)) {
+            size_t m = s->rowp[s->nb] * (size_t)s->bb;
+            for (size_t i = 0; i < m; i++)
+                s->fval[i] = (float)s->val[i];
             return TS_OK;
+        }
         s->shift = s->shift > 0.0 ? 10.0 * s->shift : 1e-3;
     }
     s->jacobi = 1;
@@ -264,7 +277,7 @@ static void ic_apply(void *state, const double *r, double *z)
     const ic_state *s = state;
     const size_t *rowp = s->rowp;
     const uint32_t *col = s->col;
-    const double *v = s->val;
+    const float *v = s->fval;
     size_t nb = s->nb;
     if (s->jacobi) {
         for (size_t i = 0; i < s->n; i++)
@@ -277,12 +290,13 @@ static void ic_apply(void *state, const double *r, double *z)
             size_t d = rowp[I + 1] - 1;
             double t0 = r[3 * I], t1 = r[3 * I + 1], t2 = r[3 * I + 2];
             for (size_t q = rowp[I]; q < d; q++) {
-                const double *L = v + 9 * q, *y = z + 3 * (size_t)col[q];
+                const float *L = v + 9 * q;
+                const double *y = z + 3 * (size_t)col[q];
                 t0 -= L[0] * y[0] + L[1] * y[1] + L[2] * y[2];
                 t1 -= L[3] * y[0] + L[4] * y[1] + L[5] * y[2];
                 t2 -= L[6] * y[0] + L[7] * y[1] + L[8] * y[2];
             }
-            const double *W = v + 9 * d;
+            const float *W = v + 9 * d;
             z[3 * I] = W[0] * t0;
             z[3 * I + 1] = W[3] * t0 + W[4] * t1;
             z[3 * I + 2] = W[6] * t0 + W[7] * t1 + W[8] * t2;
@@ -290,14 +304,14 @@ static void ic_apply(void *state, const double *r, double *z)
         /* L^T z = y, last block row first: z_I = W_I^T y_I, y_K -= L_IK^T z_I */
         for (size_t I = nb; I-- > 0;) {
             size_t d = rowp[I + 1] - 1;
-            const double *W = v + 9 * d;
+            const float *W = v + 9 * d;
             double y0 = z[3 * I], y1 = z[3 * I + 1], y2 = z[3 * I + 2];
             double z0 = W[0] * y0 + W[3] * y1 + W[6] * y2;
             double z1 = W[4] * y1 + W[7] * y2;
             double z2 = W[8] * y2;
             z[3 * I] = z0, z[3 * I + 1] = z1, z[3 * I + 2] = z2;
             for (size_t q = rowp[I]; q < d; q++) {
-                const double *L = v + 9 * q;
+                const float *L = v + 9 * q;
                 double *y = z + 3 * (size_t)col[q];
                 y[0] -= L[0] * z0 + L[3] * z1 + L[6] * z2;
                 y[1] -= L[1] * z0 + L[4] * z1 + L[7] * z2;

@@ -6,7 +6,7 @@
  *     small pinned cloth to its tolerance, pinned entries exactly 0;
  *   - an indefinite A (compressed cloth) gets the exact solution, or the
  *     definiteness fix's, through the fallbacks;
- *   - a backward Euler step with each gives the same state to the Newton
+ *   - every implicit stepper with each gives the same state to the Newton
  *     tolerance;
  *   - block-Jacobi and IC(0) take fewer CG iterations than Jacobi. */
 #include <lapacke.h>
@@ -256,37 +256,46 @@ START_TEST(test_indefinite_falls_back)
 }
 END_TEST
 
-/* Backward Euler steps from the same state with each combination, Newton to
- * newton_tol: the same state as Jacobi-CG with tight tolerances */
-static void run_be(const ts_solver_options *o, double *y)
+/* Five steps of `type` from the same cloth state; y receives the state. */
+static void run_steps(const ts_stepper_type *type, const ts_solver_options *o, double *y)
 {
     ts_system *sys = make_cloth(6, 1.0, 0.0);
     ts_stepper *st;
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler, sys, o, &st), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(type, sys, o, &st), TS_OK);
     for (int k = 0; k < 5; k++)
-        ck_assert_int_eq(ts_stepper_step(st, sys, k * H, H), TS_OK);
+        ck_assert_msg(ts_stepper_step(st, sys, k * H, H) == TS_OK, "%s: step %d: %s",
+                      type->name, k, ts_error_detail());
     ts_system_get_y(sys, y);
     ts_stepper_free(st);
     ts_system_free(sys);
 }
 
-START_TEST(test_backward_euler_same_state)
+/* Every implicit stepper with each combination (loop index: stepper *
+ * NCOMBO + combination) gives the state it gives with Jacobi-CG and tight
+ * tolerances, to the Newton tolerance (a linearized stepper, whose one
+ * solve is the step: to its fixed linear tolerance). */
+START_TEST(test_implicit_steppers_same_state)
 {
+    const ts_stepper_type *type = ts_stepper_at((size_t)(_i / NCOMBO));
+    if (!type || !(type->flags & TS_IMPLICIT))
+        return;
+    int linearized = (type->flags & TS_LINEARIZED) != 0;
     double newton_tol = 1e-8;
-    ts_solver_options ref_opt = ts_default_solver_options(), o = combo_options(_i);
+    ts_solver_options ref_opt = ts_default_solver_options(), o = combo_options(_i % NCOMBO);
     ref_opt.newton_tol = 1e-12;
     ref_opt.cg_tol = 1e-13;
     o.newton_tol = newton_tol;
+    o.cg_tol = linearized ? 1e-12 : 0.0;
     size_t ny = 2 * 3 * 36;
     double *y = malloc(ny * sizeof *y), *yref = malloc(ny * sizeof *yref);
-    run_be(&ref_opt, yref);
-    run_be(&o, y);
-    /* Newton's stop bounds the step's velocity error by about newton_tol
+    run_steps(type, &ref_opt, yref);
+    run_steps(type, &o, y);
+    /* Newton's stop bounds each step's velocity error by about newton_tol
      * max(1, |v|): compare with the velocities' scale, five steps */
     double vscale = fmax(1.0, ts_vec_norm_inf(ny / 2, yref + ny / 2));
     double err = ts_vec_dist_inf(ny, y, yref);
-    ck_assert_msg(err <= 5 * 10 * newton_tol * vscale, "%s/%s: state differs by %g",
-                  o.linear_solver->name, o.precond ? o.precond->name : "-", err);
+    ck_assert_msg(err <= 5 * 10 * newton_tol * vscale, "%s with %s/%s: state differs by %g",
+                  type->name, o.linear_solver->name, o.precond ? o.precond->name : "-", err);
     free(y);
     free(yref);
 }
@@ -361,7 +370,8 @@ Suite *linsolve_suite(void)
     tcase_add_test(tc, test_assembly_is_the_product);
     tcase_add_loop_test(tc, test_solve_matches_dense, 0, NCOMBO);
     tcase_add_loop_test(tc, test_indefinite_falls_back, 0, NCOMBO);
-    tcase_add_loop_test(tc, test_backward_euler_same_state, 0, NCOMBO);
+    tcase_add_loop_test(tc, test_implicit_steppers_same_state, 0,
+                        NCOMBO * (int)ts_stepper_count());
     tcase_add_test(tc, test_fewer_iterations);
     tcase_add_test(tc, test_cli_names);
     suite_add_tcase(s, tc);

@@ -37,6 +37,7 @@
 #define TSTEP_LINSOLVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "tstep/linalg.h"
 #include "tstep/stepper.h"
 
@@ -86,12 +87,13 @@ typedef struct ts_linsolve_type {
  * compressed columns: column j's rows are row[colp[j]] .. row[colp[j+1]-1],
  * ascending, the diagonal first. */
 typedef struct {
-    size_t n, nnz;
-    size_t *colp, *row;
+    size_t n, nnz;   /* n and nnz below 2^32 - 1 */
+    size_t *colp;
+    uint32_t *row;
     double *val;
     /* assembly from the system's triplets (see ts_system_ops.jacobian_triplets) */
     size_t ntrip;
-    size_t *slot;  /* triplet k is subtracted from val[slot[k]]; SIZE_MAX: dropped (pinned) */
+    uint32_t *slot; /* triplet k is subtracted from val[slot[k]]; UINT32_MAX: dropped (pinned) */
     double *tval;  /* the triplets' values */
     double *col_;  /* 2n doubles: products column by column when the system has no triplets */
 } ts_sparse;
