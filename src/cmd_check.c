@@ -1,6 +1,6 @@
 /* tstep check-system: a system's Jacobian products against finite
- * differences of its forces, the Taylor-test slope and symmetry (see
- * tstep/check.h), printed as a table; exit 0 when every check is within
+ * differences of its forces, the Taylor-test slope and symmetry, and its
+ * energy against its forces and masses (see tstep/check.h), printed as a table; exit 0 when every check is within
  * tolerance, 1 naming the worst check and particle otherwise. */
 #include <getopt.h>
 #include <math.h>
@@ -22,7 +22,11 @@ static void help(void)
            "    J is the derivative (observed slope about 2) and like e when it is wrong\n"
            "    (slope about 1); a force linear in x or v leaves r at round-off ('linear');\n"
            "  symmetry w.(J u) = u.(J w), where the system declares its Jacobian symmetric;\n"
-           "  the fast path (linearize + jacobian_mul, jacobian_diag) against the products.\n"
+           "  the fast path (linearize + jacobian_mul, jacobian_diag) against the products;\n"
+           "  where the system defines an energy: at v = 0 the potential energy's central\n"
+           "    difference along u equals -f.u (f = -grad U), its Taylor remainder\n"
+           "    |U(x + e u) - U(x) + e f.u| shrinks like e^2 (slope about 2; a wrong sign\n"
+           "    or scale gives slope 1), and the kinetic energy equals 1/2 v^T M v.\n"
            "Symmetry and the fast path are checked at v = 0 (a symmetric fast path may\n"
            "leave out non-symmetric velocity terms, such as spring damping's).  Pinned\n"
            "degrees of freedom are checked like the others.  A fast path the system\n"
@@ -37,6 +41,9 @@ static void help(void)
            "  --min-slope X     smallest Taylor slope accepted (default 1.8)\n"
            "  --perturb-x X     state perturbation, relative to max(1, |x|_inf) (default 1e-3)\n"
            "  --perturb-v X     velocity perturbation, relative to max(1, |v|_inf) (default 0.1)\n"
+           "\n"
+           "Forcing that is not conservative at v = 0 (wind acting through drag) fails\n"
+           "the energy gradient check: such a force is not -grad U.\n"
            "\n"
            "Exit status: 0 every check within tolerance, 1 a check failed (the worst\n"
            "check and particle are named), 2 usage error or a system without Jacobian\n"
@@ -70,8 +77,10 @@ static void print_report(const ts_system *sys, const ts_jacobian_check_options *
         if (!r->done) {
             const char *why =
                 sys->order == 1 && (k == TS_JCHECK_DFDV || k == TS_JCHECK_TAYLOR_V ||
-                                    k == TS_JCHECK_SYMMETRY_V)
+                                    k == TS_JCHECK_SYMMETRY_V || k == TS_JCHECK_KINETIC)
                     ? "(first-order system: no v)"
+                : k >= TS_JCHECK_ENERGY_GRADIENT
+                    ? "(the system defines no energy)"
                 : k == TS_JCHECK_SYMMETRY_X || k == TS_JCHECK_SYMMETRY_V
                     ? "(Jacobian not declared symmetric)"
                 : k == TS_JCHECK_FAST_PATH
@@ -81,7 +90,7 @@ static void print_report(const ts_system *sys, const ts_jacobian_check_options *
             printf("  %-22s %-5s %s\n", ts_jcheck_name(k), "n/a", why);
             continue;
         }
-        if (k == TS_JCHECK_TAYLOR_X || k == TS_JCHECK_TAYLOR_V) {
+        if (k == TS_JCHECK_TAYLOR_X || k == TS_JCHECK_TAYLOR_V || k == TS_JCHECK_ENERGY_TAYLOR) {
             if (r->linear)
                 snprintf(result, sizeof result, "linear (r at round-off)");
             else
@@ -92,7 +101,7 @@ static void print_report(const ts_system *sys, const ts_jacobian_check_options *
         int approx = k == TS_JCHECK_FAST_PATH && sys->fast_path_approximate;
         printf("  %-22s %-5s %-26s ", ts_jcheck_name(k),
                approx ? "info" : r->passed ? "ok" : "FAIL", result);
-        if (r->linear)
+        if (r->linear || k == TS_JCHECK_KINETIC)
             printf("-");
         else
             print_where(sys, r->component);
@@ -179,15 +188,25 @@ int cmd_check(int argc, char **argv)
     } else {
         const ts_jcheck_result *w = &rep.check[rep.worst];
         printf("result: FAIL: %s", ts_jcheck_name(rep.worst));
-        if (rep.worst == TS_JCHECK_TAYLOR_X || rep.worst == TS_JCHECK_TAYLOR_V)
+        int energy = rep.worst >= TS_JCHECK_ENERGY_GRADIENT;
+        if (rep.worst == TS_JCHECK_TAYLOR_X || rep.worst == TS_JCHECK_TAYLOR_V ||
+            rep.worst == TS_JCHECK_ENERGY_TAYLOR)
             printf(" (slope %.2f < %g)", w->slope, opt.min_slope);
         else
             printf(" (relative error %.2e > tol %g)", w->error, opt.tol);
-        printf(", worst at ");
-        print_where(sys, rep.component);
+        if (rep.worst != TS_JCHECK_KINETIC) {
+            printf(", worst at ");
+            print_where(sys, rep.component);
+        }
         printf(", sample %d\n", w->sample);
-        fprintf(stderr, "tstep %s: system '%s' failed the Jacobian check (%s)\n", cmd,
-                stype->name, ts_jcheck_name(rep.worst));
+        if (rep.worst == TS_JCHECK_ENERGY_GRADIENT || rep.worst == TS_JCHECK_ENERGY_TAYLOR)
+            printf("  (the forces at v = 0 are not -grad of the potential energy: a wrong sign\n"
+                   "   or scale of the energy or of a force, or forcing that is not conservative,\n"
+                   "   such as wind)\n");
+        else if (rep.worst == TS_JCHECK_KINETIC)
+            printf("  (the kinetic energy is not 1/2 v^T M v with the system's masses)\n");
+        fprintf(stderr, "tstep %s: system '%s' failed the %s check (%s)\n", cmd, stype->name,
+                energy ? "energy" : "Jacobian", ts_jcheck_name(rep.worst));
     }
     ts_system_free(sys);
     return rep.passed ? 0 : 1;

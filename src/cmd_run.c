@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
+#include "cli_error.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
 
@@ -36,6 +37,7 @@ typedef struct {
     const char *stepper;
     double dt;
     long every;
+    cli_error_log *error; /* --error, or NULL */
 } writer;
 
 static void put(const writer *w, int first, const char *text)
@@ -209,6 +211,8 @@ static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step,
     if (sys->ops->energy && (s = track_energy(w, sys, step, t)))
         return s;
     if (w->diag && (s = write_diag_row(w, sys, st, step, t)))
+        return s;
+    if (w->error && (s = cli_error_row(w->error, sys, step, t)))
         return s;
     if (w->plot && (s = keep_plot_row(w, sys, t)))
         return s;
@@ -409,6 +413,11 @@ static void help(void)
            "  --atol Y          absolute tolerance of the error control (default: X)\n"
            "  --diagnostics FILE  also write, at every output step, the energies, momentum\n"
            "                    and the stepper's statistics to FILE (below)\n"
+           "  --error FILE      also write, at every output step, the error against the\n"
+           "                    exact solution, or a computed reference where there is\n"
+           "                    none, with the reference's estimated error (see\n"
+           "                    docs/sweep.md): t, step, error_x, error_v, error,\n"
+           "                    reference_error; CSV when FILE ends in .csv, else dat\n"
            "  --plot            draw the run in the terminal with gnuplot (dumb terminal):\n"
            "                    the state against t, or a particle system's last frame,\n"
            "                    and the total energy against t where defined\n"
@@ -466,11 +475,12 @@ int cmd_run(int argc, char **argv)
         {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
         {"rtol", required_argument, 0, 'r'},   {"atol", required_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},         {"allow-large", no_argument, 0, 1101},
+        {"help", no_argument, 0, 'h'},         {"error", required_argument, 0, 'E'},
+        {"allow-large", no_argument, 0, 1101},
         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
     const char *cmd = "run";
-    const char *diagpath = NULL;
+    const char *diagpath = NULL, *errorpath = NULL;
     double dt = 0, t_end = 0, live_speed = 1.0;
     long steps = 0, every = 1;
     int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0, allow_large = 0;
@@ -502,6 +512,7 @@ int cmd_run(int argc, char **argv)
             case 'r': bad = cli_parse_positive(cmd, "rtol", optarg, &ropt.rtol); break;
             case 'A': bad = cli_parse_positive(cmd, "atol", optarg, &ropt.atol); break;
             case 'D': diagpath = optarg; break;
+            case 'E': errorpath = optarg; break;
             case 'V': live = 1; break;
             case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
             case 1101: allow_large = 1; break;
@@ -607,6 +618,8 @@ int cmd_run(int argc, char **argv)
             goto done;
         write_diag_header(&w, sys);
     }
+    if (errorpath && (rc = cli_error_open(cmd, errorpath, stype, &p, sys, dt, &w.error)))
+        goto done;
     if ((o.out || (!o.plot && !live)) && (rc = cli_open_output(cmd, o.out, &w.out)))
         goto done;
     if (w.out)
@@ -622,6 +635,11 @@ int cmd_run(int argc, char **argv)
         int r2 = cli_close_output(cmd, diagpath, w.diag);
         rc = rc ? rc : r2;
         w.diag = NULL;
+    }
+    if (w.error) {
+        int r2 = cli_error_close(cmd, w.error);
+        rc = rc ? rc : r2;
+        w.error = NULL;
     }
     if (s == TS_ERR_INTERRUPTED) {
         rc = cli_stopped(cmd, "step %ld of %ld, t = %.15g: every output ends there", res.steps_done,
@@ -670,6 +688,7 @@ done:
         cli_close_output(cmd, diagpath, w.diag);
     if (w.plot)
         fclose(w.plot);
+    cli_error_close(cmd, w.error);
     ts_stepper_free(st);
     ts_system_free(sys);
     return rc;

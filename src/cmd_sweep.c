@@ -1,6 +1,7 @@
 /* tstep sweep: error at t_end against step size for one or more steppers,
  * and the observed order of each (least-squares slope of log error against
- * log dt over the points not excluded; see src/sweep.c for the rules). */
+ * log dt over the points not excluded; see src/sweep.c for the rules),
+ * against the exact solution or a computed reference (tstep/reference.h). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,10 +12,34 @@
 
 #define MAX_LEVELS 64
 #define MAX_STEPPERS 64
+#define SWEEP_NEWTON_TOL 1e-12
+#define SWEEP_CG_TOL 1e-12
 
 static const char *excluded_name(int e)
 {
-    return e == 1 ? "round-off" : e == 2 ? "unstable" : "";
+    return e == TS_SWEEP_ROUNDOFF    ? "round-off"
+           : e == TS_SWEEP_UNSTABLE  ? "unstable"
+           : e == TS_SWEEP_REFERENCE ? "reference"
+                                     : "";
+}
+
+/* One line saying what the errors are measured against. */
+static void describe_reference(FILE *f, const char *prefix, const ts_sweep_reference *r)
+{
+    if (r->m > r->n)
+        fprintf(f, "%serror norm: %s, max(|x - x_ref|, w |v - v_ref|), w = %.6g\n", prefix,
+                ts_error_norm_name(r->norm), r->weight);
+    else
+        fprintf(f, "%serror norm: |x - x_ref| (a first-order system)\n", prefix);
+    if (!r->computed) {
+        fprintf(f, "%sreference: the exact solution\n", prefix);
+        return;
+    }
+    fprintf(f,
+            "%sreference: %s at dt = %.6g (%ld steps), Richardson ratio %.4g (%s), "
+            "estimated error %.3g\n",
+            prefix, r->method->name, r->dt, r->steps, r->ratio,
+            ts_reference_verdict_name((ts_reference_verdict)r->verdict), r->error);
 }
 
 /* --plot: log-log error against dt, a line per stepper, its observed order
@@ -55,36 +80,63 @@ static int draw_plot(const char *cmd, FILE *data, const char *system, double t_e
 
 static void help(void)
 {
-    printf("Usage: tstep sweep --system S --stepper A,B,...|all --dt-min H0 --dt-max H1\n"
-           "                   [--levels L] --t-end T [--param key=value]...\n"
-           "                   [--format dat|csv] [--out FILE] [--plot]\n"
+    printf("Usage: tstep sweep --system S [--stepper A,B,...|all] [--dt-min H0 --dt-max H1]\n"
+           "                   [--levels L] [--t-end T] [--param key=value]...\n"
+           "                   [--norm scaled|state|positions] [--reference auto|computed]\n"
+           "                   [--reference-dt H] [--format dat|csv] [--out FILE] [--plot]\n"
            "\n"
-           "For each stepper, run to T with L step sizes spaced geometrically from H1\n"
-           "down to H0, each adjusted to T/round(T/H) so a whole number of steps lands\n"
-           "exactly on T, and record the max-norm error of the state (x and v) at T\n"
-           "against the system's exact solution.\n"
+           "For each stepper (default all), run to T with L step sizes spaced\n"
+           "geometrically from H1 down to H0, each adjusted to T/round(T/H) so a whole\n"
+           "number of steps lands exactly on T, and record the max-norm error, absolute,\n"
+           "at T against the system's exact solution or, for a system without one, a\n"
+           "computed reference (below).  See docs/sweep.md.\n"
            "\n"
            "  --levels L    number of step sizes (default 7, at most 64)\n"
+           "  --t-end T     default min(1, 30/|lambda|), |lambda| the rate of the system's\n"
+           "                stiffest mode at its initial state (power iteration)\n"
+           "  --dt-min H0, --dt-max H1  both or neither; default per stepper of order p:\n"
+           "                H1 = min(T/10, c_p/|lambda|), H0 = H1/16 (H1/4 for p >= 5),\n"
+           "                c_p = 0.1, 0.2, 0.35, 0.5, 1 for p = 1, 2, 3, 4, >= 5 (the\n"
+           "                asymptotic range on stiff systems, above rounding)\n"
+           "  --norm N      the error norm, max(|x - x_ref|, w |v - v_ref|), max over\n"
+           "                components: scaled (default): the whole state, w = 1/|lambda|\n"
+           "                (velocities times the stiffest mode's time scale, so both\n"
+           "                parts are lengths); state: w = 1; positions: w = 0.  A\n"
+           "                first-order system has no v: all three are |x - x_ref|\n"
+           "  --reference R auto (default): the exact solution where the system has one,\n"
+           "                else computed; computed: always computed\n"
+           "  --reference-dt H  the computed reference's first coarse step (default H0);\n"
+           "                rk4 runs at H, H/2 and H/4, the finest is the reference and\n"
+           "                Richardson's estimate from the two differences its error; H is\n"
+           "                halved until the ratio of the differences is within a factor 2\n"
+           "                of 2^4 (or they agree to rounding) and the estimate is below a\n"
+           "                tenth of the sweep's smallest round-off level\n"
            "  --plot        draw error against dt (log-log) in the terminal with gnuplot;\n"
            "                without --out the table is then not written\n"
-           CLI_SOLVER_HELP
+           "  --newton-tol X, --cg-tol X  implicit steppers' tolerances (default 1e-12\n"
+           "                here, so the solver's error stays below the truncation error)\n"
+           "  --newton-max N, --cg-max N  caps (defaults 20, 2 * dimension + 20)\n"
            "\n"
            "Output: csv columns\n"
            "  stepper,dt,steps,error,excluded,observed_order,force_evals,\n"
-           "  jacobian_products,newton_iters,linear_iters,seconds\n"
-           "dat the same columns under a '#' header, one gnuplot index block (two blank\n"
-           "lines apart) per stepper.  'excluded' is empty (dat: '-'), 'round-off'\n"
-           "(error within 100*steps*eps of the solution's size) or 'unstable' (run\n"
-           "failed or relative error > 1).  observed_order is the stepper's fitted\n"
-           "order over this sweep (the same on each of its rows; nan if fewer than two\n"
-           "points remain).  force_evals .. linear_iters are the run's totals; seconds\n"
-           "is the wall-clock time of its stepping (runs under 2 ms are repeated and\n"
-           "the mean taken).\n"
-           "Standard error gets a table of observed orders over the points not excluded,\n"
-           "and a progress line while it works when it is a terminal.\n"
-           "With --stepper all, steppers the system cannot run (an implicit stepper on a\n"
-           "system without Jacobian products, an energy-minimizing one on a system without\n"
-           "energy) are skipped with a note.\n");
+           "  jacobian_products,newton_iters,linear_iters,seconds,reference_error\n"
+           "dat the same columns under a '#' header (after a '# reference: ...' line),\n"
+           "one gnuplot index block (two blank lines apart) per stepper.  'excluded' is\n"
+           "empty (dat: '-') when the point is in the fit, else\n"
+           "  unstable   the run failed, or its error exceeds the solution's size\n"
+           "  round-off  error <= steps * eps * the solution's size\n"
+           "  reference  error <= 10 * the reference's estimated error\n"
+           "where the solution's size is max(|Y(0)|, |Y_ref(T)|) in the same norm.\n"
+           "observed_order is the stepper's fitted order over this sweep (the same on\n"
+           "each of its rows; nan if fewer than two points remain).  force_evals ..\n"
+           "linear_iters are the run's totals; seconds is the wall-clock time of its\n"
+           "stepping (runs under 2 ms are repeated and the mean taken).\n"
+           "reference_error is the reference's estimated error (0 for an exact one).\n"
+           "Standard error gets the reference and a table of observed orders over the\n"
+           "points not excluded, and a progress line while it works when it is a\n"
+           "terminal.  With --stepper all, steppers the system cannot run (an implicit\n"
+           "stepper on a system without Jacobian products, an energy-minimizing one on a\n"
+           "system without energy) are skipped with a note.\n");
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -95,14 +147,19 @@ int cmd_sweep(int argc, char **argv)
         {"levels", required_argument, 0, 'l'}, {"t-end", required_argument, 0, 'T'},
         {"param", required_argument, 0, 'p'},  {"format", required_argument, 0, 'f'},
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
-        {"plot", no_argument, 0, 'P'},
+        {"plot", no_argument, 0, 'P'},         {"reference", required_argument, 0, 'r'},
+        {"reference-dt", required_argument, 0, 'R'}, {"norm", required_argument, 0, 'N'},
         CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
     const char *cmd = "sweep";
-    double dt_min = 0, dt_max = 0, t_end = 0;
+    double dt_min = 0, dt_max = 0, t_end = 0, ref_dt = 0;
     long levels = 7;
-    int c;
+    int c, ref_computed = 0;
+    ts_error_norm norm = TS_NORM_SCALED;
     cli_common o;
     cli_common_init(&o, 0);
+    /* tight solver tolerances: the solver's error must not pollute the order */
+    o.solver.newton_tol = SWEEP_NEWTON_TOL;
+    o.solver.cg_tol = SWEEP_CG_TOL;
 
     optind = 0;
     opterr = 0;
@@ -115,6 +172,25 @@ int cmd_sweep(int argc, char **argv)
             case 'b': bad = cli_parse_positive(cmd, "dt-max", optarg, &dt_max); break;
             case 'l': bad = cli_parse_count(cmd, "levels", optarg, 1, &levels); break;
             case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
+            case 'r':
+                if (strcmp(optarg, "auto") == 0 || strcmp(optarg, "computed") == 0)
+                    ref_computed = optarg[0] == 'c';
+                else
+                    bad = cli_usage_error(cmd, "--reference: '%s' is not auto or computed",
+                                          optarg);
+                break;
+            case 'N':
+                if (strcmp(optarg, "scaled") == 0)
+                    norm = TS_NORM_SCALED;
+                else if (strcmp(optarg, "state") == 0)
+                    norm = TS_NORM_STATE;
+                else if (strcmp(optarg, "positions") == 0)
+                    norm = TS_NORM_POSITIONS;
+                else
+                    bad = cli_usage_error(cmd, "--norm: '%s' is not scaled, state or positions",
+                                          optarg);
+                break;
+            case 'R': bad = cli_parse_positive(cmd, "reference-dt", optarg, &ref_dt); break;
             case 'h': help(); return 0;
             default: return cli_bad_option(cmd, argc, argv);
             }
@@ -124,38 +200,32 @@ int cmd_sweep(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    if (!o.steppers)
+        o.steppers = "all";
     const ts_system_type *stype;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     ts_params p;
     if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
-    if (dt_min == 0)
-        return cli_usage_error(cmd, "--dt-min is required");
-    if (dt_max == 0)
-        return cli_usage_error(cmd, "--dt-max is required");
-    if (t_end == 0)
-        return cli_usage_error(cmd, "--t-end is required");
+    if ((dt_min == 0) != (dt_max == 0))
+        return cli_usage_error(cmd, "give both --dt-min and --dt-max, or neither (defaults "
+                                    "per stepper, see --help)");
     if (dt_min > dt_max)
         return cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", dt_min, dt_max);
-    if (dt_max > t_end)
+    if (t_end > 0 && dt_max > t_end)
         return cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", dt_max, t_end);
     if (levels > MAX_LEVELS)
         return cli_usage_error(cmd, "--levels: %ld is more than %d", levels, MAX_LEVELS);
-    if (t_end / dt_min > 1e9)
+    if (t_end > 0 && dt_min > 0 && t_end / dt_min > 1e9)
         return cli_usage_error(cmd, "--t-end / --dt-min is more than 1e9 steps");
 
-    /* Probe the system once: it must exist with these parameters and have an
-     * exact solution; implicit steppers need its Jacobian. */
+    /* Probe the system once: it must exist with these parameters; implicit
+     * steppers need its Jacobian. */
     ts_system *probe;
     int rc = cli_make_system(cmd, stype, &p, &probe);
     if (rc)
         return rc;
-    if (!probe->ops->exact) {
-        ts_system_free(probe);
-        return cli_usage_error(cmd, "system '%s' has no exact solution to measure error against",
-                               stype->name);
-    }
     /* a stepper the system cannot run (no Jacobian products, no energy, ...)
      * is refused by ts_stepper_new with TS_ERR_UNSUPPORTED */
     int all = strcmp(o.steppers, "all") == 0;
@@ -179,32 +249,77 @@ int cmd_sweep(int argc, char **argv)
     }
     ts_system_free(probe);
 
+    /* default t_end and per-stepper ranges from the stiffest mode's rate */
+    double rate = 0.0, lo[MAX_STEPPERS], hi[MAX_STEPPERS], lo_all = INFINITY;
+    int defaults = dt_min == 0;
+    if ((t_end == 0 || defaults) && (rc = ts_sweep_stiffness(stype, &p, &rate)))
+        return cli_fail(cmd, rc);
+    if (t_end == 0)
+        t_end = ts_sweep_default_t_end(rate);
+    if (dt_max > t_end)
+        return cli_usage_error(cmd, "--dt-max %g is larger than the default t_end %g: give "
+                                    "--t-end", dt_max, t_end);
+    for (int i = 0; i < ntypes; i++) {
+        if (defaults)
+            ts_sweep_default_dt(rate, t_end, types[i]->order, &lo[i], &hi[i]);
+        else
+            lo[i] = dt_min, hi[i] = dt_max;
+        lo_all = fmin(lo_all, lo[i]);
+    }
+
+    ts_sweep_reference ref;
+    ts_sweep_reference_options ropt = ts_sweep_reference_options_for(lo_all, t_end);
+    ropt.computed = ref_computed;
+    ropt.norm = norm;
+    if (ref_dt > 0.0)
+        ropt.dt = ref_dt;
+    cli_progress prog;
+    cli_progress_init(&prog, "tstep sweep");
+    cli_progress_update(&prog, 0.0, "reference solution");
+    cli_catch_stop_signals();
+    int s = ts_sweep_reference_compute(stype, &p, t_end, &ropt, &ref);
+    if (s == TS_ERR_INTERRUPTED) {
+        cli_progress_done(&prog);
+        return cli_stopped(cmd, "while computing the reference solution: nothing written");
+    }
+    if (s) {
+        cli_progress_done(&prog);
+        return cli_fail(cmd, s);
+    }
+
     FILE *out = NULL, *plotdata = NULL;
-    if ((o.out || !o.plot) && (rc = cli_open_output(cmd, o.out, &out)))
+    if ((o.out || !o.plot) && (rc = cli_open_output(cmd, o.out, &out))) {
+        cli_progress_done(&prog);
+        ts_sweep_reference_release(&ref);
         return rc;
+    }
     if (o.plot && !(plotdata = tmpfile())) {
+        cli_progress_done(&prog);
+        ts_sweep_reference_release(&ref);
         if (out)
             cli_close_output(cmd, o.out, out);
         return cli_usage_error(cmd, "--plot: cannot make a temporary file");
     }
     int csv = o.format == CLI_FORMAT_CSV;
+    if (out && !csv)
+        describe_reference(out, "# ", &ref);
     if (out)
         fprintf(out, csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
-                           "jacobian_products,newton_iters,linear_iters,seconds\n"
+                           "jacobian_products,newton_iters,linear_iters,seconds,"
+                           "reference_error\n"
                          : "# stepper dt steps error excluded observed_order force_evals "
-                           "jacobian_products newton_iters linear_iters seconds\n");
+                           "jacobian_products newton_iters linear_iters seconds "
+                           "reference_error\n");
     double order[MAX_STEPPERS];
-    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][3];
+    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][TS_SWEEP_EXCLUSIONS];
     ts_sweep_point pts[MAX_LEVELS];
-    cli_progress prog;
-    cli_progress_init(&prog, "tstep sweep");
-    cli_catch_stop_signals();
     for (int i = 0; i < ntypes; i++) {
         cli_progress_update(&prog, (double)i / ntypes, "%s (%d of %d)", types[i]->name, i + 1,
                             ntypes);
-        int s = ts_sweep(stype, &p, types[i], &o.solver, dt_min, dt_max, (int)levels, t_end, pts);
+        s = ts_sweep_against(stype, &p, types[i], &o.solver, lo[i], hi[i], (int)levels, &ref, pts);
         if (s == TS_ERR_INTERRUPTED) { /* the finished steppers' rows are complete */
             cli_progress_done(&prog);
+            ts_sweep_reference_release(&ref);
             rc = out ? cli_close_output(cmd, o.out, out) : 0;
             if (plotdata)
                 fclose(plotdata);
@@ -215,6 +330,7 @@ int cmd_sweep(int argc, char **argv)
         }
         if (s) {
             cli_progress_done(&prog);
+            ts_sweep_reference_release(&ref);
             if (out)
                 cli_close_output(cmd, o.out, out);
             if (plotdata)
@@ -235,12 +351,13 @@ int cmd_sweep(int argc, char **argv)
             if (!out)
                 continue;
             const char *sep = csv ? "," : " ";
-            fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g\n",
+            fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g%s%.3g\n",
                     types[i]->name, sep, q->dt, sep, q->steps, sep, q->error, sep,
                     csv ? excluded_name(q->excluded)
                         : (q->excluded ? excluded_name(q->excluded) : "-"),
                     sep, order[i], sep, q->stats.force_evals, sep, q->stats.jacobian_products,
-                    sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds);
+                    sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds,
+                    sep, ref.error);
         }
         if (out)
             fflush(out); /* a stepper's rows are complete: out there even if stopped */
@@ -249,23 +366,39 @@ int cmd_sweep(int argc, char **argv)
     if (out && (rc = cli_close_output(cmd, o.out, out))) {
         if (plotdata)
             fclose(plotdata);
+        ts_sweep_reference_release(&ref);
         return rc;
     }
 
-    fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", stype->name, t_end,
-            dt_max, dt_min);
-    fprintf(stderr, "  %-22s %7s %8s %6s  %s\n", "stepper", "nominal", "observed", "points",
-            "excluded");
+    if (defaults)
+        fprintf(stderr, "observed order on %s, t_end = %g, dt per stepper from c_p/|lambda| "
+                        "down by %g (%g for p >= 5), |lambda| = %g:\n",
+                stype->name, t_end, TS_SWEEP_RANGE_RATIO, TS_SWEEP_RANGE_RATIO_5, rate);
+    else
+        fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", stype->name,
+                t_end, dt_max, dt_min);
+    describe_reference(stderr, "  ", &ref);
+    ts_sweep_reference_release(&ref);
+    fprintf(stderr, "  %-22s %7s %8s %6s  %-38s %s\n", "stepper", "nominal", "observed", "points",
+            "excluded", defaults ? "dt from .. to" : "");
     for (int i = 0; i < ntypes; i++) {
         char obs[16], excl[64] = "-";
         if (isnan(order[i]))
             snprintf(obs, sizeof obs, "n/a");
         else
             snprintf(obs, sizeof obs, "%.2f", order[i]);
-        if (nexcl[i][1] || nexcl[i][2])
-            snprintf(excl, sizeof excl, "%d round-off, %d unstable", nexcl[i][1], nexcl[i][2]);
-        fprintf(stderr, "  %-22s %7d %8s %6d  %s\n", types[i]->name, types[i]->order, obs,
-                used[i], excl);
+        if (nexcl[i][TS_SWEEP_REFERENCE])
+            snprintf(excl, sizeof excl, "%d round-off, %d unstable, %d reference",
+                     nexcl[i][TS_SWEEP_ROUNDOFF], nexcl[i][TS_SWEEP_UNSTABLE],
+                     nexcl[i][TS_SWEEP_REFERENCE]);
+        else if (nexcl[i][TS_SWEEP_ROUNDOFF] || nexcl[i][TS_SWEEP_UNSTABLE])
+            snprintf(excl, sizeof excl, "%d round-off, %d unstable", nexcl[i][TS_SWEEP_ROUNDOFF],
+                     nexcl[i][TS_SWEEP_UNSTABLE]);
+        fprintf(stderr, "  %-22s %7d %8s %6d  ", types[i]->name, types[i]->order, obs, used[i]);
+        if (defaults)
+            fprintf(stderr, "%-38s %.3g .. %.3g\n", excl, hi[i], lo[i]);
+        else
+            fprintf(stderr, "%s\n", excl);
     }
     if (plotdata) {
         fflush(stderr);

@@ -31,7 +31,8 @@ const char *ts_jcheck_name(int kind)
     static const char *const names[TS_JCHECK_COUNT] = {
         "df/dx vs differences", "df/dv vs differences", "Taylor slope in x",
         "Taylor slope in v",    "df/dx symmetry",       "df/dv symmetry",
-        "fast path vs products", "fast-path diagonal",
+        "fast path vs products", "fast-path diagonal", "energy gradient = -f",
+        "energy Taylor slope", "kinetic = v.Mv/2",
     };
     return kind >= 0 && kind < TS_JCHECK_COUNT ? names[kind] : "?";
 }
@@ -285,6 +286,117 @@ static int check_diagonal(checker *c, int sample, ts_jcheck_result *r)
     return TS_OK;
 }
 
+/* U at x + e u (v = 0 for order 2) */
+static int potential_moved(checker *c, double e, const double *u, double *pot)
+{
+    double ke;
+    ts_vec_copy(c->n, c->x, c->xe);
+    ts_vec_axpy(c->n, e, u, c->xe);
+    return c->sys->ops->energy(c->sys, 0.0, c->xe, c->order2 ? c->v : NULL, &ke, pot);
+}
+
+/* Central difference of U along u, improved by one Richardson step. */
+static int potential_slope(checker *c, double e, const double *u, double *slope, double *noise)
+{
+    double up, um, hp, hm;
+    int s;
+    if ((s = potential_moved(c, e, u, &up)) || (s = potential_moved(c, -e, u, &um)) ||
+        (s = potential_moved(c, 0.5 * e, u, &hp)) || (s = potential_moved(c, -0.5 * e, u, &hm)))
+        return s;
+    double d1 = (up - um) / (2.0 * e), d2 = (hp - hm) / e;
+    *slope = (4.0 * d2 - d1) / 3.0;
+    *noise = 16.0 * DBL_EPSILON * (fabs(up) + fabs(um)) / e;
+    return TS_OK;
+}
+
+/* The energy checks at the sample x with v = 0 (c->v is zero here), see
+ * tstep/check.h. */
+static int check_energy(checker *c, int sample, ts_jacobian_report *rep)
+{
+    size_t n = c->n;
+    double e = cbrt(DBL_EPSILON) * state_scale(c, 0), d, noise, u0, ke;
+    int s;
+    if ((s = ts_system_forces(c->sys, 0.0, c->x, c->order2 ? c->v : NULL, c->f0)) ||
+        (s = potential_slope(c, e, c->u, &d, &noise)))
+        return s;
+    double g = -ts_vec_dot(n, c->f0, c->u); /* dU/du if f = -grad U */
+    double den = fmax(fmax(fabs(d), fabs(g)), noise / c->opt->tol);
+    /* the worst coordinate direction, for the report */
+    size_t probes = n <= DIAG_PROBES ? n : DIAG_PROBES, comp = 0;
+    double worst = -1.0;
+    ts_vec_zero(n, c->w);
+    for (size_t p = 0; p < probes; p++) {
+        size_t i = probes == n ? p : (size_t)(rng_next(&c->rng) % n);
+        double di, ni;
+        c->w[i] = 1.0;
+        s = potential_slope(c, e, c->w, &di, &ni);
+        c->w[i] = 0.0;
+        if (s)
+            return s;
+        double mis = fabs(di + c->f0[i]);
+        if (mis > worst || mis != mis)
+            worst = mis, comp = i;
+    }
+    record(&rep->check[TS_JCHECK_ENERGY_GRADIENT],
+           den > 0.0 ? fabs(d - g) / den : (d == g ? 0.0 : INFINITY), comp, sample);
+
+    /* Taylor remainder of U with -f as its gradient */
+    ts_jcheck_result *r = &rep->check[TS_JCHECK_ENERGY_TAYLOR];
+    double e0 = TAYLOR_E0 * state_scale(c, 0), le[TAYLOR_LEVELS], lr[TAYLOR_LEVELS];
+    int kept = 0;
+    if ((s = potential_moved(c, 0.0, c->u, &u0)))
+        return s;
+    for (int k = 0; k < TAYLOR_LEVELS; k++) {
+        double ek = ldexp(e0, -k), uk;
+        if ((s = potential_moved(c, ek, c->u, &uk)))
+            return s;
+        double rem = fabs(uk - u0 - ek * g);
+        double floor = 64.0 * DBL_EPSILON * (fabs(uk) + fabs(u0) + ek * fabs(g));
+        if (rem > floor && isfinite(rem)) {
+            le[kept] = log(ek);
+            lr[kept] = log(rem);
+            kept++;
+        }
+    }
+    if (kept < 3) { /* U linear along u (gravity alone): nothing above round-off */
+        if (!r->done) {
+            r->linear = 1;
+            r->slope = NAN;
+        }
+    } else {
+        double me = 0.0, mr = 0.0, see = 0.0, ser = 0.0;
+        for (int k = 0; k < kept; k++)
+            me += le[k] / kept, mr += lr[k] / kept;
+        for (int k = 0; k < kept; k++) {
+            see += (le[k] - me) * (le[k] - me);
+            ser += (le[k] - me) * (lr[k] - mr);
+        }
+        double slope = ser / see;
+        if (!r->done || r->linear || slope < r->slope) {
+            r->slope = slope;
+            r->component = comp;
+            r->sample = sample;
+        }
+        r->linear = 0;
+    }
+    r->done = 1;
+
+    /* kinetic energy at a random v against 1/2 v^T M v */
+    if (!c->order2)
+        return TS_OK;
+    double sv = c->opt->perturb_v > 0.0 ? c->opt->perturb_v : 0.1, kref = 0.0, pot;
+    for (size_t i = 0; i < n; i++) {
+        c->ve[i] = sv * rng_uniform(&c->rng);
+        kref += 0.5 * c->sys->mass[i] * c->ve[i] * c->ve[i];
+    }
+    if ((s = c->sys->ops->energy(c->sys, 0.0, c->x, c->ve, &ke, &pot)))
+        return s;
+    double kd = fmax(fabs(ke), fabs(kref));
+    record(&rep->check[TS_JCHECK_KINETIC],
+           kd > 0.0 ? fabs(ke - kref) / kd : (ke == kref ? 0.0 : INFINITY), 0, sample);
+    return TS_OK;
+}
+
 static int run_checks(checker *c, const double *bx, const double *bv, ts_jacobian_report *rep)
 {
     ts_system *sys = c->sys;
@@ -327,11 +439,17 @@ static int run_checks(checker *c, const double *bx, const double *bv, ts_jacobia
             return s;
         if (fast && o->jacobian_diag && (s = check_diagonal(c, k, &r[TS_JCHECK_DIAGONAL])))
             return s;
+        if (o->energy && (s = check_energy(c, k, rep)))
+            return s;
     }
     return TS_OK;
 }
 
-static int is_taylor(int kind) { return kind == TS_JCHECK_TAYLOR_X || kind == TS_JCHECK_TAYLOR_V; }
+static int is_taylor(int kind)
+{
+    return kind == TS_JCHECK_TAYLOR_X || kind == TS_JCHECK_TAYLOR_V ||
+           kind == TS_JCHECK_ENERGY_TAYLOR;
+}
 
 /* Pass/fail per check; the worst check is the failing error check with the
  * largest error / tol, else a failing Taylor check, else the largest error. */

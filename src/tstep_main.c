@@ -15,6 +15,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_stability(int argc, char **argv);
 int cmd_amplification(int argc, char **argv);
 int cmd_region(int argc, char **argv);
+int cmd_phase(int argc, char **argv);
 
 const cli_command cli_commands[] = {
     {"list", "list steppers and systems with their parameters", cmd_list},
@@ -24,6 +25,7 @@ const cli_command cli_commands[] = {
     {"stability", "critical step size per stepper, measured and predicted", cmd_stability},
     {"amplification", "one-step amplification factor on the test equation", cmd_amplification},
     {"region", "stability regions |R(z)| on a grid of the complex plane", cmd_region},
+    {"phase", "phase and amplitude per step on the undamped oscillator", cmd_phase},
     {NULL, NULL, NULL},
 };
 

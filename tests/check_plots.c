@@ -338,7 +338,7 @@ START_TEST(sweep_cost_columns)
                      0);
     char *text = slurp(s, NULL);
     const char *header = "stepper,dt,steps,error,excluded,observed_order,force_evals,"
-                         "jacobian_products,newton_iters,linear_iters,seconds\n";
+                         "jacobian_products,newton_iters,linear_iters,seconds,reference_error\n";
     ck_assert_msg(strncmp(text, header, strlen(header)) == 0, "header: %.120s", text);
     /* the rows, by hand: stepper name, then numbers */
     char *save = NULL, *line = strtok_r(text, "\n", &save);
@@ -349,9 +349,9 @@ START_TEST(sweep_cost_columns)
         double dt, err, order, sec;
         long steps, fe, jp, ni, li;
         /* excluded may be empty: split on commas keeping empty fields */
-        char *f[11];
+        char *f[12];
         int nf = 0;
-        for (char *p = line; nf < 11; nf++) {
+        for (char *p = line; nf < 12; nf++) {
             f[nf] = p;
             char *comma = strchr(p, ',');
             if (!comma) {
@@ -361,7 +361,7 @@ START_TEST(sweep_cost_columns)
             *comma = '\0';
             p = comma + 1;
         }
-        ck_assert_int_eq(nf, 11);
+        ck_assert_int_eq(nf, 12);
         snprintf(name, sizeof name, "%s", f[0]);
         snprintf(excl, sizeof excl, "%s", f[4]);
         dt = strtod(f[1], NULL), steps = strtol(f[2], NULL, 10), err = strtod(f[3], NULL);

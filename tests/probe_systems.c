@@ -50,6 +50,8 @@ static int pend_energy(ts_system *sys, double t, const double *x, const double *
         *kinetic += 0.5 * sys->mass[i] * v[i] * v[i];
         *potential += p->k * (1.0 - cos(x[i]));
     }
+    *kinetic *= p->kinetic_scale;
+    *potential *= p->potential_scale;
     return TS_OK;
 }
 
@@ -66,6 +68,7 @@ probe_pendulum *probe_pendulum_new(size_t n, double k, double c, double m, doubl
         return NULL;
     }
     p->k = k, p->c = c;
+    p->potential_scale = p->kinetic_scale = 1.0;
     for (size_t i = 0; i < n; i++) {
         p->base.mass[i] = m;
         p->base.x[i] = x0 + 0.1 * (double)i;
@@ -73,6 +76,38 @@ probe_pendulum *probe_pendulum_new(size_t n, double k, double c, double m, doubl
     }
     return p;
 }
+
+static const ts_param_def pend_params[] = {
+    {"n", TS_PARAM_INT, "3", "pendulums"},
+    {"k", TS_PARAM_REAL, "4", "f = -k sin x - c v"},
+    {"c", TS_PARAM_REAL, "0.1", "damping"},
+    {"m", TS_PARAM_REAL, "1", "mass"},
+    {"x0", TS_PARAM_REAL, "1", "pendulum i starts at x0 + 0.1 i, v = 0.2"},
+    {"potential_scale", TS_PARAM_REAL, "1", "the energy reports this times the potential"},
+    {"kinetic_scale", TS_PARAM_REAL, "1", "the energy reports this times the kinetic energy"},
+    {NULL, 0, NULL, NULL},
+};
+
+static int pend_create(const ts_params *prm, ts_system **out)
+{
+    probe_pendulum *p = probe_pendulum_new((size_t)ts_params_int(prm, "n"),
+                                           ts_params_real(prm, "k"), ts_params_real(prm, "c"),
+                                           ts_params_real(prm, "m"), ts_params_real(prm, "x0"));
+    if (!p)
+        return ts_error(TS_ERR_NOMEM, "probe pendulum");
+    p->base.type = &probe_pendulum_type;
+    p->potential_scale = ts_params_real(prm, "potential_scale");
+    p->kinetic_scale = ts_params_real(prm, "kinetic_scale");
+    *out = &p->base;
+    return TS_OK;
+}
+
+const ts_system_type probe_pendulum_type = {
+    .name = "probe-pendulum",
+    .summary = "n nonlinear pendulums (tests only)",
+    .params = pend_params,
+    .create = pend_create,
+};
 
 static int cubic_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
 {

@@ -17,6 +17,7 @@ Suite *newton_suite(void);
 Suite *linsolve_suite(void);
 Suite *plugins_suite(void);
 Suite *methods_suite(void);
+Suite *reference_suite(void);
 Suite *spectrum_suite(void);
 Suite *robust_suite(void);
 

@@ -67,6 +67,12 @@ for sys in test1d oscillator; do
     run "$TSTEP" sweep --system $sys --stepper all --dt-min 1e-3 --dt-max 1e-1 \
         --levels $levels --t-end 1 --out "$data/sweep-$sys.dat"
 done
+sweep_systems="test1d oscillator"
+if has_system string; then # no exact solution: against a computed reference
+    sweep_systems="test1d oscillator string"
+    run "$TSTEP" sweep --system string --stepper all --levels $levels \
+        --out "$data/sweep-string.dat"
+fi
 
 if [ $quick = 1 ]; then grid=0.1; else grid=0.04; fi
 section "stability: dt_crit measured and predicted, amplification, regions"
@@ -80,6 +86,25 @@ run "$TSTEP" region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 
     --step $grid --out "$data/region.dat"
 run "$TSTEP" region --stepper all --plane oscillator --hw-max 4 --step $grid \
     --out "$data/region-oscillator.dat"
+
+if has_command phase; then
+    section "phase and amplitude per step on the oscillator (tstep phase)"
+    run "$TSTEP" phase --stepper all --wh-max 3 --out "$data/phase.dat"
+fi
+
+section "error against time (tstep run --error): exact solution and computed reference"
+err_systems=oscillator
+for s in $steppers; do
+    run_may_fail "$TSTEP" run --system oscillator --stepper $s --dt 0.1 --t-end 20 \
+        --out /dev/null --error "$data/error-oscillator-$s.dat"
+done
+if has_system string; then
+    err_systems="oscillator string"
+    for s in $steppers; do
+        run_may_fail "$TSTEP" run --system string --stepper $s --dt 2e-4 --t-end 1 --every 10 \
+            --out /dev/null --error "$data/error-string-$s.dat"
+    done
+fi
 
 section "energy against time (tstep run --diagnostics)"
 energy_systems=oscillator
@@ -166,7 +191,7 @@ if has_system cloth; then
 fi
 
 section "rendering"
-render convergence "png svg"
+render convergence "png svg" "systems='$sweep_systems'"
 render workprecision "png svg"
 render stability "png svg"
 render regions "png svg"
@@ -175,6 +200,8 @@ render energy "png svg" "energy_systems='$energy_systems'"
 render longenergy "png svg" "long_systems='$long_systems'"
 render tolerance "png svg"
 render ringing "png svg" "ringing_cloth=$ringing_cloth"
+if has_command phase; then render phase "png svg"; fi
+render errortime "png svg" "errsystems='$err_systems'"
 if has_system string; then render string "png svg"; fi
 if has_system hair; then render hair "png svg gif"; fi
 if has_system cloth; then

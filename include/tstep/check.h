@@ -32,6 +32,20 @@
  * Pinned degrees of freedom are perturbed and checked like the others: their
  * forces are still forces, even if the implicit solvers filter them out.
  *
+ * Energy consistency, where the system defines an energy E = K + U: at the
+ * sample x with v = 0 (order 2; order 1 has no v), the potential's central
+ * difference along u, D(e) = (U(x + e u) - U(x - e u)) / 2e (with the same
+ * Richardson step), must equal -f . u (f = -grad U: a conservative force),
+ * relative error |D + f.u| / max(|D|, |f.u|, noise/tol); the Taylor
+ * remainder r(e) = |U(x + e u) - U(x) + e f.u| must shrink like e^2
+ * (slope 2; a wrong sign or scale of U leaves r ~ e, slope 1); and, for
+ * order 2, the kinetic energy at a random v must equal 1/2 v^T M v with the
+ * system's masses, relative error at most tol.  The worst degree of freedom
+ * of the gradient check is the one with the largest |dU/dx_i + f_i| over up
+ * to 128 coordinate directions.  Forcing that is not conservative at v = 0
+ * (wind acting through drag) fails the gradient check, as it should: such a
+ * force is not -grad U.
+ *
  * References: the finite-difference gradient check (Nocedal & Wright,
  * Numerical Optimization, 2nd ed., sec. 8.1); the Taylor remainder test as
  * used by dolfin-adjoint (Farrell, Ham, Funke & Rognes, SIAM J. Sci. Comput.
@@ -51,6 +65,9 @@ typedef enum {
     TS_JCHECK_SYMMETRY_V, /* w . (df/dv u) = u . (df/dv w) */
     TS_JCHECK_FAST_PATH,  /* linearize + jacobian_mul = alpha df/dx + beta df/dv */
     TS_JCHECK_DIAGONAL,   /* jacobian_diag = diagonal of the fast path's matrix */
+    TS_JCHECK_ENERGY_GRADIENT, /* dU/du by central differences = -f . u at v = 0 */
+    TS_JCHECK_ENERGY_TAYLOR,   /* Taylor remainder of U with -f as gradient (expected 2) */
+    TS_JCHECK_KINETIC,         /* kinetic energy = 1/2 v^T M v */
     TS_JCHECK_COUNT
 } ts_jcheck_kind;
 

@@ -10,6 +10,7 @@
 #define TSTEP_RUN_H
 
 #include <signal.h>
+#include "tstep/reference.h"
 #include "tstep/stepper.h"
 
 #define TS_DIVERGENCE_FACTOR 1e8
@@ -67,22 +68,116 @@ long ts_steps_for(double t_end, double dt);
 
 /* --- convergence sweep ------------------------------------------------------ */
 
+/* Why a point is left out of the order fit (ts_sweep_point.excluded). */
+enum {
+    TS_SWEEP_USED = 0,
+    TS_SWEEP_ROUNDOFF = 1,  /* error <= TS_ROUNDOFF_FACTOR * steps * eps * scale */
+    TS_SWEEP_UNSTABLE = 2,  /* the run failed, or error > scale */
+    TS_SWEEP_REFERENCE = 3, /* error <= TS_SWEEP_REFERENCE_FACTOR * the reference's error */
+    TS_SWEEP_EXCLUSIONS
+};
+
+/* A point is measured against the reference only when its error is at
+ * least this many times the reference's estimated error. */
+#define TS_SWEEP_REFERENCE_FACTOR 10.0
+
+/* The solution a sweep measures against: the system's exact solution, or a
+ * computed one (tstep/reference.h: rk4 at h, h/2, h/4, the finest taken,
+ * its error estimated by Richardson; h halved until the estimate holds). */
+typedef struct {
+    int computed;      /* 0: exact solution; 1: computed */
+    ts_error_norm norm; /* the components errors are measured over */
+    size_t m;          /* length of Y */
+    size_t n;          /* positions: the first n entries of Y */
+    double weight;     /* the norm's velocity weight (ts_error_norm_weight) */
+    double rate;       /* |lambda| of the stiffest mode (TS_NORM_SCALED), else 0 */
+    double t_end;
+    double *y;         /* Y(t_end), m doubles (owned) */
+    double scale;      /* the solution's size: max(|Y(0)|, |Y(t_end)|) in the norm */
+    double error;      /* estimated error of y in the norm; 0 for the exact solution */
+    /* computed only: */
+    const ts_stepper_type *method;
+    double dt;         /* the finest run's step */
+    long steps;        /* the finest run's steps */
+    int halvings;      /* times the first step was halved before the estimate held */
+    double ratio;      /* Richardson ratio d1/d2 (2^p in the asymptotic range) */
+    int verdict;       /* ts_reference_verdict: round-off or asymptotic */
+} ts_sweep_reference;
+
+/* How the reference is chosen: the exact solution when the system has one
+ * (unless computed is set), else computed with `method` (NULL: rk4) from a
+ * first coarse step dt (the finest run at dt/4), halved up to max_halvings
+ * times while the runs fail, the estimate is unresolved, or the estimated
+ * error is above target * scale.  The coarsest step that passes is kept
+ * (a finer one only adds rounding). */
+typedef struct {
+    int computed;
+    ts_error_norm norm; /* default TS_NORM_SCALED */
+    const ts_stepper_type *method;
+    double dt;
+    double target;    /* relative to the solution's size; default inf */
+    int max_halvings; /* default 10 */
+} ts_sweep_reference_options;
+
+ts_sweep_reference_options ts_default_sweep_reference_options(void);
+
+/* The options of a sweep down to dt_min over t_end: first step dt_min and
+ * target (TS_ROUNDOFF_FACTOR / TS_SWEEP_REFERENCE_FACTOR) (t_end / dt_min)
+ * eps, a tenth of the smallest round-off level of the sweep's runs, so that
+ * a point the round-off rule keeps is above the reference exclusion too. */
+ts_sweep_reference_options ts_sweep_reference_options_for(double dt_min, double t_end);
+
+/* Fill ref (release with ts_sweep_reference_release).  Fails with
+ * TS_ERR_REJECTED when no step gave a trusted estimate. */
+int ts_sweep_reference_compute(const ts_system_type *stype, const ts_params *params,
+                               double t_end, const ts_sweep_reference_options *opt,
+                               ts_sweep_reference *ref);
+void ts_sweep_reference_release(ts_sweep_reference *ref);
+
 typedef struct {
     double dt;
     long steps;
-    double error;   /* max-norm error of Y at t_end against the exact solution */
+    double error;   /* max-norm error at t_end against the reference (ref->norm) */
     int status;     /* TS_OK, or why the run failed */
-    int excluded;   /* 0 used in the order fit; 1 round-off; 2 unstable */
+    int excluded;   /* TS_SWEEP_USED, _ROUNDOFF, _UNSTABLE or _REFERENCE */
     ts_step_stats stats; /* the stepper's statistics over the run */
     double seconds; /* wall-clock time of the run (stepping only; mean of repeats) */
 } ts_sweep_point;
 
-/* Run `type` on a fresh system from `stype`/`params` to t_end with
- * `levels` step sizes spaced geometrically from dt_max down to dt_min. */
+/* Run `type` on a fresh system from `stype`/`params` to ref->t_end with
+ * `levels` step sizes spaced geometrically from dt_max down to dt_min, and
+ * measure each against ref. */
+int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
+                     const ts_stepper_type *type, const ts_solver_options *opt,
+                     double dt_min, double dt_max, int levels, const ts_sweep_reference *ref,
+                     ts_sweep_point *points);
+
+/* The same against the default reference: the exact solution, or one
+ * computed from dt_min / 4. */
 int ts_sweep(const ts_system_type *stype, const ts_params *params,
              const ts_stepper_type *type, const ts_solver_options *opt,
              double dt_min, double dt_max, int levels, double t_end,
              ts_sweep_point *points);
+
+/* Default ranges, from the rate |lambda| of the system's stiffest mode
+ * (tstep/stability.h, at the initial state):
+ *   t_end  = min(1, TS_SWEEP_RATE_TIMES / |lambda|)   (1 when lambda = 0)
+ *   dt_max = min(t_end / 10, c_p / |lambda|),  dt_min = dt_max / R_p,
+ * with c_p = 0.1, 0.2, 0.35, 0.5, 1 for nominal order p = 1, 2, 3, 4, >= 5
+ * and R_p = 16 (TS_SWEEP_RANGE_RATIO) for p <= 4, 4 (TS_SWEEP_RANGE_RATIO_5)
+ * for p >= 5.  Why: a step must resolve the stiffest mode for the error to
+ * be in its asymptotic range (explicit steppers grow it otherwise), and a
+ * stepper of higher order reaches rounding (and the reference's own error)
+ * at larger steps, so its range starts higher; a fifth-order method's
+ * error falls by 16^5 = 1e6 over a range of 16, from about 1e-11 into
+ * rounding, so its range is 4 (1e3) starting at |z| = 1.  docs/sweep.md
+ * has the orders measured on string, hair, cloth and mesh cloth. */
+#define TS_SWEEP_RATE_TIMES 30.0
+#define TS_SWEEP_RANGE_RATIO_5 4.0
+#define TS_SWEEP_RANGE_RATIO 16.0
+int ts_sweep_stiffness(const ts_system_type *stype, const ts_params *params, double *rate);
+double ts_sweep_default_t_end(double rate);
+void ts_sweep_default_dt(double rate, double t_end, int order, double *dt_min, double *dt_max);
 
 /* Least-squares slope of log(error) against log(dt) over the points not
  * excluded; NAN when fewer than two remain.  *used gets their count. */

@@ -1,0 +1,24 @@
+/* run --error FILE: the error of a run against time, against the system's
+ * exact solution or a computed reference (tstep/reference.h). */
+#ifndef TSTEP_CLI_ERROR_H
+#define TSTEP_CLI_ERROR_H
+
+#include "tstep/run.h"
+
+typedef struct cli_error_log cli_error_log;
+
+/* Open `path` (CSV with a header row when it ends in .csv, else dat) for a
+ * run of `sys` (made from stype and p) with steps of dt.  The reference is
+ * the exact solution where the system has one, else rk4 at steps h, h/2,
+ * h/4 with h = dt / K, K = ceil(dt |lambda| / CLI_ERROR_REF_HL) (|lambda|
+ * the stiffest mode's rate at the initial state), so every output time is
+ * on its grid.  Returns 0 or an exit code after printing why. */
+#define CLI_ERROR_REF_HL 0.05
+int cli_error_open(const char *cmd, const char *path, const ts_system_type *stype,
+                   const ts_params *p, const ts_system *sys, double dt, cli_error_log **out);
+/* One row at step `step`, time t (a run observer's arguments).  Status. */
+int cli_error_row(cli_error_log *e, ts_system *sys, long step, double t);
+/* Close (accepts NULL); 0 or an exit code. */
+int cli_error_close(const char *cmd, cli_error_log *e);
+
+#endif
