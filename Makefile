@@ -5,8 +5,10 @@
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
 #   make deps     install what is missing (apt-get; sudo when not root)
-#   make bench    cloth CG matvec throughput against a STREAM triad on this machine;
-#                 the linear solvers and preconditioners on the cloth (docs/solvers.md)
+#   make bench    every bench/bench_*.c: kernels, threads, output, memory against
+#                 baselines measured in the same run (docs/performance.md); the
+#                 linear solvers and preconditioners on the cloth (docs/solvers.md);
+#                 SUNDIALS' ARKODE (libsundials-dev, installed by the deps step)
 #   make petsc    (optional) build/tstep-petsc: any system under PETSc's TS;
 #                 make deps-petsc installs PETSc and an MPI, make test-petsc tests it
 #   make install  bin/tstep, lib/libtstep.{a,so}, include/tstep/, lib/pkgconfig/tstep.pc,
@@ -17,8 +19,11 @@
 # the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-# SuiteSparse CHOLMOD (libsuitesparse-dev) for --linear-solver direct
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(CFLAGS)
+# SuiteSparse CHOLMOD (libsuitesparse-dev) for --linear-solver direct.
+# OpenMP: threads for the spring forces, products and vector helpers
+# (results identical for any thread count; OMP_NUM_THREADS or --threads).
+OPENMP  ?= -fopenmp
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(OPENMP) $(CFLAGS)
 LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -55,7 +60,7 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
            libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark
 
-.PHONY: all test demo plots deps clean bench install uninstall FORCE petsc deps-petsc test-petsc
+.PHONY: all test demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
@@ -111,15 +116,29 @@ demo: deps $(BUILD)/tstep
 	@start=$$(date +%s); sh tools/plots.sh --out $(BUILD)/plots && \
 	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
-$(BUILD)/bench_matvec: $(BUILD)/bench/bench_matvec.o $(BUILD)/libtstep.a
+# make bench: every bench program (OpenBLAS on one thread); bench_sundials
+# needs SUNDIALS (ARKODE, its serial vector and PCG), installed by the deps
+# step and built when its headers are there.
+BENCH_SRC := $(filter-out bench/bench_sundials.c,$(wildcard bench/bench_*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+SUNDIALS_LIBS = -lsundials_arkode -lsundials_nvecserial -lsundials_sunlinsolpcg
+HAVE_SUNDIALS := $(wildcard /usr/include/arkode/arkode_arkstep.h)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/bench/bench_sundials: LDLIBS += $(SUNDIALS_LIBS)
 
-$(BUILD)/bench_solvers: $(BUILD)/bench/bench_solvers.o $(BUILD)/libtstep.a
-	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+bench:
+	@sh tools/deps.sh $(DEB_PKGS) libsundials-dev
+	@$(MAKE) --no-print-directory bench-run
 
-bench: $(BUILD)/bench_matvec $(BUILD)/bench_solvers
-	$(BUILD)/bench_matvec
-	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench_solvers
+bench-run: $(BUILD)/tstep $(BENCH_BIN) $(if $(HAVE_SUNDIALS),$(BUILD)/bench/bench_sundials)
+	@for b in $(filter $(BUILD)/bench/%,$^); do echo "== $$b"; \
+	    OPENBLAS_NUM_THREADS=1 $$b || exit 1; done
+	@echo "== summary: figure, size, value, baseline, ratio (build/bench/*.csv)"
+	@for f in $(BUILD)/bench/*.csv; do \
+	    if head -1 $$f | grep -q '^figure,size,value,unit,baseline,ratio,goal$$'; then tail -n +2 $$f | \
+	    awk -F, '{ printf "  %-36s %-7s %10.4g %-10s %10.4g  ratio %7.3f  %s\n", $$1, $$2, $$3, $$4, $$5, $$6, $$7 }'; \
+	    else echo "  $$f:"; sed 's/,/  /g; s/^/    /' $$f; fi; done
 
 # The optional PETSc bridge (petsc/): outside the default build.
 PETSC_PKGS = petsc-dev openmpi-bin
@@ -170,4 +189,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(BUILD)/bench/bench_matvec.d $(BUILD)/bench/bench_solvers.d
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(wildcard $(BUILD)/bench/*.d)

@@ -104,10 +104,7 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         return st;
     b->valid_end = 0; /* k[s-1] is about to be overwritten */
     for (int i = 1; i < s; i++) { /* Y_i = Y_n + h sum_{j<i} a_ij k_j */
-        ts_vec_copy(m, b->y0, b->ys);
-        for (int j = 0; j < i; j++)
-            if (tab->a[i * s + j] != 0.0)
-                ts_vec_axpy(m, h * tab->a[i * s + j], b->k[j], b->ys);
+        ts_vec_combine(m, b->y0, h, tab->a + i * s, i, b->k, b->ys);
         if ((st = ts_system_deriv(sys, t + tab->c[i] * h, b->ys, b->k[i])))
             return st;
     }
@@ -117,10 +114,7 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         b->tend = t + h;
         b->valid_end = 1;
     } else {
-        ts_vec_copy(m, b->y0, b->ys);
-        for (int i = 0; i < s; i++)
-            if (tab->b[i] != 0.0)
-                ts_vec_axpy(m, h * tab->b[i], b->k[i], b->ys);
+        ts_vec_combine(m, b->y0, h, tab->b, s, b->k, b->ys);
     }
     if (tab->bhat) { /* Y_{n+1} - Yhat = h sum_i (b_i - bhat_i) k_i */
         ts_vec_zero(m, b->err);

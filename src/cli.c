@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -114,8 +115,10 @@ int cli_parse_format(const char *cmd, const char *text, cli_format *out)
         *out = CLI_FORMAT_CSV;
     else if (strcmp(text, "frames") == 0)
         *out = CLI_FORMAT_FRAMES;
+    else if (strcmp(text, "npy") == 0)
+        *out = CLI_FORMAT_NPY;
     else
-        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv, frames", text);
+        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv, frames, npy", text);
     return 0;
 }
 
@@ -325,6 +328,14 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
         return 0;
     case 1004:
         return cli_parse_int(cmd, "cg-max", arg, 1, &o->cg_max);
+    case 1005: {
+        long n;
+        if (cli_parse_count(cmd, "threads", arg, 1, &n))
+            return CLI_EXIT_USAGE;
+        if (n > 4096)
+            return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
+        return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
+    }
     case 1006:
         if (!(o->precond = ts_precond_find(arg)))
             return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",
@@ -358,10 +369,10 @@ int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
     case 'f':
         if (cli_parse_format(cmd, arg, &o->format))
             return CLI_EXIT_USAGE;
-        if (o->format == CLI_FORMAT_FRAMES && !o->frames_ok)
-            return cli_usage_error(cmd, "--format: %s writes dat or csv, not frames", cmd);
+        if ((o->format == CLI_FORMAT_FRAMES || o->format == CLI_FORMAT_NPY) && !o->frames_ok)
+            return cli_usage_error(cmd, "--format: %s writes dat or csv, not %s", cmd, arg);
         return 0;
-    case 1001: case 1002: case 1003: case 1004: case 1006: case 1007:
+    case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007:
         return cli_solver_option(cmd, c, arg, &o->solver);
     }
     return -1;
@@ -381,12 +392,19 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
 void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits)
 {
     size_t np = sys->n / sys->dim;
+    char line[8 * (TS_NUM_MAX + 1) + 2];
+    if (columns > 8)
+        columns = 8;
     for (size_t i = 0; i < np; i++) {
-        for (size_t k = 0; k < columns; k++)
-            fprintf(out, k ? " %.*g" : "%.*g", digits,
-                    k < sys->dim ? sys->x[i * sys->dim + k] : 0.0);
-        fputc('\n', out);
+        char *p = line;
+        for (size_t k = 0; k < columns; k++) {
+            if (k)
+                *p++ = ' ';
+            p += ts_format_double(p, k < sys->dim ? sys->x[i * sys->dim + k] : 0.0, digits);
+        }
+        *p++ = '\n';
         if (sys->frame_row && (i + 1) % sys->frame_row == 0 && i + 1 < np)
-            fputc('\n', out);
+            *p++ = '\n';
+        fwrite(line, 1, (size_t)(p - line), out);
     }
 }

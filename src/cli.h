@@ -7,11 +7,12 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include "tstep/numfmt.h"
 #include "tstep/run.h"
 
 #define CLI_EXIT_USAGE 2
 
-typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES } cli_format;
+typedef enum { CLI_FORMAT_DAT, CLI_FORMAT_CSV, CLI_FORMAT_FRAMES, CLI_FORMAT_NPY } cli_format;
 
 /* A command: its name, one-line summary, entry point and help printer. */
 typedef struct {
@@ -90,7 +91,7 @@ int cli_stopped(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* A particle system's positions, a line per particle with `columns`
+/* A particle system's positions, a line per particle with `columns` (<= 8)
  * coordinates at `digits` significant digits (coordinates past sys->dim
  * written as 0), and a blank line after every frame_row particles of a grid,
  * so that gnuplot's splot draws it as a mesh. */
@@ -118,13 +119,15 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
 
 /* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max,
- * --precond and --linear-solver (names from tstep/linsolve.h's registries). */
+ * --precond and --linear-solver (names from tstep/linsolve.h's registries), and
+ * --threads (which sets the thread count at once, ts_threads_set). */
 #define CLI_SOLVER_LONGOPTS                                                  \
     {"newton-tol", required_argument, 0, 1001},                              \
         {"newton-max", required_argument, 0, 1002},                          \
         {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}, \
         {"precond", required_argument, 0, 1006},                             \
-        {"linear-solver", required_argument, 0, 1007}
+        {"linear-solver", required_argument, 0, 1007},                       \
+        {"threads", required_argument, 0, 1005}
 int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o);
 #define CLI_SOLVER_HELP                                                                   \
     "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
@@ -135,6 +138,8 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
     "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
     "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
-    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"
+    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"   \
+    "  --threads N     threads for forces, products and vector operations (default:\n"     \
+    "                  OMP_NUM_THREADS, else every core); results identical for any N\n"
 
 #endif

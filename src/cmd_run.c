@@ -23,6 +23,10 @@
 typedef struct {
     FILE *out;
     cli_format format;
+    double *vals;   /* one trajectory row as numbers (cols), allocated once */
+    char *line;     /* the same row as text, written with one fwrite */
+    size_t cols;
+    long rows, planned; /* rows written, and rows the run will write (npy header) */
     int stats, adaptive;
     FILE *diag;     /* --diagnostics, or NULL */
     int diag_csv;   /* the diagnostics file is CSV (name ends in .csv) */
@@ -47,11 +51,35 @@ static void put(const writer *w, int first, const char *text)
     fputs(text, w->out);
 }
 
-static void put_num(const writer *w, int first, double x)
+/* Columns of a trajectory row (see the file's header comment). */
+static size_t row_columns(const writer *w, const ts_system *sys)
 {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.15g", x);
-    put(w, first, buf);
+    return 1 + sys->n * (size_t)sys->order + (sys->ops->energy ? 1 : 0) +
+           (w->stats ? 5 : 0) + (w->stats && w->adaptive ? 2 : 0);
+}
+
+/* .npy v1.0 (NumPy's format, numpy.lib.format): magic, version 1.0, a
+ * little-endian 16-bit header length, and a Python dict literal padded with
+ * spaces to 118 bytes and a newline, so the data start at byte 128; then
+ * the rows as little-endian float64, C order.  The header is written first
+ * with the rows the run plans and rewritten at the end with the rows
+ * written, when the output is a file (seekable). */
+static void write_npy_header(const writer *w, long rows)
+{
+    char h[128];
+    memset(h, ' ', sizeof h);
+    memcpy(h, "\x93NUMPY\x01\x00\x76\x00", 10);
+    int len = snprintf(h + 10, 118, "{'descr': '<f8', 'fortran_order': False, 'shape': (%ld, %zu), }",
+                       rows, w->cols);
+    h[10 + len] = ' ';
+    h[127] = '\n';
+    fwrite(h, 1, sizeof h, w->out);
+}
+
+static int little_endian(void)
+{
+    const unsigned one = 1;
+    return *(const unsigned char *)&one == 1;
 }
 
 /* frames: one gnuplot index block per output time (blocks two blank lines
@@ -69,6 +97,10 @@ static int write_frame(const writer *w, const ts_system *sys, long step, double 
 static void write_header(const writer *w, const ts_system *sys)
 {
     char name[32];
+    if (w->format == CLI_FORMAT_NPY) {
+        write_npy_header(w, w->planned);
+        return;
+    }
     if (w->format == CLI_FORMAT_FRAMES) {
         size_t np = sys->n / sys->dim;
         fprintf(w->out, "# %s: %zu particle%s, one block per frame: x y z per particle\n",
@@ -170,7 +202,7 @@ static int keep_plot_row(const writer *w, ts_system *sys, double t)
     return ferror(w->plot) ? ts_error(TS_ERR_IO, "keeping data for --plot") : TS_OK;
 }
 
-static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
+static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t);
 
 /* Total energy at the output rows, for the warning at the end of a run
@@ -230,33 +262,57 @@ static void show_progress(void *ctx, long step, long steps, double t)
                         step, steps, t);
 }
 
-static int write_traj_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
+static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t)
 {
     if (w->format == CLI_FORMAT_FRAMES)
         return write_frame(w, sys, step, t);
-    put_num(w, 1, t);
-    for (size_t i = 0; i < sys->n; i++)
-        put_num(w, 0, sys->x[i]);
-    for (size_t i = 0; sys->order == 2 && i < sys->n; i++)
-        put_num(w, 0, sys->v[i]);
+    double *r = w->vals;
+    size_t c = 0, n = sys->n;
+    r[c++] = t;
+    memcpy(r + c, sys->x, n * sizeof *r), c += n;
+    if (sys->order == 2)
+        memcpy(r + c, sys->v, n * sizeof *r), c += n;
     if (sys->ops->energy) {
         double ke = 0, pe = 0;
         int s = ts_system_energy(sys, t, &ke, &pe);
         if (s)
             return s;
-        put_num(w, 0, ke + pe);
+        r[c++] = ke + pe;
     }
     if (w->stats) {
         const ts_step_stats *l = &st->last;
-        fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld,%ld,%.3e,%.3e" : " %ld %ld %ld %.3e %.3e",
-                l->force_evals, l->newton_iters, l->linear_iters, l->residual,
-                l->linear_residual);
+        r[c++] = (double)l->force_evals;
+        r[c++] = (double)l->newton_iters;
+        r[c++] = (double)l->linear_iters;
+        r[c++] = l->residual;
+        r[c++] = l->linear_residual;
     }
-    if (w->stats && w->adaptive)
-        fprintf(w->out, w->format == CLI_FORMAT_CSV ? ",%ld,%ld" : " %ld %ld",
-                st->total.accepted, st->total.rejected);
-    fputc('\n', w->out);
+    if (w->stats && w->adaptive) {
+        r[c++] = (double)st->total.accepted;
+        r[c++] = (double)st->total.rejected;
+    }
+    if (w->format == CLI_FORMAT_NPY) {
+        if (!little_endian()) /* '<f8': swap on a big-endian machine */
+            for (size_t i = 0; i < c; i++) {
+                unsigned char *b = (unsigned char *)(r + i);
+                for (int k = 0; k < 4; k++) {
+                    unsigned char tmp = b[k];
+                    b[k] = b[7 - k], b[7 - k] = tmp;
+                }
+            }
+        fwrite(r, sizeof *r, c, w->out);
+    } else { /* shortest decimals that read back exactly; one write per row */
+        char *p = w->line, sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
+        for (size_t i = 0; i < c; i++) {
+            if (i)
+                *p++ = sep;
+            p += ts_format_double(p, r[i], 0);
+        }
+        *p++ = '\n';
+        fwrite(w->line, 1, (size_t)(p - w->line), w->out);
+    }
+    w->rows++;
     return ferror(w->out) ? ts_error(TS_ERR_IO, "writing the trajectory") : TS_OK;
 }
 
@@ -374,7 +430,7 @@ static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
-           "                 [--format dat|csv|frames] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--format dat|csv|frames|npy] [--stats] [--adaptive [--strain-limit X]]\n"
            "                 [--rtol X [--atol Y]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
            "                 [--allow-large]\n"
@@ -393,11 +449,14 @@ static void help(void)
            "  --format dat|csv  dat: space-separated under a '#' header (default);\n"
            "                    csv: comma-separated with a header row\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
-           "                    ('# t = T step K', then 'x y z' per particle; grids have a\n"
-           "                    blank line after each row so splot draws a mesh); the\n"
-           "                    header has '# stepper S', '# dt H', '# every N',\n"
+           "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
+           "                    grids have a blank line after each row so splot draws a\n"
+           "                    mesh); the header has '# stepper S', '# dt H', '# every N',\n"
            "                    '# frame_row N' (0: no grid) and '# param NAME VALUE'\n"
            "                    for every system parameter\n"
+           "  --format npy      binary: NumPy .npy v1.0, '<f8', shape (rows, columns), the\n"
+           "                    same columns as dat; data from byte 128 (numpy.load(FILE);\n"
+           "                    gnuplot: binary skip=128, see docs/performance.md)\n"
            "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
            "                    residual, linear_residual columns (below), and print\n"
            "                    totals, the achieved accuracy and the linear solver's\n"
@@ -431,6 +490,8 @@ static void help(void)
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
            "defined), then the --stats columns (accepted, rejected with --adaptive or\n"
            "--rtol: steps so far).\n"
+           "dat and csv write each number as the shortest decimal that reads back as\n"
+           "exactly the computed double.\n"
            "With --plot or --live and no --out, the trajectory is not written.\n"
            "\n"
            "Diagnostics file: CSV with a header row when FILE ends in .csv, else dat\n"
@@ -618,6 +679,14 @@ int cmd_run(int argc, char **argv)
             goto done;
         write_diag_header(&w, sys);
     }
+    w.cols = row_columns(&w, sys);
+    w.planned = 1 + steps / every + (steps % every != 0);
+    w.vals = malloc(w.cols * sizeof *w.vals);
+    w.line = malloc(w.cols * (TS_NUM_MAX + 1) + 2);
+    if (!w.vals || !w.line) {
+        rc = cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w.cols));
+        goto done;
+    }
     if (errorpath && (rc = cli_error_open(cmd, errorpath, stype, &p, sys, dt, &w.error)))
         goto done;
     if ((o.out || (!o.plot && !live)) && (rc = cli_open_output(cmd, o.out, &w.out)))
@@ -628,6 +697,10 @@ int cmd_run(int argc, char **argv)
     cli_catch_stop_signals();
     s = ts_run(sys, st, &ropt, write_row, &w, &res);
     cli_progress_done(&w.progress);
+    /* npy: a run that stopped early rewrites the row count, where it can */
+    if (w.out && w.format == CLI_FORMAT_NPY && w.rows != w.planned &&
+        fseek(w.out, 0, SEEK_SET) == 0)
+        write_npy_header(&w, w.rows);
     if (w.out)
         rc = cli_close_output(cmd, o.out, w.out);
     w.out = NULL;
@@ -688,6 +761,8 @@ done:
         cli_close_output(cmd, diagpath, w.diag);
     if (w.plot)
         fclose(w.plot);
+    free(w.vals);
+    free(w.line);
     cli_error_close(cmd, w.error);
     ts_stepper_free(st);
     ts_system_free(sys);

@@ -83,7 +83,8 @@ static void help(void)
     printf("Usage: tstep sweep --system S [--stepper A,B,...|all] [--dt-min H0 --dt-max H1]\n"
            "                   [--levels L] [--t-end T] [--param key=value]...\n"
            "                   [--norm scaled|state|positions] [--reference auto|computed]\n"
-           "                   [--reference-dt H] [--format dat|csv] [--out FILE] [--plot]\n"
+           "                   [--reference-dt H] [--tol-max E1 --tol-min E0]\n"
+           "                   [--format dat|csv] [--out FILE] [--plot]\n"
            "\n"
            "For each stepper (default all), run to T with L step sizes spaced\n"
            "geometrically from H1 down to H0, each adjusted to T/round(T/H) so a whole\n"
@@ -111,13 +112,22 @@ static void help(void)
            "                halved until the ratio of the differences is within a factor 2\n"
            "                of 2^4 (or they agree to rounding) and the estimate is below a\n"
            "                tenth of the sweep's smallest round-off level\n"
+           "  --tol-max E1, --tol-min E0  tolerance mode: steppers with an error\n"
+           "                estimate (dopri5) run at L tolerances rtol = atol from E1 down\n"
+           "                to E0 instead of L fixed steps, each over [0, T] under error\n"
+           "                control (as run --rtol); their rows give the accepted steps,\n"
+           "                the mean step T/steps and a last column tol, and their\n"
+           "                observed_order is the slope of log error against log tol\n"
+           "                (1 when the error follows the tolerance).  The other\n"
+           "                steppers sweep fixed steps as usual: together, error against\n"
+           "                force_evals is a work-precision diagram\n"
            "  --plot        draw error against dt (log-log) in the terminal with gnuplot;\n"
            "                without --out the table is then not written\n"
            "  --newton-tol X, --cg-tol X  implicit steppers' tolerances (default 1e-12\n"
            "                here, so the solver's error stays below the truncation error)\n"
            "  --newton-max N, --cg-max N  caps (defaults 20, 2 * dimension + 20)\n"
-           "\n"
-           "Output: csv columns\n"
+           "\n");
+    printf("Output: csv columns\n"
            "  stepper,dt,steps,error,excluded,observed_order,force_evals,\n"
            "  jacobian_products,newton_iters,linear_iters,seconds,reference_error\n"
            "dat the same columns under a '#' header (after a '# reference: ...' line),\n"
@@ -149,9 +159,10 @@ int cmd_sweep(int argc, char **argv)
         {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
         {"plot", no_argument, 0, 'P'},         {"reference", required_argument, 0, 'r'},
         {"reference-dt", required_argument, 0, 'R'}, {"norm", required_argument, 0, 'N'},
+        {"tol-max", required_argument, 0, 'X'}, {"tol-min", required_argument, 0, 'Y'},
         CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
     const char *cmd = "sweep";
-    double dt_min = 0, dt_max = 0, t_end = 0, ref_dt = 0;
+    double dt_min = 0, dt_max = 0, t_end = 0, ref_dt = 0, tol_min = 0, tol_max = 0;
     long levels = 7;
     int c, ref_computed = 0;
     ts_error_norm norm = TS_NORM_SCALED;
@@ -191,6 +202,8 @@ int cmd_sweep(int argc, char **argv)
                                           optarg);
                 break;
             case 'R': bad = cli_parse_positive(cmd, "reference-dt", optarg, &ref_dt); break;
+            case 'X': bad = cli_parse_positive(cmd, "tol-max", optarg, &tol_max); break;
+            case 'Y': bad = cli_parse_positive(cmd, "tol-min", optarg, &tol_min); break;
             case 'h': help(); return 0;
             default: return cli_bad_option(cmd, argc, argv);
             }
@@ -215,6 +228,13 @@ int cmd_sweep(int argc, char **argv)
         return cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", dt_min, dt_max);
     if (t_end > 0 && dt_max > t_end)
         return cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", dt_max, t_end);
+    if ((tol_min == 0) != (tol_max == 0))
+        return cli_usage_error(cmd, "give both --tol-min and --tol-max, or neither");
+    if (tol_min > tol_max)
+        return cli_usage_error(cmd, "--tol-min %g is larger than --tol-max %g", tol_min, tol_max);
+    if (tol_max >= 1.0)
+        return cli_usage_error(cmd, "--tol-max %g: a relative tolerance must be below 1", tol_max);
+    int tolmode = tol_max > 0.0;
     if (levels > MAX_LEVELS)
         return cli_usage_error(cmd, "--levels: %ld is more than %d", levels, MAX_LEVELS);
     if (t_end > 0 && dt_min > 0 && t_end / dt_min > 1e9)
@@ -306,17 +326,22 @@ int cmd_sweep(int argc, char **argv)
     if (out)
         fprintf(out, csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
                            "jacobian_products,newton_iters,linear_iters,seconds,"
-                           "reference_error\n"
+                           "reference_error%s\n"
                          : "# stepper dt steps error excluded observed_order force_evals "
                            "jacobian_products newton_iters linear_iters seconds "
-                           "reference_error\n");
+                           "reference_error%s\n",
+                tolmode ? (csv ? ",tol" : " tol") : "");
     double order[MAX_STEPPERS];
     int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][TS_SWEEP_EXCLUSIONS];
     ts_sweep_point pts[MAX_LEVELS];
     for (int i = 0; i < ntypes; i++) {
         cli_progress_update(&prog, (double)i / ntypes, "%s (%d of %d)", types[i]->name, i + 1,
                             ntypes);
-        s = ts_sweep_against(stype, &p, types[i], &o.solver, lo[i], hi[i], (int)levels, &ref, pts);
+        int by_tol = tolmode && (types[i]->flags & TS_ADAPTIVE);
+        s = by_tol ? ts_sweep_tolerances(stype, &p, types[i], &o.solver, tol_min, tol_max,
+                                         (int)levels, &ref, pts)
+                   : ts_sweep_against(stype, &p, types[i], &o.solver, lo[i], hi[i], (int)levels,
+                                      &ref, pts);
         if (s == TS_ERR_INTERRUPTED) { /* the finished steppers' rows are complete */
             cli_progress_done(&prog);
             ts_sweep_reference_release(&ref);
@@ -337,7 +362,8 @@ int cmd_sweep(int argc, char **argv)
                 fclose(plotdata);
             return cli_fail(cmd, s);
         }
-        order[i] = ts_observed_order(pts, (int)levels, &used[i]);
+        order[i] = by_tol ? ts_tolerance_slope(pts, (int)levels, &used[i])
+                          : ts_observed_order(pts, (int)levels, &used[i]);
         if (out && !csv && i > 0)
             fprintf(out, "\n\n");
         if (plotdata && i > 0 && used[i - 1] > 0)
@@ -351,13 +377,16 @@ int cmd_sweep(int argc, char **argv)
             if (!out)
                 continue;
             const char *sep = csv ? "," : " ";
-            fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g%s%.3g\n",
+            fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g%s%.3g",
                     types[i]->name, sep, q->dt, sep, q->steps, sep, q->error, sep,
                     csv ? excluded_name(q->excluded)
                         : (q->excluded ? excluded_name(q->excluded) : "-"),
                     sep, order[i], sep, q->stats.force_evals, sep, q->stats.jacobian_products,
                     sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds,
                     sep, ref.error);
+            if (tolmode)
+                fprintf(out, "%s%.3g", sep, q->tol);
+            fputc('\n', out);
         }
         if (out)
             fflush(out); /* a stepper's rows are complete: out there even if stopped */
@@ -395,7 +424,10 @@ int cmd_sweep(int argc, char **argv)
             snprintf(excl, sizeof excl, "%d round-off, %d unstable", nexcl[i][TS_SWEEP_ROUNDOFF],
                      nexcl[i][TS_SWEEP_UNSTABLE]);
         fprintf(stderr, "  %-22s %7d %8s %6d  ", types[i]->name, types[i]->order, obs, used[i]);
-        if (defaults)
+        if (tolmode && (types[i]->flags & TS_ADAPTIVE))
+            fprintf(stderr, "%-38s tol %.3g .. %.3g: slope of log error vs log tol\n", excl,
+                    tol_max, tol_min);
+        else if (defaults)
             fprintf(stderr, "%-38s %.3g .. %.3g\n", excl, hi[i], lo[i]);
         else
             fprintf(stderr, "%s\n", excl);

@@ -9,71 +9,216 @@
  * pivoting, Golub & Van Loan, Matrix Computations, 3.4. */
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "tstep/linalg.h"
 #include "tstep/status.h"
 
-void ts_vec_zero(size_t n, double *x) { memset(x, 0, n * sizeof *x); }
+/* --- threads and the vector helpers ---------------------------------------
+ *
+ * Elementwise helpers split their range over the OpenMP threads (static
+ * schedule; each entry is computed the same way whoever computes it).
+ * Reductions are deterministic: the vector is cut into chunks whose size
+ * depends only on n (never on the thread count), each chunk is summed with
+ * four interleaved accumulators, and the chunks' partial sums are added in
+ * order by one thread.  So ts_vec_dot returns the same bits with 1 thread
+ * or 64. */
+
+int ts_threads_set(int n)
+{
+    if (n < 1)
+        return ts_error(TS_ERR_INPUT, "threads: %d must be at least 1", n);
+#ifdef _OPENMP
+    omp_set_num_threads(n);
+#endif
+    return TS_OK;
+}
+
+static size_t par_min = TS_PAR_MIN;
+
+void ts_threads_set_min(size_t n) { par_min = n; }
+
+size_t ts_threads_min(void) { return par_min; }
+
+int ts_threads_get(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+#define RED_PARTS 512
+
+/* chunk length of the reductions: a power of two >= 8192, at most RED_PARTS chunks */
+static size_t red_chunk(size_t n)
+{
+    size_t c = 8192;
+    while (c * RED_PARTS < n)
+        c *= 2;
+    return c;
+}
+
+void ts_vec_zero(size_t n, double *x)
+{
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t i = 0; i < n; i++)
+        x[i] = 0.0;
+}
 
 void ts_vec_copy(size_t n, const double *x, double *y)
 {
-    if (x != y)
+    if (x == y)
+        return;
+    if (n < ts_threads_min() || (x < y + n && y < x + n)) {
         memmove(y, x, n * sizeof *x);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        y[i] = x[i];
 }
 
 void ts_vec_scale(size_t n, double a, double *x)
 {
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         x[i] *= a;
 }
 
 void ts_vec_axpy(size_t n, double a, const double *x, double *y)
 {
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] += a * x[i];
 }
 
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
 {
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] = a * x[i] + b * y[i];
 }
 
+void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y, double *z)
+{
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t i = 0; i < n; i++)
+        z[i] = a * x[i] + b * y[i];
+}
+
+/* z = y + sum over j < count with c_j != 0 of (h c_j) v_j, a Runge-Kutta
+ * stage or update in one pass over memory: blocks of 512 entries stay in
+ * cache while the v_j are added in order, so each entry sees the same
+ * operations as a copy followed by one axpy per v_j. */
+void ts_vec_combine(size_t n, const double *y, double h, const double *c, int count,
+                    double *const *v, double *z)
+{
+    size_t nb = (n + 511) / 512;
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t blk = 0; blk < nb; blk++) {
+        size_t i0 = blk * 512, i1 = i0 + 512 < n ? i0 + 512 : n;
+        if (z != y)
+            for (size_t i = i0; i < i1; i++)
+                z[i] = y[i];
+        for (int j = 0; j < count; j++) {
+            if (c[j] == 0.0)
+                continue;
+            double a = h * c[j];
+            const double *vj = v[j];
+            for (size_t i = i0; i < i1; i++)
+                z[i] += a * vj[i];
+        }
+    }
+}
+
+/* x . y over [0, n), four interleaved accumulators */
+static double dot_chunk(size_t n, const double *x, const double *y)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i] * y[i];
+        s1 += x[i + 1] * y[i + 1];
+        s2 += x[i + 2] * y[i + 2];
+        s3 += x[i + 3] * y[i + 3];
+    }
+    for (; i < n; i++)
+        s0 += x[i] * y[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 double ts_vec_dot(size_t n, const double *x, const double *y)
 {
+    size_t c = red_chunk(n), nc = (n + c - 1) / c;
+    if (nc <= 1)
+        return dot_chunk(n, x, y);
+    double part[RED_PARTS];
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < nc; k++) {
+        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
+        part[k] = dot_chunk(len, x + i0, y + i0);
+    }
     double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        s += x[i] * y[i];
+    for (size_t k = 0; k < nc; k++)
+        s += part[k];
     return s;
 }
 
 double ts_vec_norm2(size_t n, const double *x) { return sqrt(ts_vec_dot(n, x, x)); }
 
-double ts_vec_norm_inf(size_t n, const double *x)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (fabs(x[i]) > m || x[i] != x[i])
-            m = x[i] != x[i] ? NAN : fabs(x[i]);
-    return m;
-}
-
-double ts_vec_dist_inf(size_t n, const double *x, const double *y)
+/* max |x_i - y_i| (y NULL: max |x_i|) over [0, n); NaN if any is NaN */
+static double dist_chunk(size_t n, const double *x, const double *y)
 {
     double m = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double d = fabs(x[i] - y[i]);
+        double d = fabs(y ? x[i] - y[i] : x[i]);
         if (d > m || d != d)
             m = d;
+        if (m != m)
+            return m;
     }
     return m;
 }
 
+static double dist_inf(size_t n, const double *x, const double *y)
+{
+    size_t c = red_chunk(n), nc = (n + c - 1) / c;
+    if (nc <= 1)
+        return dist_chunk(n, x, y);
+    double part[RED_PARTS];
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < nc; k++) {
+        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
+        part[k] = dist_chunk(len, x + i0, y ? y + i0 : NULL);
+    }
+    double m = 0.0;
+    for (size_t k = 0; k < nc; k++)
+        if (part[k] > m || part[k] != part[k])
+            m = part[k];
+    return m;
+}
+
+double ts_vec_norm_inf(size_t n, const double *x) { return dist_inf(n, x, NULL); }
+
+double ts_vec_dist_inf(size_t n, const double *x, const double *y) { return dist_inf(n, x, y); }
+
 int ts_vec_all_finite(size_t n, const double *x)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return 0;
-    return 1;
+    /* x_i - x_i is NaN exactly when x_i is infinite or NaN */
+    double s = 0.0;
+    size_t c = red_chunk(n), nc = (n + c - 1) / c;
+#pragma omp parallel for schedule(static) reduction(+ : s) if (nc > 1)
+    for (size_t k = 0; k < nc; k++) {
+        size_t i0 = k * c, i1 = i0 + c < n ? i0 + c : n;
+        double t = 0.0;
+        for (size_t i = i0; i < i1; i++)
+            t += x[i] - x[i];
+        s += t;
+    }
+    return s == 0.0;
 }
 
 static void filter(size_t n, const unsigned char *mask, double *x)

@@ -89,6 +89,7 @@ static void springs_destroy(ts_system *sys)
     free(s->kd);
     free(s->kind);
     free(s->block);
+    free(s->chunk_first);
     ts_system_release(sys);
     free(s);
 }
@@ -230,6 +231,21 @@ int ts_springs_finish(ts_springs *s)
     permute(s->kind, sizeof *s->kind, ord, ns, tmp);
     free(ord);
     free(tmp);
+    /* particle chunks for the threads: at least the largest span sj - si */
+    size_t span = 1;
+    for (size_t m = 0; m < ns; m++)
+        if (s->sj[m] - s->si[m] > span)
+            span = s->sj[m] - s->si[m];
+    s->chunk_np = span < 64 ? 64 : span;
+    s->nchunk = (s->np + s->chunk_np - 1) / s->chunk_np;
+    s->chunk_first = malloc((s->nchunk + 1) * sizeof *s->chunk_first);
+    if (!s->chunk_first)
+        return ts_error(TS_ERR_NOMEM, "%zu particle chunks", s->nchunk);
+    for (size_t c = 0, m = 0; c <= s->nchunk; c++) {
+        while (m < ns && s->si[m] < c * s->chunk_np)
+            m++;
+        s->chunk_first[c] = m;
+    }
     /* the fast path's matrix is symmetric by construction (see springs.h) */
     s->base.jacobian_symmetric = 1;
     return TS_OK;
@@ -251,42 +267,112 @@ void ts_springs_wind(const ts_springs *s, double t, double w[3])
     w[0] = s->opt.wind[0] * f, w[1] = s->opt.wind[1] * f, w[2] = s->opt.wind[2] * f;
 }
 
+/* --- the chunked loops ----------------------------------------------------------
+ *
+ * Every loop over springs that adds into particles runs as: a per-particle
+ * pass (`init`, over particle chunks), then the springs of the even chunks
+ * in parallel, then those of the odd chunks (see ts_springs.chunk_np).  The
+ * spring kernels take their first particle's sum in registers while they
+ * visit its springs (springs are sorted by first particle) and write it
+ * once; the second particle's share goes straight to memory. */
+
+typedef struct {
+    const double *x, *v, *u; /* state and the vector multiplied */
+    double *out;
+    double w[3];             /* the air's velocity (forces) */
+} spring_args;
+
+typedef void (*particle_fn)(const ts_springs *s, size_t p0, size_t p1, const spring_args *a);
+typedef void (*spring_fn)(const ts_springs *s, size_t e0, size_t e1, const spring_args *a);
+
+static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
+                       const spring_args *a)
+{
+    long nc = (long)s->nchunk;
+    size_t cn = s->chunk_np, np = s->np;
+    const size_t *first = s->chunk_first;
+#pragma omp parallel if (s->ns + np >= ts_threads_min() / 2 && nc > 2)
+    {
+#pragma omp for schedule(static)
+        for (long c = 0; c < nc; c++) {
+            size_t p0 = (size_t)c * cn, p1 = p0 + cn < np ? p0 + cn : np;
+            init(s, p0, p1, a);
+        }
+        for (long phase = 0; phase < 2; phase++) {
+#pragma omp for schedule(static)
+            for (long c = phase; c < nc; c += 2)
+                kernel(s, first[c], first[c + 1], a);
+        }
+    }
+}
+
 /* --- forces and exact Jacobian products ------------------------------------- */
+
+/* f_p = m_p (0, -g, 0) - c m_p (v_p - w) */
+static void forces_init(const ts_springs *s, size_t p0, size_t p1, const spring_args *a)
+{
+    const double *m = s->base.mass, *v = a->v;
+    double c = s->opt.drag, g = s->opt.gravity, w0 = a->w[0], w1 = a->w[1], w2 = a->w[2];
+    double *f = a->out;
+    for (size_t q = 3 * p0; q < 3 * p1; q += 3) {
+        f[q] = -c * m[q] * (v[q] - w0);
+        f[q + 1] = -c * m[q + 1] * (v[q + 1] - w1) - g * m[q + 1];
+        f[q + 2] = -c * m[q + 2] * (v[q + 2] - w2);
+    }
+}
+
+/* f_i += -[k (l - L) + kd (n . u)] n, f_j -= the same */
+static void forces_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    const uint32_t *si = s->si, *sj = s->sj;
+    const double *x = a->x, *v = a->v, *k = s->k, *kd = s->kd, *rest = s->rest;
+    double *f = a->out;
+    size_t e = e0;
+    while (e < e1) {
+        size_t i = 3 * (size_t)si[e];
+        double xi0 = x[i], xi1 = x[i + 1], xi2 = x[i + 2];
+        double vi0 = v[i], vi1 = v[i + 1], vi2 = v[i + 2];
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0;
+        for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
+            size_t j = 3 * (size_t)sj[e];
+            double d0 = xi0 - x[j], d1 = xi1 - x[j + 1], d2 = xi2 - x[j + 2];
+            double u0 = vi0 - v[j], u1 = vi1 - v[j + 1], u2 = vi2 - v[j + 2];
+            double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+            double inv = l > 0.0 ? 1.0 / l : 0.0;
+            /* mag / l, with n = d / l: -[k (l - L) + kd (d . u) / l] / l */
+            double c = (-k[e] * (l - rest[e]) - kd[e] * (d0 * u0 + d1 * u1 + d2 * u2) * inv) *
+                       inv;
+            double g0 = c * d0, g1 = c * d1, g2 = c * d2;
+            a0 += g0, a1 += g1, a2 += g2;
+            f[j] -= g0, f[j + 1] -= g1, f[j + 2] -= g2;
+        }
+        f[i] += a0, f[i + 1] += a1, f[i + 2] += a2;
+    }
+}
 
 static int springs_forces(ts_system *sys, double t, const double *x, const double *v,
                           double *f)
 {
     ts_springs *s = (ts_springs *)sys;
-    const double *m = sys->mass;
-    double w[3], c = s->opt.drag, g = s->opt.gravity;
-    ts_springs_wind(s, t, w);
-    /* f_p = m_p (0, -g, 0) - c m_p (v_p - w) */
-    for (size_t p = 0; p < s->np; p++)
-        for (int a = 0; a < 3; a++) {
-            size_t q = 3 * p + (size_t)a;
-            f[q] = -c * m[q] * (v[q] - w[a]) - (a == 1 ? g * m[q] : 0.0);
-        }
-    for (size_t e = 0; e < s->ns; e++) {
-        uint32_t i = s->si[e], j = s->sj[e];
-        double d[3], n[3], u[3], g3[3];
-        double l = spring_axis(x, i, j, d, n);
-        sub3(v + 3 * (size_t)i, v + 3 * (size_t)j, u);
-        /* f_i = -k (l - L) n - kd (n . u) n */
-        double mag = -s->k[e] * (l - s->rest[e]) - s->kd[e] * dot3(n, u);
-        g3[0] = mag * n[0], g3[1] = mag * n[1], g3[2] = mag * n[2];
-        add_pair(f, i, j, g3);
-    }
+    spring_args a = {.x = x, .v = v, .out = f};
+    ts_springs_wind(s, t, a.w);
+    run_chunks(s, forces_init, forces_springs, &a);
     return TS_OK;
 }
 
-/* out = (df/dx) du: exact, with the axis damping's position derivative */
-static int springs_dfdx_mul(ts_system *sys, double t, const double *x, const double *v,
-                            const double *du, double *out)
+static void zero_init(const ts_springs *s, size_t p0, size_t p1, const spring_args *a)
 {
-    ts_springs *s = (ts_springs *)sys;
-    (void)t;
-    ts_vec_zero(sys->n, out);
-    for (size_t e = 0; e < s->ns; e++) {
+    (void)s;
+    memset(a->out + 3 * p0, 0, 3 * (p1 - p0) * sizeof *a->out);
+}
+
+/* df_i/dd dd = -k [n (n.dd) + c P dd] - kd/l [n (Pu . dd) + (n.u) P dd],
+ * dd = du_i - du_j, c = 1 - L/l, P = I - n n^T */
+static void dfdx_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    const double *x = a->x, *v = a->v, *du = a->u;
+    double *out = a->out;
+    for (size_t e = e0; e < e1; e++) {
         uint32_t i = s->si[e], j = s->sj[e];
         double d[3], n[3], u[3], dd[3], pd[3], pu[3], g3[3];
         double l = spring_axis(x, i, j, d, n);
@@ -295,36 +381,54 @@ static int springs_dfdx_mul(ts_system *sys, double t, const double *x, const dou
         sub3(v + 3 * (size_t)i, v + 3 * (size_t)j, u);
         sub3(du + 3 * (size_t)i, du + 3 * (size_t)j, dd);
         double nd = dot3(n, dd), nu = dot3(n, u);
-        for (int a = 0; a < 3; a++) {
-            pd[a] = dd[a] - n[a] * nd; /* P dd */
-            pu[a] = u[a] - n[a] * nu;  /* P u */
+        for (int b = 0; b < 3; b++) {
+            pd[b] = dd[b] - n[b] * nd; /* P dd */
+            pu[b] = u[b] - n[b] * nu;  /* P u */
         }
         double c = 1.0 - s->rest[e] / l, kdl = s->kd[e] / l, pud = dot3(pu, dd);
-        /* df_i/dd dd = -k [n (n.dd) + c P dd] - kd/l [n (Pu . dd) + (n.u) P dd] */
-        for (int a = 0; a < 3; a++)
-            g3[a] = -s->k[e] * (n[a] * nd + c * pd[a]) - kdl * (n[a] * pud + nu * pd[a]);
+        for (int b = 0; b < 3; b++)
+            g3[b] = -s->k[e] * (n[b] * nd + c * pd[b]) - kdl * (n[b] * pud + nu * pd[b]);
         add_pair(out, i, j, g3);
     }
+}
+
+/* out = (df/dx) du: exact, with the axis damping's position derivative */
+static int springs_dfdx_mul(ts_system *sys, double t, const double *x, const double *v,
+                            const double *du, double *out)
+{
+    (void)t;
+    spring_args a = {.x = x, .v = v, .u = du, .out = out};
+    run_chunks((ts_springs *)sys, zero_init, dfdx_springs, &a);
     return TS_OK;
+}
+
+static void drag_init(const ts_springs *s, size_t p0, size_t p1, const spring_args *a)
+{
+    const double *m = s->base.mass, *du = a->u;
+    for (size_t q = 3 * p0; q < 3 * p1; q++)
+        a->out[q] = -s->opt.drag * m[q] * du[q];
+}
+
+static void dfdv_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    for (size_t e = e0; e < e1; e++) {
+        uint32_t i = s->si[e], j = s->sj[e];
+        double d[3], n[3], dd[3], g3[3];
+        spring_axis(a->x, i, j, d, n);
+        sub3(a->u + 3 * (size_t)i, a->u + 3 * (size_t)j, dd);
+        double c = -s->kd[e] * dot3(n, dd);
+        g3[0] = c * n[0], g3[1] = c * n[1], g3[2] = c * n[2];
+        add_pair(a->out, i, j, g3);
+    }
 }
 
 /* out = (df/dv) du = -c M du - sum over springs of the D blocks */
 static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const double *v,
                             const double *du, double *out)
 {
-    ts_springs *s = (ts_springs *)sys;
     (void)t, (void)v;
-    for (size_t q = 0; q < sys->n; q++)
-        out[q] = -s->opt.drag * sys->mass[q] * du[q];
-    for (size_t e = 0; e < s->ns; e++) {
-        uint32_t i = s->si[e], j = s->sj[e];
-        double d[3], n[3], dd[3], g3[3];
-        spring_axis(x, i, j, d, n);
-        sub3(du + 3 * (size_t)i, du + 3 * (size_t)j, dd);
-        double a = -s->kd[e] * dot3(n, dd);
-        g3[0] = a * n[0], g3[1] = a * n[1], g3[2] = a * n[2];
-        add_pair(out, i, j, g3);
-    }
+    spring_args a = {.x = x, .u = du, .out = out};
+    run_chunks((ts_springs *)sys, drag_init, dfdv_springs, &a);
     return TS_OK;
 }
 
@@ -332,7 +436,8 @@ static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const dou
 
 /* B = alpha K + beta D per spring, K without the damping term and with
  * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I, stored as
- * xx xy xz yy yz zz. */
+ * xx xy xz yy yz zz.  No spring adds into another's memory: a plain
+ * parallel loop. */
 static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
                              double alpha, double beta)
 {
@@ -343,73 +448,96 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     s->lin_wdrag = beta * s->opt.drag;
     int clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
                 (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
-    for (size_t e = 0; e < s->ns; e++) {
-        double d[3], n[3], *b = s->block + 6 * e;
-        double l = spring_axis(x, s->si[e], s->sj[e], d, n);
-        double c = l > 0.0 ? 1.0 - s->rest[e] / l : 0.0;
+    const uint32_t *si = s->si, *sj = s->sj;
+    const double *k = s->k, *kd = s->kd, *rest = s->rest;
+    double *block = s->block;
+    size_t ns = s->ns;
+#pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
+    for (size_t e = 0; e < ns; e++) {
+        const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
+        double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
+        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2), *b = block + 6 * e;
+        double inv = l > 0.0 ? 1.0 / l : 0.0;
+        double n0 = d0 * inv, n1 = d1 * inv, n2 = d2 * inv;
+        double c = l > 0.0 ? 1.0 - rest[e] * inv : 0.0;
         if (clamp && c < 0.0)
             c = 0.0;
-        double q = alpha * s->k[e] * c;
-        double p = alpha * s->k[e] * (1.0 - c) + beta * s->kd[e];
+        double q = alpha * k[e] * c;
+        double p = alpha * k[e] * (1.0 - c) + beta * kd[e];
         if (!(l > 0.0))
             p = q = 0.0;
-        b[0] = p * n[0] * n[0] + q;
-        b[1] = p * n[0] * n[1];
-        b[2] = p * n[0] * n[2];
-        b[3] = p * n[1] * n[1] + q;
-        b[4] = p * n[1] * n[2];
-        b[5] = p * n[2] * n[2] + q;
+        b[0] = p * n0 * n0 + q;
+        b[1] = p * n0 * n1;
+        b[2] = p * n0 * n2;
+        b[3] = p * n1 * n1 + q;
+        b[4] = p * n1 * n2;
+        b[5] = p * n2 * n2 + q;
     }
     return TS_OK;
 }
 
-/* out = (alpha df/dx + beta df/dv) u from the cached blocks.  Springs are
- * sorted by first particle, so the first particle's sum stays in registers
- * while its springs are visited. */
-static int springs_jacobian_mul(ts_system *sys, const double *u, double *out)
+static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring_args *a)
 {
-    ts_springs *s = (ts_springs *)sys;
-    const double *m = sys->mass, *blk = s->block;
-    const uint32_t *si = s->si, *sj = s->sj;
-    double wd = s->lin_wdrag;
-    for (size_t q = 0; q < sys->n; q++)
+    const double *m = s->base.mass, *u = a->u;
+    double wd = s->lin_wdrag, *out = a->out;
+    for (size_t q = 3 * p0; q < 3 * p1; q++)
         out[q] = -wd * m[q] * u[q];
-    size_t e = 0, ns = s->ns;
-    while (e < ns) {
-        uint32_t i = si[e];
-        const double *ui = u + 3 * (size_t)i;
-        double u0 = ui[0], u1 = ui[1], u2 = ui[2];
+}
+
+/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) from the cached blocks */
+static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    const uint32_t *si = s->si, *sj = s->sj;
+    const double *blk = s->block, *u = a->u;
+    double *out = a->out;
+    size_t e = e0;
+    while (e < e1) {
+        size_t i = 3 * (size_t)si[e];
+        double u0 = u[i], u1 = u[i + 1], u2 = u[i + 2];
         double a0 = 0.0, a1 = 0.0, a2 = 0.0;
-        for (; e < ns && si[e] == i; e++) {
+        for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
             const double *b = blk + 6 * e;
-            double *oj = out + 3 * (size_t)sj[e];
-            const double *uj = u + 3 * (size_t)sj[e];
-            double d0 = u0 - uj[0], d1 = u1 - uj[1], d2 = u2 - uj[2];
+            size_t j = 3 * (size_t)sj[e];
+            double d0 = u0 - u[j], d1 = u1 - u[j + 1], d2 = u2 - u[j + 2];
             double y0 = b[0] * d0 + b[1] * d1 + b[2] * d2;
             double y1 = b[1] * d0 + b[3] * d1 + b[4] * d2;
             double y2 = b[2] * d0 + b[4] * d1 + b[5] * d2;
             a0 -= y0, a1 -= y1, a2 -= y2;
-            oj[0] += y0, oj[1] += y1, oj[2] += y2;
+            out[j] += y0, out[j + 1] += y1, out[j + 2] += y2;
         }
-        double *oi = out + 3 * (size_t)i;
-        oi[0] += a0, oi[1] += a1, oi[2] += a2;
+        out[i] += a0, out[i + 1] += a1, out[i + 2] += a2;
     }
+}
+
+/* out = (alpha df/dx + beta df/dv) u from the cached blocks */
+static int springs_jacobian_mul(ts_system *sys, const double *u, double *out)
+{
+    spring_args a = {.u = u, .out = out};
+    run_chunks((ts_springs *)sys, product_init, product_springs, &a);
     return TS_OK;
+}
+
+static void diag_init(const ts_springs *s, size_t p0, size_t p1, const spring_args *a)
+{
+    for (size_t q = 3 * p0; q < 3 * p1; q++)
+        a->out[q] = -s->lin_wdrag * s->base.mass[q];
+}
+
+static void diag_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    for (size_t e = e0; e < e1; e++) {
+        const double *b = s->block + 6 * e;
+        double *di = a->out + 3 * (size_t)s->si[e], *dj = a->out + 3 * (size_t)s->sj[e];
+        di[0] -= b[0], di[1] -= b[3], di[2] -= b[5];
+        dj[0] -= b[0], dj[1] -= b[3], dj[2] -= b[5];
+    }
 }
 
 /* diagonal of (alpha df/dx + beta df/dv) at the last linearization */
 static int springs_jacobian_diag(ts_system *sys, double *diag)
 {
-    ts_springs *s = (ts_springs *)sys;
-    for (size_t q = 0; q < sys->n; q++)
-        diag[q] = -s->lin_wdrag * sys->mass[q];
-    for (size_t e = 0; e < s->ns; e++) {
-        const double *b = s->block + 6 * e;
-        double bd[3] = {b[0], b[3], b[5]};
-        double *di = diag + 3 * (size_t)s->si[e], *dj = diag + 3 * (size_t)s->sj[e];
-        for (int a = 0; a < 3; a++)
-            di[a] -= bd[a], dj[a] -= bd[a];
-    }
+    spring_args a = {.out = diag};
+    run_chunks((ts_springs *)sys, diag_init, diag_springs, &a);
     return TS_OK;
 }
 

@@ -203,6 +203,11 @@ static int sweep_one(const ts_system_type *stype, const ts_params *params,
     ts_run_options ro = ts_default_run_options();
     ro.dt = pt->dt;
     ro.steps = pt->steps;
+    if (pt->tol > 0.0) { /* error control: one output interval, steps chosen inside */
+        ro.rtol = ro.atol = pt->tol;
+        ro.dt = ref->t_end;
+        ro.steps = 1;
+    }
     ts_system_get_y(sys, y + m); /* the initial state, for repeats */
     double t0 = wall_seconds();
     int runs = 1;
@@ -217,6 +222,10 @@ static int sweep_one(const ts_system_type *stype, const ts_params *params,
             break;
     }
     pt->seconds = (wall_seconds() - t0) / runs;
+    if (pt->tol > 0.0 && pt->stats.accepted > 0) { /* the steps error control took */
+        pt->steps = pt->stats.accepted;
+        pt->dt = ref->t_end / (double)pt->steps;
+    }
     pt->error = pt->status ? INFINITY : ts_error_dist(ref->n, m, ref->weight, y, ref->y);
     double scale = ref->scale > 0.0 ? ref->scale : DBL_MIN;
     if (pt->status || !(pt->error <= scale))
@@ -232,6 +241,38 @@ done:
     ts_stepper_free(st);
     ts_system_free(sys);
     return s;
+}
+
+int ts_sweep_tolerances(const ts_system_type *stype, const ts_params *params,
+                        const ts_stepper_type *type, const ts_solver_options *opt,
+                        double tol_min, double tol_max, int levels,
+                        const ts_sweep_reference *ref, ts_sweep_point *points)
+{
+    if (!(type->flags & TS_ADAPTIVE))
+        return ts_error(TS_ERR_UNSUPPORTED, "stepper '%s' has no error estimate: no tolerance "
+                                            "mode", type->name);
+    for (int i = 0; i < levels; i++) {
+        double frac = levels > 1 ? (double)i / (levels - 1) : 0.0;
+        ts_sweep_point *pt = &points[i];
+        *pt = (ts_sweep_point){0};
+        pt->tol = tol_max * pow(tol_min / tol_max, frac);
+        pt->steps = 1;
+        pt->dt = ref->t_end;
+        int s = sweep_one(stype, params, type, opt, ref, pt);
+        if (s)
+            return s;
+    }
+    return TS_OK;
+}
+
+double ts_tolerance_slope(const ts_sweep_point *points, int n, int *used)
+{
+    ts_sweep_point q[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++) {
+        q[i] = points[i];
+        q[i].dt = points[i].tol; /* the same fit, against the tolerance */
+    }
+    return ts_observed_order(q, n, used);
 }
 
 int ts_sweep_against(const ts_system_type *stype, const ts_params *params,

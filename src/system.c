@@ -20,8 +20,10 @@ int ts_system_init(ts_system *sys, const ts_system_ops *ops, const ts_system_typ
     sys->x = calloc(n, sizeof *sys->x);
     sys->v = order == 2 ? calloc(n, sizeof *sys->v) : NULL;
     sys->mass = malloc(n * sizeof *sys->mass);
-    sys->work_ = calloc(2 * n, sizeof *sys->work_);
-    if (!sys->x || (order == 2 && !sys->v) || !sys->mass || !sys->work_) {
+    /* scratch of the generic product (dfdx_mul + dfdv_mul); a fast path needs none */
+    int generic = !(ops->linearize && ops->jacobian_mul);
+    sys->work_ = generic ? calloc(2 * n, sizeof *sys->work_) : NULL;
+    if (!sys->x || (order == 2 && !sys->v) || !sys->mass || (generic && !sys->work_)) {
         ts_system_release(sys);
         return ts_error(TS_ERR_NOMEM, "system of %zu degrees of freedom", n);
     }
@@ -174,22 +176,20 @@ int ts_system_deriv(ts_system *sys, double t, const double *y, double *dy)
 {
     size_t n = sys->n;
     assert(dy != y);
-    const double *v = sys->order == 2 ? y + n : NULL;
+    const double *v = sys->order == 2 ? y + n : NULL, *m = sys->mass;
+    const unsigned char *pin = sys->pinned;
     double *a = sys->order == 2 ? dy + n : dy;
     int s = ts_system_forces(sys, t, y, v, a);
     if (s)
         return s;
-    for (size_t i = 0; i < n; i++)
-        a[i] /= sys->mass[i];
-    if (sys->order == 2)
-        memcpy(dy, v, n * sizeof *dy);
-    if (sys->pinned)
-        for (size_t i = 0; i < n; i++)
-            if (sys->pinned[i]) {
-                dy[i] = 0.0;
-                if (sys->order == 2)
-                    dy[n + i] = 0.0;
-            }
+    /* one pass: a = M^-1 f, dx = v, both zero where pinned */
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t i = 0; i < n; i++) {
+        int fixed = pin && pin[i];
+        a[i] = fixed ? 0.0 : a[i] / m[i];
+        if (v)
+            dy[i] = fixed ? 0.0 : v[i];
+    }
     return TS_OK;
 }
 

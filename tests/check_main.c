@@ -8,7 +8,7 @@ int main(void)
     Suite *(*const suites[])(void) = {
         linalg_suite, steppers_suite, systems_suite, cli_suite, jacobian_suite,
         opt_suite, stability_suite, plots_suite, springs_suite, newton_suite, plugins_suite,
-        methods_suite, linsolve_suite, reference_suite, spectrum_suite, robust_suite,
+        methods_suite, linsolve_suite, reference_suite, spectrum_suite, perf_suite, robust_suite,
     };
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof *suites; i++)

@@ -500,6 +500,59 @@ START_TEST(energy_checks)
 }
 END_TEST
 
+/* Tolerance mode: dopri5 on the oscillator to T = 10 at rtol = atol from
+ * 1e-3 to 1e-11.  Against the exact solution, each error is within a small
+ * multiple of its tolerance (the controller bounds the local error; the
+ * global error over ten time units of an oscillation stays within 100 tol
+ * here), the error falls with the tolerance at a slope near 1, the work
+ * grows as the tolerance shrinks, and a stepper without an estimate is
+ * refused. */
+START_TEST(tolerance_mode)
+{
+    ts_params p;
+    ts_params_init(&p, ts_oscillator.params);
+    ts_sweep_reference ref;
+    ts_sweep_reference_options ro = ts_sweep_reference_options_for(0.01, 10.0);
+    ck_assert_int_eq(ts_sweep_reference_compute(&ts_oscillator, &p, 10.0, &ro, &ref), TS_OK);
+    ck_assert_int_eq(ref.computed, 0);
+    ts_sweep_point pts[5];
+    ts_solver_options o = ts_default_solver_options();
+    ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_dopri5, &o, 1e-11, 1e-3, 5,
+                                         &ref, pts),
+                     TS_OK);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(pts[i].status, TS_OK);
+        ck_assert_double_eq_tol(pts[i].tol, 1e-3 * pow(1e-2, i), 1e-6 * pts[i].tol);
+        ck_assert_msg(pts[i].error <= 100.0 * pts[i].tol, "tol %g: error %g", pts[i].tol,
+                      pts[i].error);
+        ck_assert_int_eq(pts[i].steps, pts[i].stats.accepted);
+        ck_assert_double_eq_tol(pts[i].dt * (double)pts[i].steps, 10.0, 1e-9);
+        if (i > 0) {
+            ck_assert_double_lt(pts[i].error, pts[i - 1].error);
+            ck_assert_int_gt(pts[i].stats.force_evals, pts[i - 1].stats.force_evals);
+        }
+    }
+    int used;
+    double slope = ts_tolerance_slope(pts, 5, &used);
+    ck_assert_int_eq(used, 5);
+    ck_assert_msg(slope > 0.8 && slope < 1.2, "slope %g", slope);
+    ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_rk4, &o, 1e-8, 1e-3, 3, &ref,
+                                         pts),
+                     TS_ERR_UNSUPPORTED);
+    ts_sweep_reference_release(&ref);
+
+    char out[1 << 14], err[4096];
+    int rc = cli_run("sweep --system oscillator --stepper dopri5,rk4 --tol-max 1e-4 --tol-min "
+                     "1e-8 --levels 3 --t-end 5 --dt-min 0.02 --dt-max 0.2 --format csv",
+                     out, sizeof out, err, sizeof err);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    ck_assert_ptr_nonnull(strstr(out, ",reference_error,tol\n"));
+    ck_assert_ptr_nonnull(strstr(err, "slope of log error vs log tol"));
+    rc = cli_run("sweep --system oscillator --tol-max 1e-4", out, sizeof out, err, sizeof err);
+    ck_assert_msg(rc == 2 && strstr(err, "--tol-min"), "exit %d: %s", rc, err);
+}
+END_TEST
+
 Suite *reference_suite(void)
 {
     Suite *s = suite_create("reference");
@@ -519,6 +572,7 @@ Suite *reference_suite(void)
         nsteppers++;
     tcase_add_loop_test(tc, phase_local_order, 0, nsteppers);
     tcase_add_test(tc, energy_checks);
+    tcase_add_test(tc, tolerance_mode);
     suite_add_tcase(s, tc);
     return s;
 }

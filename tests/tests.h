@@ -19,6 +19,7 @@ Suite *plugins_suite(void);
 Suite *methods_suite(void);
 Suite *reference_suite(void);
 Suite *spectrum_suite(void);
+Suite *perf_suite(void);
 Suite *robust_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */

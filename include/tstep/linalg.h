@@ -9,11 +9,30 @@
 
 #include <stddef.h>
 
+/* Threads (OpenMP, when built with it): the vector helpers below and the
+ * spring networks' forces and products run on ts_threads_get() threads, with
+ * results bit-identical for any count (reductions in fixed chunks whose
+ * size depends only on n, combined in order).  ts_threads_set(n) sets the
+ * count (n >= 1; TS_ERR_INPUT otherwise); OMP_NUM_THREADS sets the default.
+ * Loops shorter than ts_threads_min() (default TS_PAR_MIN) stay on one
+ * thread, where threads cost more than they save; the tests lower it to run
+ * small systems on several threads. */
+#define TS_PAR_MIN 16384
+int ts_threads_set(int n);
+int ts_threads_get(void);
+void ts_threads_set_min(size_t n);
+size_t ts_threads_min(void);
+
 void ts_vec_zero(size_t n, double *x);
 void ts_vec_copy(size_t n, const double *x, double *y);          /* y = x */
 void ts_vec_scale(size_t n, double a, double *x);                /* x = a x */
 void ts_vec_axpy(size_t n, double a, const double *x, double *y); /* y += a x */
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y); /* y = a x + b y */
+void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y,
+                    double *z); /* z = a x + b y */
+/* z = y + sum_{j < count, c_j != 0} (h c_j) v_j in one pass (z may be y) */
+void ts_vec_combine(size_t n, const double *y, double h, const double *c, int count,
+                    double *const *v, double *z);
 double ts_vec_dot(size_t n, const double *x, const double *y);
 double ts_vec_norm2(size_t n, const double *x);
 double ts_vec_norm_inf(size_t n, const double *x);

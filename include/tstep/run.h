@@ -142,6 +142,8 @@ typedef struct {
     int excluded;   /* TS_SWEEP_USED, _ROUNDOFF, _UNSTABLE or _REFERENCE */
     ts_step_stats stats; /* the stepper's statistics over the run */
     double seconds; /* wall-clock time of the run (stepping only; mean of repeats) */
+    double tol;     /* tolerance mode: rtol = atol of the run (dt, steps: the mean step and
+                       the accepted steps error control took); 0 at a fixed step */
 } ts_sweep_point;
 
 /* Run `type` on a fresh system from `stype`/`params` to ref->t_end with
@@ -151,6 +153,21 @@ int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
                      const ts_stepper_type *type, const ts_solver_options *opt,
                      double dt_min, double dt_max, int levels, const ts_sweep_reference *ref,
                      ts_sweep_point *points);
+
+/* Tolerance mode, for steppers with an error estimate (TS_ADAPTIVE): `levels`
+ * tolerances rtol = atol spaced geometrically from tol_max down to tol_min,
+ * each run as one output interval [0, ref->t_end] under error control
+ * (tstep/run.h: ts_run_options.rtol), measured against ref like a fixed-step
+ * point.  TS_ERR_UNSUPPORTED for a stepper without an estimate. */
+int ts_sweep_tolerances(const ts_system_type *stype, const ts_params *params,
+                        const ts_stepper_type *type, const ts_solver_options *opt,
+                        double tol_min, double tol_max, int levels,
+                        const ts_sweep_reference *ref, ts_sweep_point *points);
+
+/* Least-squares slope of log error against log tolerance over the points
+ * not excluded (tolerance proportionality: 1 when the error follows the
+ * tolerance); NAN with fewer than two. */
+double ts_tolerance_slope(const ts_sweep_point *points, int n, int *used);
 
 /* The same against the default reference: the exact solution, or one
  * computed from dt_min / 4. */

@@ -47,6 +47,11 @@
  * 4.1): out_i -= B (u_i - u_j), out_j += B (u_i - u_j).  No matrix is
  * assembled and nothing is allocated after ts_springs_finish.
  *
+ * Threads: forces, the exact products, the fast path's products and its
+ * diagonal run on all OpenMP threads by particle chunks coloured even/odd
+ * (see chunk_np below), so no atomics are needed and the results are
+ * bit-identical for any thread count.
+ *
  * External forces on particle p of mass m_p:
  *   gravity  m_p g (0, -1, 0), potential m_p g y_p
  *   air      -c m_p (v_p - w(t)),  w(t) = w0 (1 + a sin(2 pi f t))
@@ -137,6 +142,14 @@ typedef struct {
     double *block;         /* 6 per spring */
     double lin_alpha, lin_beta;
     double lin_wdrag;      /* beta * c, the drag part per unit mass */
+    /* threads: particles cut into chunks of chunk_np (>= the largest
+     * sj - si, so chunk c's springs touch chunks c and c + 1 only); chunk
+     * c's springs, those whose first particle lies in it, are chunk_first[c]
+     * to chunk_first[c + 1] - 1.  Even chunks run in parallel, then odd
+     * ones: no two threads add into one particle, and each particle sums
+     * its springs in one fixed order, whatever the thread count. */
+    size_t nchunk, chunk_np;
+    size_t *chunk_first;
 } ts_springs;
 
 /* Read and validate the common parameters (TS_ERR_INPUT naming a bad one). */

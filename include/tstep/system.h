@@ -108,7 +108,7 @@ struct ts_system {
     long force_evals;    /* incremented by ts_system_forces */
     long jacobian_products; /* incremented by ts_system_jacobian_mul */
     /* framework-owned scratch */
-    double *work_;       /* 2n doubles */
+    double *work_;       /* 2n doubles, only for systems without a fast path */
     const double *lin_x_, *lin_v_;
     double lin_t_, lin_alpha_, lin_beta_;
 };

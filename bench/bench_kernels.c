@@ -1,0 +1,391 @@
+/* make bench: tstep's kernels against baselines measured in the same run.
+ *
+ * Every figure is a ratio of two timings taken on this machine in this
+ * run, each the median of REPS repeats, the two interleaved (a, b, a, b,
+ * ...) so that a noisy, shared machine disturbs both alike:
+ *
+ *   product   the cached Jacobian product (the CG matvec) in ns per spring
+ *             on cloths of 32^2 to 1000^2 particles, against the time a
+ *             STREAM triad (McCalpin 1995: a[i] = b[i] + s c[i], on arrays
+ *             far beyond cache) needs to move the product's compulsory
+ *             traffic: per spring two indices and six block entries (56 B),
+ *             per degree of freedom u and the mass read and out read and
+ *             written (32 B).  Goal: <= 1.3 beyond cache.
+ *   threads   the force loop (300^2) and a backward-euler-linear step (100^2,
+ *             cg-tol 1e-3, the state reset before each) with 2 threads
+ *             against 1: the speed-up.
+ *   rk4       an rk4 step against four force evaluations (100^2).  Goal <= 1.1.
+ *   output    writing one output row of the 100^2 cloth as `tstep run`
+ *             writes it (dat text, npy, and a frame of positions; to
+ *             /dev/null) against an rk4 step on it.
+ *   memory    peak resident memory growth per particle of a 300^2 cloth:
+ *             the system, then a backward-euler-linear stepper (the scratch
+ *             every implicit Euler stepper allocates) and one step (in a
+ *             child process, so nothing else counts).  Goal: <= 500 B per
+ *             particle for implicit stepping.
+ *
+ * Results: build/bench/kernels.csv (figure, size, value, unit, baseline,
+ * ratio, goal) and a summary on standard output.  With arguments (memory,
+ * product, threads, output) only those figures, into kernels.csv.part. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tstep/linalg.h"
+#include "tstep/numfmt.h"
+#include "tstep/springs.h"
+#include "tstep/stepper.h"
+
+#define REPS 7
+
+static FILE *csv;
+static double sink;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    return t[n / 2];
+}
+
+static void report(const char *figure, const char *size, double value, const char *unit,
+                   double baseline, double ratio, const char *goal)
+{
+    fprintf(csv, "%s,%s,%.6g,%s,%.6g,%.4g,%s\n", figure, size, value, unit, baseline, ratio,
+            goal);
+    printf("  %-34s %-7s %10.4g %-9s ratio %7.3f   %s\n", figure, size, value, unit, ratio,
+           goal);
+    fflush(stdout);
+}
+
+static ts_system *cloth(int nx)
+{
+    char v[32];
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    snprintf(v, sizeof v, "%d", nx);
+    ts_params_set(&p, "nx", v);
+    ts_params_set(&p, "ny", v);
+    ts_system *sys;
+    if (ts_system_new(&ts_cloth, &p, &sys)) {
+        fprintf(stderr, "bench: %s\n", ts_error_detail());
+        exit(1);
+    }
+    /* a little motion, so that no spring is at rest */
+    for (size_t i = 0; i < sys->n; i++)
+        sys->v[i] = 0.01 * (double)((i * 7919) % 13) - 0.06;
+    return sys;
+}
+
+/* --- the triad ------------------------------------------------------------ */
+
+static size_t tri_n;
+static double *ta, *tb, *tc;
+
+static double triad_once(void)
+{
+    double t0 = now();
+    for (size_t i = 0; i < tri_n; i++)
+        ta[i] = tb[i] + 3.0 * tc[i];
+    double t = now() - t0;
+    sink += ta[tri_n / 3];
+    return t;
+}
+
+/* --- figures ------------------------------------------------------------- */
+
+static void bench_product(void)
+{
+    static const int sizes[] = {32, 100, 300, 1000};
+    printf("product: cached Jacobian product against a STREAM triad (1 thread)\n");
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        ts_system *sys = cloth(sizes[z]);
+        ts_springs *s = ts_springs_of(sys);
+        size_t n = sys->n;
+        double *u = malloc(n * sizeof *u), *out = malloc(n * sizeof *out);
+        for (size_t i = 0; i < n; i++)
+            u[i] = (double)(i % 7) - 3.0;
+        ts_system_linearize(sys, 0.0, sys->x, sys->v, -1e-3, -3e-2);
+        double bytes = 56.0 * (double)s->ns + 32.0 * (double)n;
+        /* enough products per timing for about 20 ms */
+        int per = (int)(2e7 / bytes) + 1;
+        double tp[REPS], tt[REPS];
+        for (int r = 0; r < REPS; r++) {
+            tt[r] = triad_once() / (24.0 * (double)tri_n); /* s per byte */
+            double t0 = now();
+            for (int k = 0; k < per; k++)
+                ts_system_jacobian_mul(sys, u, out);
+            tp[r] = (now() - t0) / per;
+            sink += out[r];
+        }
+        double prod = median(tp, REPS) / (double)s->ns * 1e9;
+        double floor_ns = median(tt, REPS) * bytes / (double)s->ns * 1e9;
+        char size[16];
+        snprintf(size, sizeof size, "%d^2", sizes[z]);
+        report("product ns/spring vs triad floor", size, prod, "ns/spring", floor_ns,
+               prod / floor_ns, sizes[z] >= 300 ? "goal <= 1.3" : "(in cache)");
+        free(u), free(out);
+        ts_system_free(sys);
+    }
+}
+
+static void bench_threads(void)
+{
+    printf("threads: 2 against 1 (speed-up; this machine has %ld cores)\n",
+           sysconf(_SC_NPROCESSORS_ONLN));
+    ts_system *sys = cloth(300);
+    size_t n = sys->n;
+    double *f = malloc(n * sizeof *f), t1[REPS], t2[REPS];
+    for (int r = 0; r < REPS; r++)
+        for (int th = 1; th <= 2; th++) {
+            ts_threads_set(th);
+            double t0 = now();
+            for (int k = 0; k < 10; k++)
+                ts_system_forces(sys, 0.0, sys->x, sys->v, f);
+            (th == 1 ? t1 : t2)[r] = (now() - t0) / 10;
+            sink += f[r];
+        }
+    double a = median(t1, REPS), b = median(t2, REPS);
+    report("force loop 2 threads vs 1", "300^2", b * 1e3, "ms", a * 1e3, a / b,
+           "speed-up");
+    ts_system_free(sys);
+    free(f);
+
+    sys = cloth(100);
+    n = sys->n;
+    double *y0 = malloc(2 * n * sizeof *y0);
+    ts_system_get_y(sys, y0);
+    ts_solver_options o = ts_default_solver_options();
+    o.cg_tol = 1e-3;
+    long iters = 0;
+    for (int r = 0; r < REPS; r++)
+        for (int th = 1; th <= 2; th++) {
+            /* a new stepper each time: the solver warm-starts from its last solution */
+            ts_stepper *st;
+            if (ts_stepper_new(&ts_backward_euler_linear, sys, &o, &st))
+                exit(1);
+            ts_threads_set(th);
+            ts_system_set_y(sys, y0);
+            double t0 = now();
+            if (ts_stepper_step(st, sys, 0.0, 1.0 / 60.0))
+                exit(1);
+            (th == 1 ? t1 : t2)[r] = now() - t0;
+            iters = st->total.linear_iters;
+            ts_stepper_free(st);
+        }
+    a = median(t1, REPS), b = median(t2, REPS);
+    printf("  (backward-euler-linear, dt 1/60, cg-tol 1e-3: %ld CG iterations per step)\n",
+           iters);
+    report("BE-linear step 2 threads vs 1", "100^2", b * 1e3, "ms", a * 1e3, a / b,
+           "speed-up");
+    ts_threads_set(1);
+
+    /* rk4 step against four force evaluations, one thread */
+    printf("rk4: one step against four force evaluations (1 thread)\n");
+    ts_stepper *rk;
+    if (ts_stepper_new(&ts_rk4, sys, &o, &rk))
+        exit(1);
+    double *f4 = malloc(n * sizeof *f4);
+    for (int r = 0; r < REPS; r++) {
+        ts_system_set_y(sys, y0);
+        double t0 = now();
+        for (int k = 0; k < 10; k++)
+            ts_stepper_step(rk, sys, 0.0, 2e-4);
+        t1[r] = (now() - t0) / 10;
+        t0 = now();
+        for (int k = 0; k < 40; k++)
+            ts_system_forces(sys, 0.0, sys->x, sys->v, f4);
+        t2[r] = (now() - t0) / 10;
+        sink += f4[r];
+    }
+    a = median(t1, REPS), b = median(t2, REPS);
+    report("rk4 step / 4 force evaluations", "100^2", a * 1e3, "ms", b * 1e3, a / b,
+           "goal <= 1.1");
+    ts_stepper_free(rk);
+    ts_system_free(sys);
+    free(y0), free(f4);
+}
+
+/* Writing one output row as cmd_run writes it: a dat row (t, x, v, energy:
+ * shortest round-trip decimals, one fwrite), the same row as npy (one
+ * fwrite of doubles), and a frame (positions at 10 digits, a line each),
+ * to /dev/null, interleaved with rk4 steps on the same cloth. */
+static void bench_output(void)
+{
+    printf("output: writing one row of the 100^2 cloth against an rk4 step (1 thread)\n");
+    ts_system *sys = cloth(100);
+    size_t n = sys->n, cols = 2 * n + 2;
+    ts_solver_options o = ts_default_solver_options();
+    ts_stepper *rk;
+    FILE *null = fopen("/dev/null", "w");
+    double *row = malloc(cols * sizeof *row);
+    char *line = malloc(cols * (TS_NUM_MAX + 1) + 2);
+    if (!null || !row || !line || ts_stepper_new(&ts_rk4, sys, &o, &rk))
+        exit(1);
+    for (int k = 0; k < 20; k++) /* moving: velocities are not zero */
+        ts_stepper_step(rk, sys, k * 2e-4, 2e-4);
+    double ts[REPS], tw[3][REPS];
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now();
+        for (int k = 0; k < 5; k++)
+            ts_stepper_step(rk, sys, 0.0, 2e-4);
+        ts[r] = (now() - t0) / 5;
+        for (int f = 0; f < 3; f++) {
+            t0 = now();
+            for (int k = 0; k < 5; k++) {
+                double ke = 0, pe = 0;
+                row[0] = 0.01 * k;
+                memcpy(row + 1, sys->x, n * sizeof *row);
+                memcpy(row + 1 + n, sys->v, n * sizeof *row);
+                ts_system_energy(sys, 0.0, &ke, &pe);
+                row[cols - 1] = ke + pe;
+                if (f == 0) {
+                    char *p = line;
+                    for (size_t i = 0; i < cols; i++) {
+                        if (i)
+                            *p++ = ' ';
+                        p += ts_format_double(p, row[i], 0);
+                    }
+                    *p++ = '\n';
+                    fwrite(line, 1, (size_t)(p - line), null);
+                } else if (f == 1) {
+                    fwrite(row, sizeof *row, cols, null);
+                } else { /* as cli_write_particles: a line per particle */
+                    for (size_t q = 0; q < n; q += 3) {
+                        char *p = line;
+                        for (int c = 0; c < 3; c++) {
+                            if (c)
+                                *p++ = ' ';
+                            p += ts_format_double(p, sys->x[q + c], 10);
+                        }
+                        *p++ = '\n';
+                        if ((q / 3 + 1) % sys->frame_row == 0)
+                            *p++ = '\n';
+                        fwrite(line, 1, (size_t)(p - line), null);
+                    }
+                }
+            }
+            tw[f][r] = (now() - t0) / 5;
+        }
+    }
+    static const char *name[3] = {"row dat text (shortest)", "row npy", "frame text (10 digits)"};
+    double step = median(ts, REPS);
+    for (int f = 0; f < 3; f++) {
+        double w = median(tw[f], REPS);
+        report(name[f], "100^2", w * 1e3, "ms", step * 1e3, w / step, "row / rk4 step (was 3)");
+    }
+    fclose(null);
+    free(row), free(line);
+    ts_stepper_free(rk);
+    ts_system_free(sys);
+}
+
+static long peak_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void bench_memory(void)
+{
+    printf("memory: peak resident growth per particle, 300^2 cloth\n");
+    int fd[2];
+    if (pipe(fd))
+        exit(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        long k0 = peak_kb();
+        ts_system *sys = cloth(300);
+        long k1 = peak_kb();
+        ts_solver_options o = ts_default_solver_options();
+        o.cg_tol = 1e-3;
+        ts_stepper *st;
+        if (ts_stepper_new(&ts_backward_euler_linear, sys, &o, &st) ||
+            ts_stepper_step(st, sys, 0.0, 1.0 / 60.0))
+            _exit(1);
+        long k2 = peak_kb();
+        double np = (double)(sys->n / 3), ns = (double)ts_springs_of(sys)->ns;
+        double r[3] = {1024.0 * (double)(k1 - k0) / np, 1024.0 * (double)(k2 - k1) / np,
+                       ns / np};
+        if (write(fd[1], r, sizeof r) != (ssize_t)sizeof r)
+            _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    double r[3];
+    int status;
+    ssize_t got = read(fd[0], r, sizeof r);
+    waitpid(pid, &status, 0);
+    close(fd[0]);
+    if (got != (ssize_t)sizeof r || status != 0) {
+        fprintf(stderr, "bench: memory child failed\n");
+        exit(1);
+    }
+    printf("  (%.2f springs per particle)\n", r[2]);
+    report("system (springs+state+cache)", "300^2", r[0], "B/particle", 500.0, r[0] / 500.0,
+           "");
+    report("implicit stepper + 1 step", "300^2", r[1], "B/particle", 500.0,
+           r[1] / 500.0, "");
+    report("implicit stepping total", "300^2", r[0] + r[1], "B/particle", 500.0,
+           (r[0] + r[1]) / 500.0, "goal <= 1 (500 B)");
+}
+
+/* bench_kernels [memory|product|threads|output]...: those figures only */
+static int wanted(int argc, char **argv, const char *name)
+{
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (system("mkdir -p build/bench") != 0 ||
+        !(csv = fopen(argc < 2 ? "build/bench/kernels.csv" : "build/bench/kernels.csv.part",
+                      "w"))) {
+        fprintf(stderr, "bench: cannot write build/bench/kernels.csv\n");
+        return 1;
+    }
+    fprintf(csv, "figure,size,value,unit,baseline,ratio,goal\n");
+    if (wanted(argc, argv, "memory"))
+        bench_memory();
+    ts_threads_set(1);
+    if (wanted(argc, argv, "product")) {
+        tri_n = (size_t)1 << 23; /* 3 x 64 MB */
+        ta = malloc(tri_n * sizeof *ta), tb = malloc(tri_n * sizeof *tb);
+        tc = malloc(tri_n * sizeof *tc);
+        for (size_t i = 0; i < tri_n; i++)
+            ta[i] = 0.0, tb[i] = 1.0, tc[i] = 2.0;
+        bench_product();
+        printf("  (triad %.2f GB/s)\n", 24.0 * (double)tri_n / triad_once() / 1e9);
+        free(ta), free(tb), free(tc);
+    }
+    if (wanted(argc, argv, "threads"))
+        bench_threads();
+    if (wanted(argc, argv, "output"))
+        bench_output();
+    fclose(csv);
+    if (sink == 42.0)
+        printf(" \n");
+    return 0;
+}

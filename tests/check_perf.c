@@ -1,0 +1,410 @@
+/* Threads and output: what makes tstep fast must not change its answers.
+ *
+ * Oracles: the threaded spring forces, fast-path products, diagonal and
+ * exact products give the same bits with 1, 2 and 3 threads (memcmp), and
+ * equal a plain serial loop written here to 1e-13 relative; ten
+ * backward-euler-linear steps of a 20 x 20 cloth give the same bits with 1,
+ * 2 and 3 threads; the vector reductions are bit-identical across thread
+ * counts and agree with a long-double sum; the fast formatter writes
+ * exactly printf's "%.Ng" at fixed digits and, at digits 0, a decimal that
+ * strtod reads back as the same double (no longer than %.17g); run --format
+ * npy has a valid .npy v1.0 header and holds bit for bit the numbers that
+ * the dat output prints, and rewrites its row count when a run stops
+ * early. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli_run.h"
+#include "tests.h"
+#include "tstep/linalg.h"
+#include "tstep/numfmt.h"
+#include "tstep/springs.h"
+#include "tstep/stepper.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return rng;
+}
+
+static double uniform(void) { return (double)(next() >> 11) * 0x1p-53 - 0.5; }
+
+/* A 20 x 20 cloth with wind and drag, its state shaken so that no spring is
+ * at rest and velocities are nonzero. */
+static ts_system *shaken_cloth(void)
+{
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    ck_assert_int_eq(ts_params_set_pair(&p, "drag=0.3"), TS_OK);
+    ck_assert_int_eq(ts_params_set_pair(&p, "wind_x=0.7"), TS_OK);
+    ck_assert_int_eq(ts_params_set_pair(&p, "gust=0.5"), TS_OK);
+    ts_system *sys = NULL;
+    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    rng = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < sys->n; i++) {
+        sys->x[i] += 0.01 * uniform();
+        sys->v[i] = uniform();
+    }
+    return sys;
+}
+
+static double rel_diff(size_t n, const double *a, const double *b)
+{
+    double d = 0.0, m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs(a[i] - b[i]));
+        m = fmax(m, fabs(b[i]));
+    }
+    return m > 0.0 ? d / m : d;
+}
+
+/* the serial reference: f = gravity + drag + a plain loop over springs */
+static void ref_forces(const ts_springs *s, double t, const double *x, const double *v,
+                       double *f)
+{
+    double w[3];
+    ts_springs_wind(s, t, w);
+    for (size_t q = 0; q < s->base.n; q++)
+        f[q] = -s->opt.drag * s->base.mass[q] * (v[q] - w[q % 3]) -
+               (q % 3 == 1 ? s->opt.gravity * s->base.mass[q] : 0.0);
+    for (size_t e = 0; e < s->ns; e++) {
+        const double *xi = x + 3 * s->si[e], *xj = x + 3 * s->sj[e];
+        const double *vi = v + 3 * s->si[e], *vj = v + 3 * s->sj[e];
+        double d[3], u[3], l = 0.0, nu = 0.0;
+        for (int a = 0; a < 3; a++)
+            d[a] = xi[a] - xj[a], u[a] = vi[a] - vj[a], l += d[a] * d[a];
+        l = sqrt(l);
+        for (int a = 0; a < 3; a++)
+            nu += d[a] / l * u[a];
+        double mag = -s->k[e] * (l - s->rest[e]) - s->kd[e] * nu;
+        for (int a = 0; a < 3; a++) {
+            f[3 * s->si[e] + a] += mag * d[a] / l;
+            f[3 * s->sj[e] + a] -= mag * d[a] / l;
+        }
+    }
+}
+
+/* the serial reference product from the cached blocks */
+static void ref_product(const ts_springs *s, const double *u, double *out)
+{
+    for (size_t q = 0; q < s->base.n; q++)
+        out[q] = -s->lin_wdrag * s->base.mass[q] * u[q];
+    for (size_t e = 0; e < s->ns; e++) {
+        const double *b = s->block + 6 * e;
+        double B[3][3] = {{b[0], b[1], b[2]}, {b[1], b[3], b[4]}, {b[2], b[4], b[5]}};
+        for (int r = 0; r < 3; r++) {
+            double y = 0.0;
+            for (int c = 0; c < 3; c++)
+                y += B[r][c] * (u[3 * s->si[e] + c] - u[3 * s->sj[e] + c]);
+            out[3 * s->si[e] + r] -= y;
+            out[3 * s->sj[e] + r] += y;
+        }
+    }
+}
+
+enum { F_FORCES, F_PRODUCT, F_DIAG, F_DFDX, F_DFDV, F_KINDS };
+
+/* Every threaded spring loop, bit-identical for 1, 2, 3 threads. */
+START_TEST(springs_same_bits_any_threads)
+{
+    ts_system *sys = shaken_cloth();
+    ts_springs *s = ts_springs_of(sys);
+    size_t n = sys->n;
+    ck_assert_uint_gt(s->nchunk, 4); /* several chunks, so threads share the work */
+    double *u = malloc(n * sizeof *u), *got[4][F_KINDS];
+    for (size_t i = 0; i < n; i++)
+        u[i] = uniform();
+    ts_threads_set_min(1);
+    for (int th = 1; th <= 3; th++) {
+        ck_assert_int_eq(ts_threads_set(th), TS_OK);
+        for (int k = 0; k < F_KINDS; k++)
+            got[th][k] = malloc(n * sizeof **got);
+        ck_assert_int_eq(ts_system_forces(sys, 0.3, sys->x, sys->v, got[th][F_FORCES]), TS_OK);
+        ck_assert_int_eq(ts_system_linearize(sys, 0.3, sys->x, sys->v, -1e-3, -0.03), TS_OK);
+        ck_assert_int_eq(ts_system_jacobian_mul(sys, u, got[th][F_PRODUCT]), TS_OK);
+        ck_assert_int_eq(sys->ops->jacobian_diag(sys, got[th][F_DIAG]), TS_OK);
+        ck_assert_int_eq(ts_system_dfdx_mul(sys, 0.3, sys->x, sys->v, u, got[th][F_DFDX]),
+                         TS_OK);
+        ck_assert_int_eq(ts_system_dfdv_mul(sys, 0.3, sys->x, sys->v, u, got[th][F_DFDV]),
+                         TS_OK);
+    }
+    for (int th = 2; th <= 3; th++)
+        for (int k = 0; k < F_KINDS; k++)
+            ck_assert_msg(memcmp(got[1][k], got[th][k], n * sizeof(double)) == 0,
+                          "loop %d differs with %d threads", k, th);
+    double *ref = malloc(n * sizeof *ref);
+    ref_forces(s, 0.3, sys->x, sys->v, ref);
+    ck_assert_double_le(rel_diff(n, got[2][F_FORCES], ref), 1e-13);
+    ref_product(s, u, ref);
+    ck_assert_double_le(rel_diff(n, got[2][F_PRODUCT], ref), 1e-13);
+    for (size_t q = 0; q < n; q++) /* the diagonal: products with unit vectors */
+        if (q % 97 == 0) {
+            double *eq = calloc(n, sizeof *eq), *col = malloc(n * sizeof *col);
+            eq[q] = 1.0;
+            ref_product(s, eq, col);
+            ck_assert_double_eq_tol(got[2][F_DIAG][q], col[q], 1e-13 * fabs(col[q]));
+            free(eq), free(col);
+        }
+    ts_threads_set_min(TS_PAR_MIN);
+    for (int th = 1; th <= 3; th++)
+        for (int k = 0; k < F_KINDS; k++)
+            free(got[th][k]);
+    free(ref), free(u);
+    ts_system_free(sys);
+}
+END_TEST
+
+/* Ten backward-euler-linear steps of the 20 x 20 cloth falling from rest:
+ * the same state, bit for bit, with 1, 2 and 3 threads. */
+START_TEST(implicit_run_same_bits_any_threads)
+{
+    double *x[4], *v[4];
+    ts_threads_set_min(1);
+    for (int th = 1; th <= 3; th++) {
+        ck_assert_int_eq(ts_threads_set(th), TS_OK);
+        ts_system *sys = NULL;
+        ck_assert_int_eq(ts_system_new(&ts_cloth, NULL, &sys), TS_OK);
+        ts_solver_options o = ts_default_solver_options();
+        o.cg_tol = 1e-4; /* fewer iterations: each is a dozen thread barriers, slow on a
+                            machine whose cores are busy */
+        ts_stepper *st = NULL;
+        ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_linear, sys, &o, &st), TS_OK);
+        for (int k = 0; k < 10; k++)
+            ck_assert_int_eq(ts_stepper_step(st, sys, k / 60.0, 1.0 / 60.0), TS_OK);
+        ck_assert_int_gt(st->total.linear_iters, 10);
+        x[th] = malloc(sys->n * sizeof(double)), v[th] = malloc(sys->n * sizeof(double));
+        memcpy(x[th], sys->x, sys->n * sizeof(double));
+        memcpy(v[th], sys->v, sys->n * sizeof(double));
+        size_t n = sys->n;
+        ts_stepper_free(st);
+        ts_system_free(sys);
+        if (th > 1) {
+            ck_assert_msg(memcmp(x[1], x[th], n * sizeof(double)) == 0, "x, %d threads", th);
+            ck_assert_msg(memcmp(v[1], v[th], n * sizeof(double)) == 0, "v, %d threads", th);
+        }
+    }
+    ts_threads_set_min(TS_PAR_MIN);
+    for (int th = 1; th <= 3; th++)
+        free(x[th]), free(v[th]);
+}
+END_TEST
+
+/* Reductions in fixed chunks: same bits for any thread count, and a long
+ * double sum as the reference. */
+START_TEST(reductions_same_bits_any_threads)
+{
+    size_t n = 300001;
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    long double ref = 0.0L;
+    double big = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        a[i] = uniform(), b[i] = uniform();
+        ref += (long double)a[i] * b[i];
+        big = fmax(big, fabs(a[i] - b[i]));
+    }
+    double dot[4], n2[4], ninf[4], dinf[4];
+    for (int th = 1; th <= 3; th++) {
+        ts_threads_set(th);
+        dot[th] = ts_vec_dot(n, a, b);
+        n2[th] = ts_vec_norm2(n, a);
+        ninf[th] = ts_vec_norm_inf(n, a);
+        dinf[th] = ts_vec_dist_inf(n, a, b);
+    }
+    for (int th = 2; th <= 3; th++) {
+        ck_assert(memcmp(&dot[1], &dot[th], sizeof(double)) == 0);
+        ck_assert(memcmp(&n2[1], &n2[th], sizeof(double)) == 0);
+        ck_assert(ninf[1] == ninf[th] && dinf[1] == dinf[th]);
+    }
+    /* sum of |a_i b_i| is about n/12: a relative 1e-13 of it bounds the rounding */
+    ck_assert_double_le(fabs(dot[1] - (double)ref), 1e-13 * (double)n / 12.0);
+    ck_assert_double_eq(dinf[1], big);
+    a[n / 2] = NAN;
+    ck_assert(isnan(ts_vec_norm_inf(n, a)));
+    ck_assert(!ts_vec_all_finite(n, a));
+    a[n / 2] = INFINITY;
+    ck_assert(!ts_vec_all_finite(n, a));
+    a[n / 2] = 0.0;
+    ck_assert(ts_vec_all_finite(n, a));
+    ts_threads_set(2);
+    free(a), free(b);
+}
+END_TEST
+
+/* The formatter: printf's bytes at fixed digits; at 0, exact round trip. */
+START_TEST(formatter_exact)
+{
+    char fast[TS_NUM_MAX], ref[64];
+    for (long i = 0; i < 40000; i++) {
+        double x;
+        uint64_t r = next();
+        switch (i % 4) {
+        case 0: memcpy(&x, &r, sizeof x); break; /* any bits: any exponent, NaN, inf */
+        case 1: x = uniform() * pow(10.0, (double)(int)(next() % 30) - 12); break;
+        case 2: x = (double)(long)(next() % 2000001 - 1000000) / 1000.0; break;
+        default: x = ldexp(1.0, (int)(next() % 120) - 60); break;
+        }
+        for (int d = 1; d <= 17; d++) {
+            ts_format_double(fast, x, d);
+            snprintf(ref, sizeof ref, "%.*g", d, x);
+            ck_assert_msg(strcmp(fast, ref) == 0, "%%.%dg of %a: %s, printf %s", d, x, fast,
+                          ref);
+        }
+        size_t len = ts_format_double(fast, x, 0);
+        ck_assert_uint_eq(len, strlen(fast));
+        snprintf(ref, sizeof ref, "%.17g", x);
+        if (x != x)
+            continue;
+        double back = strtod(fast, NULL);
+        ck_assert_msg(memcmp(&back, &x, sizeof x) == 0, "%s reads back as %a, not %a", fast,
+                      back, x);
+        ck_assert_msg(strtod(ref, NULL) == back, "%s and %%.17g %s differ", fast, ref);
+        ck_assert_uint_le(len, strlen(ref));
+    }
+    ts_format_double(fast, 0.1, 0);
+    ck_assert_str_eq(fast, "0.1");
+    ts_format_double(fast, 0.1 + 0.2, 0);
+    ck_assert_str_eq(fast, "0.30000000000000004");
+    ts_format_double(fast, -0.0, 0);
+    ck_assert_str_eq(fast, "-0");
+    ts_format_double(fast, 1e-7, 0);
+    ck_assert_str_eq(fast, "1e-07");
+    ts_format_double(fast, 1e300, 0);
+    ck_assert_str_eq(fast, "1e+300");
+}
+END_TEST
+
+static size_t read_file(const char *path, unsigned char **data)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *data = malloc((size_t)len + 1);
+    ck_assert_uint_eq(fread(*data, 1, (size_t)len, f), (size_t)len);
+    (*data)[len] = 0;
+    fclose(f);
+    return (size_t)len;
+}
+
+/* Parse an .npy v1.0 header: returns the offset of the data, rows, cols. */
+static size_t npy_header(const unsigned char *d, size_t len, long *rows, long *cols)
+{
+    ck_assert_uint_ge(len, 10);
+    ck_assert(memcmp(d, "\x93NUMPY\x01\x00", 8) == 0);
+    size_t hlen = d[8] | (size_t)d[9] << 8, off = 10 + hlen;
+    ck_assert_uint_eq(off % 64, 0);
+    ck_assert_uint_le(off, len);
+    ck_assert_int_eq(d[off - 1], '\n');
+    char h[256];
+    memcpy(h, d + 10, hlen < 255 ? hlen : 255);
+    h[hlen < 255 ? hlen : 255] = 0;
+    ck_assert_ptr_nonnull(strstr(h, "'descr': '<f8'"));
+    ck_assert_ptr_nonnull(strstr(h, "'fortran_order': False"));
+    const char *sh = strstr(h, "'shape': (");
+    ck_assert_ptr_nonnull(sh);
+    ck_assert_int_eq(sscanf(sh, "'shape': (%ld, %ld)", rows, cols), 2);
+    return off;
+}
+
+static double le_double(const unsigned char *b)
+{
+    uint64_t u = 0;
+    for (int k = 7; k >= 0; k--)
+        u = u << 8 | b[k];
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* npy against dat: the same numbers, bit for bit. */
+START_TEST(npy_matches_dat)
+{
+    char npy[] = "/tmp/tstep-npy-XXXXXX", dat[] = "/tmp/tstep-dat-XXXXXX", args[512],
+         out[256], err[1024];
+    close(mkstemp(npy)), close(mkstemp(dat));
+    const char *run = "run --system cloth --param nx=4 --param ny=3 --stepper backward-euler "
+                      "--dt 0.02 --steps 5 --every 2 --stats";
+    snprintf(args, sizeof args, "%s --format npy --out %s", run, npy);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    snprintf(args, sizeof args, "%s --out %s", run, dat);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    unsigned char *d, *t;
+    size_t len = read_file(npy, &d);
+    read_file(dat, &t);
+    long rows, cols;
+    size_t off = npy_header(d, len, &rows, &cols);
+    ck_assert_int_eq(rows, 4); /* steps 0, 2, 4 and the last, 5 */
+    ck_assert_int_eq(cols, 1 + 2 * 36 + 1 + 5); /* t, x, v, energy, the --stats columns */
+    ck_assert_uint_eq(len, off + (size_t)(rows * cols) * 8);
+    char *p = strchr((char *)t, '\n') + 1; /* past the '#' header */
+    for (long i = 0; i < rows * cols; i++) {
+        char *end;
+        double want = strtod(p, &end), got = le_double(d + off + 8 * (size_t)i);
+        ck_assert_msg(end != p, "dat has fewer numbers than npy (%ld)", i);
+        ck_assert_msg(memcmp(&want, &got, sizeof got) == 0, "value %ld: npy %a, dat %a", i, got,
+                      want);
+        p = end;
+    }
+    while (*p == ' ' || *p == '\n')
+        p++;
+    ck_assert_int_eq(*p, '\0');
+    free(d), free(t);
+    /* a run that diverges at step 5 of 50: the header counts the rows written */
+    snprintf(args, sizeof args,
+             "run --system test1d --param k=1000 --stepper forward-euler --dt 0.1 --t-end 5 "
+             "--format npy --out %s",
+             npy);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 1);
+    len = read_file(npy, &d);
+    off = npy_header(d, len, &rows, &cols);
+    ck_assert_int_eq(rows, 5);
+    ck_assert_int_eq(cols, 3);
+    ck_assert_uint_eq(len, off + 5 * 3 * 8);
+    ck_assert_double_eq(le_double(d + off + 8 * 3 * 4 + 8), 96059601.0); /* (-99)^4 */
+    free(d);
+    remove(npy), remove(dat);
+}
+END_TEST
+
+/* --threads: refused below 1; npy refused where only tables are written. */
+START_TEST(threads_option)
+{
+    char out[4096], err[1024];
+    ck_assert_int_eq(cli_run("run --system test1d --stepper rk4 --dt 0.1 --steps 1 --threads 0",
+                             out, sizeof out, err, sizeof err),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "--threads: '0' must be at least 1"));
+    ck_assert_int_eq(cli_run("run --system cloth --param nx=5 --param ny=5 --stepper rk4 "
+                             "--dt 0.01 --steps 2 --threads 2",
+                             out, sizeof out, err, sizeof err),
+                     0);
+    ck_assert_int_eq(cli_run("sweep --system test1d --stepper rk4 --format npy", out,
+                             sizeof out, err, sizeof err),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "not npy"));
+}
+END_TEST
+
+Suite *perf_suite(void)
+{
+    Suite *s = suite_create("perf");
+    TCase *tc = tcase_create("threads");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, springs_same_bits_any_threads);
+    tcase_add_test(tc, implicit_run_same_bits_any_threads);
+    tcase_add_test(tc, reductions_same_bits_any_threads);
+    tcase_add_test(tc, threads_option);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("output");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, formatter_exact);
+    tcase_add_test(tc, npy_matches_dat);
+    suite_add_tcase(s, tc);
+    return s;
+}
