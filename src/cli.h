@@ -140,6 +140,6 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
     "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"   \
     "  --threads N     threads for forces, products and vector operations (default:\n"     \
-    "                  OMP_NUM_THREADS, else every core); results identical for any N\n"
+    "                  OMP_NUM_THREADS, else 1); results identical for any N\n"
 
 #endif

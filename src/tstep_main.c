@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "tstep/linalg.h"
 #include "tstep/tstep.h"
 
 int cmd_check(int argc, char **argv);
@@ -101,6 +102,11 @@ int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppe
                const ts_system_type *const *extra_systems)
 {
     int rc, a = 1;
+    /* One thread unless asked (--threads N, or OMP_NUM_THREADS): on the
+     * shared 2-core machines tstep is measured on, OpenMP's busy-waiting
+     * made two threads slower than one (docs/performance.md). */
+    if (!getenv("OMP_NUM_THREADS"))
+        ts_threads_set(1);
     if ((rc = register_extras(extra_steppers, extra_systems)) || (rc = load_env_plugins()))
         return rc;
     for (; a < argc && strncmp(argv[a], "--plugin", 8) == 0; a++) {

@@ -2,6 +2,7 @@
  * (`make test`), since CLI tests call build/tstep. */
 #include <stdlib.h>
 #include "tests.h"
+#include "tstep/linalg.h"
 
 int main(void)
 {
@@ -10,6 +11,8 @@ int main(void)
         opt_suite, stability_suite, plots_suite, springs_suite, newton_suite, plugins_suite,
         methods_suite, linsolve_suite, reference_suite, spectrum_suite, perf_suite, robust_suite,
     };
+    if (!getenv("OMP_NUM_THREADS")) /* as the program: one thread unless asked */
+        ts_threads_set(1);
     SRunner *sr = srunner_create(NULL);
     for (size_t i = 0; i < sizeof suites / sizeof *suites; i++)
         srunner_add_suite(sr, suites[i]());

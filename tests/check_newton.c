@@ -4,6 +4,7 @@
  * within the Newton tolerance, and the residual a stepper reports must be
  * the one an independent evaluation of the equation finds. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli_run.h"
