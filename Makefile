@@ -28,7 +28,7 @@ CFLAGS  ?= -O2 -g
 OPENMP  ?= -fopenmp
 TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(OPENMP) $(CFLAGS)
 LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl
-BUILD   := build
+BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
 
@@ -59,8 +59,9 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
+# cmark: the test that README.md and docs/*.md render (no lost fence or heading).
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
-           libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev
+           libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark
 
 .PHONY: all test demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc assignment
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
@@ -98,7 +99,8 @@ $(BUILD)/tstep.1: $(BUILD)/tstep tools/manpage.sh
 	sh tools/manpage.sh $(BUILD)/tstep > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/check_tstep: CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
-$(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc
+$(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc \
+                            -DTSTEP_BIN='"$(BUILD)/tstep"'
 $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) -llapacke $(LDLIBS)
 

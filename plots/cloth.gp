@@ -7,22 +7,25 @@
 #       --out build/plots/data/frames-cloth.dat
 # (tstep run --format frames: one index block per output time, 'x y z' per
 # particle, a blank line after each grid row, so splot draws the mesh).
-# Variables: frame_dt (time between frames, default 0.05 = dt * every),
-# sphere_x/y/z, sphere_r (the collider, defaults those of the command
-# above; sphere_r = 0 draws none), nx (particles per row, default 20: the
-# pinned top corners are particles 0 and nx-1 of the first row).
+# Everything drawn comes from that file's header (plots/style.gp): the
+# stepper and dt of the titles, the time between frames (dt * every), the
+# sphere collider (sphere_x/y/z, sphere_r; 0 draws none) and the grid row
+# (frame_row: the pinned top corners are particles 0 and frame_row - 1).
 # y is up in tstep; here it is the vertical axis.
 # fmt png/svg: OUTDIR/cloth.png: four panels, from the flat start through
 # the fall to the cloth hanging from its two pins, draped over the sphere.
 # fmt gif: OUTDIR/cloth.gif, every frame, set terminal gif animate.
-frame_dt = exists("frame_dt") ? frame_dt : 0.05
-sphere_x = exists("sphere_x") ? sphere_x : 0.5
-sphere_y = exists("sphere_y") ? sphere_y : -0.6
-sphere_z = exists("sphere_z") ? sphere_z : 0.5
-sphere_r = exists("sphere_r") ? sphere_r : 0.3
-nx = exists("nx") ? nx : 20
 call 'style.gp' 'cloth' 1400 1000
 file = datadir.'/frames-cloth.dat'
+if (run_check(file) ne '') { exit error run_check(file) }
+frame_dt = run_frame_dt(file)
+sphere_x = real(run_param(file, 'sphere_x'))
+sphere_y = real(run_param(file, 'sphere_y'))
+sphere_z = real(run_param(file, 'sphere_z'))
+sphere_r = real(run_param(file, 'sphere_r'))
+nx = int(run_info(file, 'frame_row'))
+stepper = run_info(file, 'stepper')
+run_dt = real(run_info(file, 'dt'))
 if (fmt eq 'gif') {
     set terminal gif animate delay 5 loop 0 optimize size 640, 540 font 'Sans,10' background '#ffffff'
     set output outdir.'/cloth.gif'
@@ -67,11 +70,11 @@ draw(k) = sprintf("splot %s file index %d using 1:3:2 with lines lc rgb '#1f5fa0
     sphere, k, k, nx - 1, nx - 1)
 if (fmt eq 'gif') {
     do for [k = 0:frames - 1] {
-        set title sprintf('cloth, backward Euler: t = %.2f s', k * frame_dt)
+        set title sprintf('cloth, %s: t = %.2f s', stepper, k * frame_dt)
         eval draw(k)
     }
 } else {
-    set multiplot layout 2, 2 title 'cloth (backward Euler, dt = 0.01): pinned at two corners, falling onto a sphere'
+    set multiplot layout 2, 2 title sprintf('cloth (%s, dt = %g): pinned at two corners, falling onto a sphere of radius %g', stepper, run_dt, sphere_r)
     # the start, two moments of the fall, and the last frame
     array pick[4] = [0, int(0.3 / frame_dt), int(0.8 / frame_dt), frames - 1]
     do for [j = 1:4] {

@@ -27,7 +27,7 @@ array e0[ns]
 array tend[ns]
 set multiplot layout 1, words(energy_systems) title 'total energy against time (tstep run --diagnostics)'
 set xlabel 't'
-set key outside below horizontal maxcols 2 height 1.5 font ',10'
+set key outside below horizontal maxcols 2 height 1.5 font ',10' Left reverse width -2
 do for [sys in energy_systems] {
     f(i) = datadir.'/energy-'.sys.'-'.word(steppers, i).'.csv'
     set xrange [*:*]
@@ -69,8 +69,8 @@ do for [sys in energy_systems] {
     y(i) = ratio ? column('energy') / e0[i] : column('energy') - e0[i]
     label(i) = finished(i) ? word(steppers, i) : \
         sprintf('%s (diverged at t = %.3g)', word(steppers, i), tend[i])
-    plot for [i = 1:ns] f(i) using 't':(y(i)) with lines lw (4.5 - 0.5 * i) \
-            lc rgb stepper_color(word(steppers, i), i) title label(i), \
+    plot for [i = 1:ns] f(i) using 't':(y(i)) with lines lw stepper_lw(i, ns) \
+            dt stepper_dash(word(steppers, i), i) lc rgb stepper_color(word(steppers, i), i) title label(i), \
          (ratio ? 1 : 0) with lines dt 2 lc rgb '#606060' notitle
 }
 unset multiplot

@@ -36,10 +36,15 @@ set pm3d map corners2color c1
 set contour base
 set cntrparam levels discrete 1
 unset surface
+array boundary[n]  # points on the boundary rho = 1 (0: stable or unstable everywhere)
 do for [i = 1:n] {
     eval sprintf('set table $c%d', i)
     splot reg index (i-1) using 2:3:4 with lines
     unset table
+    boundary[i] = 0
+    eval sprintf('do for [j = 1:|$c%d|] { line = $c%d[j]; ' . \
+                 'if (strlen(line) > 0 && line[1:1] ne "#") { boundary[i] = boundary[i] + 1 } }', \
+                 i, i)
 }
 unset contour
 set surface
@@ -49,7 +54,9 @@ do for [i = 1:n] {
     col = sprintf('#%06x', stepper_rgb(name[i], i))
     set palette defined (0 col, 1 '#ffffff')
     set cbrange [0:1]
-    eval sprintf("splot reg index (i-1) using 2:3:(0.5 * stable($4) + 0.5) with pm3d, " . \
-                 "$c%d using 1:2:(0) with lines lw 2.5 lc rgb col", i)
+    # with image: a bitmap in the svg too (a polygon per grid cell would make
+    # the svg megabytes; make plots refuses figures over 2 MB)
+    edge = boundary[i] > 0 ? sprintf(", $c%d using 1:2 with lines lw 2.5 lc rgb col", i) : ''
+    eval "plot reg index (i-1) using 2:3:(0.5 * stable($4) + 0.5) with image" . edge
 }
 unset multiplot

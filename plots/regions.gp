@@ -43,9 +43,11 @@ set contour base
 set cntrparam levels discrete 1
 unset surface
 do for [i = 1:n] {
-    eval sprintf('set table $c%d', i)
-    splot reg index (i-1) using 2:3:4 with lines
-    unset table
+    if (!partial[i]) { # a stepper failing on most of the plane has no boundary
+        eval sprintf('set table $c%d', i)
+        splot reg index (i-1) using 2:3:4 with lines
+        unset table
+    }
 }
 unset contour
 set surface
@@ -56,7 +58,9 @@ do for [i = 1:n] {
     # cb 0.5: the stepper's colour half-way to white (stable); 1: white
     set palette defined (0 col, 1 '#ffffff')
     set cbrange [0:1]
-    eval sprintf("splot reg index (i-1) using 2:3:(0.5 * stable($4) + 0.5) with pm3d, " . \
-                 "$c%d using 1:2:(0) with lines lw 2.5 lc rgb col", i)
+    # with image: a bitmap in the svg too (a polygon per grid cell made
+    # regions.svg tens of MB)
+    boundary = partial[i] ? '' : sprintf(", $c%d using 1:2 with lines lw 2.5 lc rgb col", i)
+    eval "plot reg index (i-1) using 2:3:(0.5 * stable($4) + 0.5) with image" . boundary
 }
 unset multiplot

@@ -59,8 +59,8 @@ set x2label sprintf('dt for |{/Symbol l}| = %g', lam)
 set key top left Left reverse font ',10' width -3
 set arrow 1 from 0, 1 to zmax, 1 nohead lw 1.5 lc rgb '#202020' dt 2 front
 set label 1 '|R| = 1' at zmax * 0.98, 1.07 right front
-plot for [i = 1:n] amp index (i-1) using 2:5 with lines lw (4.5 - 0.5 * i) \
-        lc rgb stepper_color(name[i], i) title key(i), \
+plot for [i = 1:n] amp index (i-1) using 2:5 with lines lw stepper_lw(i, n) \
+        dt stepper_dash(name[i], i) lc rgb stepper_color(name[i], i) title key(i), \
      for [i = 1:n] '+' using (hkc[i]):(1) every ::0::0 with points pt (2 * i + 3) ps 2 lw 2 \
         lc rgb stepper_color(name[i], i) notitle, \
      for [i = 1:n] '+' using (hkc[i]):(0):(0):(2.5) every ::0::0 with vectors nohead dt 3 \
@@ -83,10 +83,17 @@ unset surface
 set view map
 # one datablock $cI per stepper (a single table's blocks are not reliably
 # numbered: its comment lines sit between blank lines)
+# a stepper whose step fails on most of the plane (one that refuses the
+# complex test equation) has no boundary to draw: left out, as in regions.gp
+array partial[n]
 do for [i = 1:n] {
-    eval sprintf('set table $c%d', i)
-    splot reg index (i-1) using 2:3:4
-    unset table
+    stats reg index (i-1) using 4 nooutput
+    partial[i] = STATS_records < STATS_invalid
+    if (!partial[i]) {
+        eval sprintf('set table $c%d', i)
+        splot reg index (i-1) using 2:3:4
+        unset table
+    }
 }
 unset contour
 set size ratio -1
@@ -98,8 +105,11 @@ set yzeroaxis lt 1 lc rgb '#808080'
 set key outside right top Left reverse font ',10' width -2
 cmd = 'plot'
 do for [i = 1:n] {
-    cmd = cmd.sprintf(" $c%d using 1:2 with lines lw %g lc rgb '%s' title '%s',", \
-                      i, 4.5 - 0.5 * i, stepper_color(name[i], i), name[i])
+    if (!partial[i]) {
+        cmd = cmd.sprintf(" $c%d using 1:2 with lines lw %g dt %d lc rgb '%s' title '%s',", \
+                          i, stepper_lw(i, n), stepper_dash(name[i], i), stepper_color(name[i], i), \
+                          name[i])
+    }
 }
 cmd = cmd." for [i = 1:n] '+' using (-hkc[i]):(0) every ::0::0 with points pt (2 * i + 3)"
 cmd = cmd." ps 2 lw 2 lc rgb stepper_color(name[i], i) notitle"

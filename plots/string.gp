@@ -5,12 +5,13 @@
 #   build/tstep run --system string --stepper rk4 --dt 0.001 --t-end 2 --every 20 \
 #       --format frames --out build/plots/data/frames-string.dat
 # (one index block per output time, 'x y z' per particle; y is up).
-# Variables: frame_dt (time between frames, default 0.02 = dt * every),
-# snap_times (default '0 0.2 0.4 0.6 0.8 1.2').
+# The stepper, dt and the time between frames (dt * every) come from
+# the file's header (plots/style.gp).  Variable: snap_times (default '0 0.2 0.4 0.6 0.8 1.2').
 # Shows the string, pinned at particle 0, swinging down from horizontal.
 # Writes OUTDIR/string.png (or .svg, .gif); see plots/style.gp, strand.gp.
-frame_dt = exists("frame_dt") ? frame_dt : 0.02
 snap_times = exists("snap_times") ? snap_times : '0 0.2 0.4 0.6 0.8 1.2'
 call 'style.gp' 'string' 1000 700
 file = datadir.'/frames-string.dat'
-call 'strand.gp' 'string' 'string (rk4, dt = 0.001)'
+if (run_check(file) ne '') { exit error run_check(file) }
+frame_dt = run_frame_dt(file)
+call 'strand.gp' 'string' sprintf('string (%s, dt = %g)', run_info(file, 'stepper'), real(run_info(file, 'dt')))

@@ -49,3 +49,44 @@ stepper_rgb(s, i) = \
     s eq 'dopri5' ? 0x6b6ecf : \
     spare_rgb[(i - 1) % 7 + 1]
 stepper_color(s, i) = sprintf('#%06x', stepper_rgb(s, i))
+# Line width of curve i of n: from 4 (the first, drawn first) down to 1,
+# so a curve drawn over an earlier one leaves it visible at its edges.
+stepper_lw(i, n) = n > 1 ? 1.0 + 3.0 * (n - i) / (n - 1.0) : 2.0
+# Curves that lie on one another (midpoint and trapezoid share R(z); the
+# backward-Euler variants share their step) stay distinguishable: each
+# stepper also has its own dash type and point type.
+stepper_dash(s, i) = \
+    s eq 'forward-euler' ? 1 : \
+    s eq 'midpoint' ? 1 : \
+    s eq 'trapezoid' ? 2 : \
+    s eq 'rk4' ? 1 : \
+    s eq 'backward-euler' ? 1 : \
+    s eq 'backward-euler-linear' ? 2 : \
+    s eq 'backward-euler-opt' ? 3 : (i - 1) % 5 + 1
+stepper_point(s, i) = \
+    s eq 'forward-euler' ? 7 : \
+    s eq 'midpoint' ? 5 : \
+    s eq 'trapezoid' ? 4 : \
+    s eq 'rk4' ? 9 : \
+    s eq 'backward-euler' ? 13 : \
+    s eq 'backward-euler-linear' ? 6 : \
+    s eq 'backward-euler-opt' ? 2 : (i - 1) % 13 + 1
+
+# What a run wrote about itself, read from its own output,
+# so that a figure draws the run as it was simulated (never a copy here).
+#
+#   run_info(FILE, 'dt')          '# dt H' of `tstep run --format frames`
+#                                 (also 'stepper', 'every', 'frame_row')
+#   run_param(FILE, 'sphere_r')   '# param sphere_r VALUE': a system parameter
+#   run_frame_dt(FILE)            time between frames: dt * every
+#   run_check(FILE)               "" or, when FILE has no header, the error
+#                                 to stop with (exit error run_check(FILE))
+# Each returns a string ("" when absent); real() or int() it for numbers.
+run_info(f, key) = system(sprintf( \
+    "awk '/^# t = /{exit} $1 == \"#\" && $2 == \"%s\" {print $3; exit}' '%s'", key, f))
+run_param(f, name) = system(sprintf( \
+    "awk '/^# t = /{exit} $1 == \"#\" && $2 == \"param\" && $3 == \"%s\" {print $4; exit}' '%s'", \
+    name, f))
+run_frame_dt(f) = real(run_info(f, 'dt')) * int(run_info(f, 'every'))
+run_check(f) = run_info(f, 'dt') eq '' ? \
+    sprintf("%s: no '# dt' header line: made by an older tstep run --format frames?", f) : ''

@@ -31,11 +31,11 @@ ok(c) = strcol(5) eq '-' ? column(c) : NaN
 set title 'error against force evaluations'
 set xlabel 'force evaluations'
 set format x '10^{%L}'
-plot for [i = 1:n] file index (i-1) using (ok(7)):4 with linespoints lw (4.5 - 0.5 * i) \
-    pt (2 * i + 3) ps 1.1 lc rgb stepper_color(name[i], i) title name[i]
+plot for [i = 1:n] file index (i-1) using (ok(7)):4 with linespoints lw stepper_lw(i, n) \
+    dt stepper_dash(name[i], i) pt stepper_point(name[i], i) ps 1.1 lc rgb stepper_color(name[i], i) title name[i]
 
 set title 'error against wall-clock time'
 set xlabel 'seconds (mean of repeated runs for runs under 2 ms)'
-plot for [i = 1:n] file index (i-1) using (ok(11)):4 with linespoints lw (4.5 - 0.5 * i) \
-    pt (2 * i + 3) ps 1.1 lc rgb stepper_color(name[i], i) title name[i]
+plot for [i = 1:n] file index (i-1) using (ok(11)):4 with linespoints lw stepper_lw(i, n) \
+    dt stepper_dash(name[i], i) pt stepper_point(name[i], i) ps 1.1 lc rgb stepper_color(name[i], i) title name[i]
 unset multiplot

@@ -1,9 +1,13 @@
 /* Command-line helpers: parsing, lookups with valid-name lists, errors. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cli.h"
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
@@ -27,12 +31,33 @@ int cli_fail(const char *cmd, int status)
     return ts_status_exit_code(status);
 }
 
-int cli_bad_option(const char *cmd, int argc, char **argv)
+int cli_bad_option_in(const char *cmd, int argc, char **argv, const struct option *opts)
 {
     extern int optind, optopt;
     const char *arg = optind - 1 < argc && optind >= 1 ? argv[optind - 1] : "?";
     if (optopt && optopt < 256 && strchr(arg, '=') == NULL && arg[0] == '-' && arg[1] != '-')
         return cli_usage_error(cmd, "invalid option or missing value: '-%c'", optopt);
+    if (arg[0] != '-' || arg[1] != '-' || !opts)
+        return cli_usage_error(cmd, "unrecognized option or missing value: '%s'", arg);
+    const char *name = arg + 2;
+    size_t len = strcspn(name, "=");
+    char cand[512] = "";
+    int matches = 0;
+    for (const struct option *o = opts; o->name; o++) {
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) {
+            if (name[len] == '=' && o->has_arg == no_argument)
+                return cli_usage_error(cmd, "--%s takes no value: '%s'", o->name, arg);
+            return cli_usage_error(cmd, "--%s needs a value", o->name);
+        }
+        if (strncmp(o->name, name, len) == 0) {
+            size_t used = strlen(cand);
+            snprintf(cand + used, sizeof cand - used, "%s--%s", matches ? ", " : "", o->name);
+            matches++;
+        }
+    }
+    if (matches > 1)
+        return cli_usage_error(cmd, "ambiguous option '%.*s': it could be %s", (int)len + 2,
+                               arg, cand);
     return cli_usage_error(cmd, "unrecognized option or missing value: '%s'", arg);
 }
 
@@ -61,11 +86,25 @@ int cli_parse_count(const char *cmd, const char *opt, const char *text, long min
     char *end;
     errno = 0;
     long x = strtol(text, &end, 10);
+    if (errno == ERANGE && end != text && *end == '\0')
+        return cli_usage_error(cmd, "--%s: '%s' is out of range (at most %ld)", opt, text,
+                               LONG_MAX);
     if (end == text || *end != '\0' || errno == ERANGE)
         return cli_usage_error(cmd, "--%s: '%s' is not a whole number", opt, text);
     if (x < min)
         return cli_usage_error(cmd, "--%s: '%s' must be at least %ld", opt, text, min);
     *out = x;
+    return 0;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *text, int min, int *out)
+{
+    long x;
+    if (cli_parse_count(cmd, opt, text, min, &x))
+        return CLI_EXIT_USAGE;
+    if (x > INT_MAX)
+        return cli_usage_error(cmd, "--%s: '%s' is more than %d", opt, text, INT_MAX);
+    *out = (int)x;
     return 0;
 }
 
@@ -136,7 +175,8 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
                 names[n] = ts_stepper_at(n)->name;
             char valid[1024];
             list_names(valid, sizeof valid, names, n);
-            return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s, or all)", tok, valid);
+            return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s%s)", tok, valid,
+                                   max > 1 ? ", or all" : "");
         }
         if (*count >= max)
             return cli_usage_error(cmd, "--stepper: more than %d steppers", max);
@@ -179,17 +219,90 @@ int cli_make_system(const char *cmd, const ts_system_type *type, const ts_params
 
 int cli_open_output(const char *cmd, const char *path, FILE **out)
 {
+    return cli_open_output_for(cmd, "out", path, out);
+}
+
+int cli_open_output_for(const char *cmd, const char *opt, const char *path, FILE **out)
+{
     if (!path || strcmp(path, "-") == 0) {
         *out = stdout;
         return 0;
     }
     *out = fopen(path, "w");
     if (!*out) {
-        fprintf(stderr, "tstep %s: --out: cannot write '%s': %s\n", cmd, path,
+        fprintf(stderr, "tstep %s: --%s: cannot write '%s': %s\n", cmd, opt, path,
                 strerror(errno));
         return CLI_EXIT_USAGE;
     }
     return 0;
+}
+
+/* A path's identity: an existing regular file's (dev, ino); else, for a
+ * file not there yet, its directory's (dev, ino) and its last component.
+ * NULL or "-": standard output when it is a regular file.  0 if none. */
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    char name[256];
+} file_id;
+
+static int get_file_id(const char *path, file_id *id)
+{
+    struct stat sb;
+    id->name[0] = '\0';
+    if (!path || strcmp(path, "-") == 0) {
+        if (fstat(STDOUT_FILENO, &sb) || !S_ISREG(sb.st_mode))
+            return 0;
+    } else if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode))
+            return 0;
+    } else {
+        const char *slash = strrchr(path, '/');
+        char dir[4096];
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else
+            snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+        if (stat(dir, &sb))
+            return 0;
+        snprintf(id->name, sizeof id->name, "%s", slash ? slash + 1 : path);
+    }
+    id->dev = sb.st_dev;
+    id->ino = sb.st_ino;
+    return 1;
+}
+
+int cli_same_file(const char *a, const char *b)
+{
+    file_id x, y;
+    return get_file_id(a, &x) && get_file_id(b, &y) && x.dev == y.dev && x.ino == y.ino &&
+           strcmp(x.name, y.name) == 0;
+}
+
+static void on_stop_signal(int sig) { ts_stop_signal = sig; }
+
+void cli_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART | SA_RESETHAND; /* a second signal ends the process */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_stopped(const char *cmd, const char *fmt, ...)
+{
+    int sig = (int)ts_stop_signal;
+    va_list ap;
+    fprintf(stderr, "tstep %s: stopped by %s; ", cmd,
+            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 128 + sig;
 }
 
 int cli_close_output(const char *cmd, const char *path, FILE *f)
@@ -205,15 +318,11 @@ int cli_close_output(const char *cmd, const char *path, FILE *f)
 
 int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o)
 {
-    long n;
     switch (code) {
     case 1001:
         return cli_parse_positive(cmd, "newton-tol", arg, &o->newton_tol);
     case 1002:
-        if (cli_parse_count(cmd, "newton-max", arg, 1, &n))
-            return CLI_EXIT_USAGE;
-        o->newton_max = (int)n;
-        return 0;
+        return cli_parse_int(cmd, "newton-max", arg, 1, &o->newton_max);
     case 1003:
         if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
             return CLI_EXIT_USAGE;
@@ -222,16 +331,15 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
                                    arg);
         return 0;
     case 1004:
-        if (cli_parse_count(cmd, "cg-max", arg, 1, &n))
-            return CLI_EXIT_USAGE;
-        o->cg_max = (int)n;
-        return 0;
-    case 1005:
+        return cli_parse_int(cmd, "cg-max", arg, 1, &o->cg_max);
+    case 1005: {
+        long n;
         if (cli_parse_count(cmd, "threads", arg, 1, &n))
             return CLI_EXIT_USAGE;
         if (n > 4096)
             return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
         return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
+    }
     case 1006:
         if (!(o->precond = ts_precond_find(arg)))
             return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",

@@ -5,6 +5,7 @@
 #ifndef TSTEP_CLI_H
 #define TSTEP_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include "tstep/numfmt.h"
 #include "tstep/run.h"
@@ -35,13 +36,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Print "tstep CMD: <status message>: <detail>"; returns the exit code. */
 int cli_fail(const char *cmd, int status);
 
-/* Report an unknown or malformed option from getopt_long's '?' return. */
-int cli_bad_option(const char *cmd, int argc, char **argv);
+/* Report an unknown or malformed option from getopt_long's '?' return:
+ * a missing value, a value given to a flag, an ambiguous prefix (naming
+ * the candidates from the table `opts`) or an unknown option.
+ * cli_bad_option uses the calling command's table, which is named opts. */
+int cli_bad_option_in(const char *cmd, int argc, char **argv, const struct option *opts);
+#define cli_bad_option(cmd, argc, argv) cli_bad_option_in(cmd, argc, argv, opts)
 
 /* Parsers; each returns 0 or prints and returns 2. */
 int cli_parse_real(const char *cmd, const char *opt, const char *text, double *out);
 int cli_parse_positive(const char *cmd, const char *opt, const char *text, double *out);
 int cli_parse_count(const char *cmd, const char *opt, const char *text, long min, long *out);
+/* A count stored in an int: min..INT_MAX. */
+int cli_parse_int(const char *cmd, const char *opt, const char *text, int min, int *out);
 int cli_parse_format(const char *cmd, const char *text, cli_format *out);
 
 /* Look up a system by name; an unknown name lists the valid ones. */
@@ -74,8 +81,24 @@ int cli_make_system(const char *cmd, const ts_system_type *type, const ts_params
 
 /* Open --out (NULL or "-" for stdout); prints and returns 2 on failure. */
 int cli_open_output(const char *cmd, const char *path, FILE **out);
+/* The same for an output named by another option (its name without "--"). */
+int cli_open_output_for(const char *cmd, const char *opt, const char *path, FILE **out);
+/* 1 when paths a and b (NULL or "-": standard output) name one regular
+ * file, existing (same st_dev and st_ino) or about to be created. */
+int cli_same_file(const char *a, const char *b);
 /* Close an output opened by cli_open_output; returns 0 or prints and 2. */
 int cli_close_output(const char *cmd, const char *path, FILE *f);
+
+/* SIGINT and SIGTERM set ts_stop_signal (tstep/run.h), so a long
+ * computation stops after the step under way; a second signal ends the
+ * process at once.  cli_stopped prints "tstep CMD: stopped by SIGINT; ..."
+ * and returns the exit status 128 + the signal (130 INT, 143 TERM). */
+void cli_catch_stop_signals(void);
+int cli_stopped(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* A particle system's positions, a line per particle with `columns` (<= 8)
  * coordinates at `digits` significant digits (coordinates past sys->dim

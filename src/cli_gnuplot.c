@@ -1,9 +1,11 @@
 /* gnuplot pipes for --plot and --live (see cli_gnuplot.h). */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
@@ -85,8 +87,17 @@ int cli_gnuplot_close(const char *cmd, FILE *gp)
     fputs("exit\n", gp);
     int st = pclose(gp);
     fflush(stdout);
-    if (st != 0) {
-        fprintf(stderr, "tstep %s: gnuplot failed (status %d)\n", cmd, st);
+    if (st == -1) {
+        fprintf(stderr, "tstep %s: gnuplot: %s\n", cmd, strerror(errno));
+        return 1;
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "tstep %s: gnuplot failed with exit status %d (its message is above)\n",
+                cmd, WEXITSTATUS(st));
+        return 1;
+    }
+    if (WIFSIGNALED(st)) {
+        fprintf(stderr, "tstep %s: gnuplot was killed by signal %d\n", cmd, WTERMSIG(st));
         return 1;
     }
     return 0;

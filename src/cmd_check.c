@@ -68,7 +68,8 @@ static void print_report(const ts_system *sys, const ts_jacobian_check_options *
     printf("check-system: %s, %zu degree%s of freedom", sys->type ? sys->type->name : "?",
            rep->dofs, rep->dofs == 1 ? "" : "s");
     if (sys->dim)
-        printf(" (%zu particles in %zu-D)", rep->dofs / sys->dim, sys->dim);
+        printf(" (%zu particle%s in %zu-D)", rep->dofs / sys->dim,
+               rep->dofs / sys->dim == 1 ? "" : "s", sys->dim);
     printf(", %zu pinned, order %d\n", rep->pinned, sys->order);
     printf("  %d samples, seed %lu, tol %g, min slope %g\n\n", opt->samples, opt->seed, opt->tol,
            opt->min_slope);

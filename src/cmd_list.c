@@ -1,10 +1,12 @@
 /* tstep list: every registered stepper and system, with parameters. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
 #include "cli_json.h"
 #include "tstep/linsolve.h"
+#include "tstep/springs.h"
 
 static const char *kind_name(ts_param_kind k)
 {
@@ -122,5 +124,15 @@ int cmd_list(int argc, char **argv)
             printf("      %-16s %-4s = %-12s %s\n", d->name, kind_name(d->kind),
                    *d->def ? d->def : "\"\"", d->summary);
     }
+    /* a grid particle has about 6 springs (structural, shear, flexion) */
+    double mem = ts_memory_physical(), per = ts_springs_memory_estimate(1, 6);
+    printf("\nLimits:\n"
+           "  memory        this machine has %.3g GB; spring systems take about %.0f bytes a\n"
+           "                particle with its springs, so a cloth grid of up to about %.3g\n"
+           "                particles (nx = ny = %.0f); larger systems are refused with the\n"
+           "                estimate\n"
+           "  run           refuses, before it starts, more than 1 GB of output or an\n"
+           "                estimated hour (--allow-large lifts both)\n",
+           mem / 1e9, per, mem / per, floor(sqrt(mem / per)));
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cli.h"
 #include "cli_error.h"
 #include "cli_gnuplot.h"
@@ -33,6 +34,13 @@ typedef struct {
     cli_live *live; /* --live, or NULL */
     long steps;     /* steps of the whole run */
     cli_progress progress;
+    int have_energy;         /* energy seen at the first output row */
+    double e0, emin, e_last; /* total energy: first, lowest, last output row */
+    double pe0, swing;       /* potential at the start; energy in motion (below) */
+    const ts_params *params; /* the system's parameters, for the frames header */
+    const char *stepper;
+    double dt;
+    long every;
     cli_error_log *error; /* --error, or NULL */
 } writer;
 
@@ -94,8 +102,14 @@ static void write_header(const writer *w, const ts_system *sys)
         return;
     }
     if (w->format == CLI_FORMAT_FRAMES) {
-        fprintf(w->out, "# %s: %zu particles, one block per frame: x y z per particle\n",
-                sys->type ? sys->type->name : "system", sys->n / sys->dim);
+        size_t np = sys->n / sys->dim;
+        fprintf(w->out, "# %s: %zu particle%s, one block per frame: x y z per particle\n",
+                sys->type ? sys->type->name : "system", np, np == 1 ? "" : "s");
+        /* what a figure needs to draw the run as it was simulated */
+        fprintf(w->out, "# stepper %s\n# dt %.17g\n# every %ld\n# frame_row %zu\n",
+                w->stepper, w->dt, w->every, sys->frame_row);
+        for (size_t i = 0; w->params && i < w->params->count; i++)
+            fprintf(w->out, "# param %s %s\n", w->params->defs[i].name, w->params->value[i]);
         return;
     }
     if (w->format == CLI_FORMAT_DAT)
@@ -191,10 +205,43 @@ static int keep_plot_row(const writer *w, ts_system *sys, double t)
 static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t);
 
+/* Total energy at the output rows, for the warning at the end of a run
+ * whose energy grew far beyond its start (see energy_warning). */
+static int track_energy(writer *w, ts_system *sys, long step, double t)
+{
+    double ke = 0, pe = 0;
+    int s = ts_system_energy(sys, t, &ke, &pe);
+    if (s)
+        return s;
+    double e = ke + pe;
+    if (!w->have_energy)
+        w->e0 = w->emin = e, w->pe0 = pe, w->have_energy = 1;
+    w->emin = fmin(w->emin, e);
+    w->e_last = e;
+    if (2 * step <= w->steps) /* energy in motion over the first half */
+        w->swing = fmax(w->swing, fmax(fabs(ke), fabs(pe - w->pe0)));
+    return TS_OK;
+}
+
+/* Energy at the end above its start by more than 10 times its scale: the
+ * largest of |E(0)|, the energy dissipated (E(0) - min E) and the energy
+ * in motion over the first half of the run (kinetic, and potential
+ * exchanged).  A step past the stability limit is the usual cause. */
+static void energy_warning(const writer *w)
+{
+    double scale = fmax(fmax(fabs(w->e0), w->e0 - w->emin), w->swing);
+    if (w->have_energy && w->e_last - w->e0 > fmax(10.0 * scale, 1e-9))
+        fprintf(stderr, "tstep run: warning: energy grew from %.6g to %.6g: the step is probably "
+                        "past the stability limit; see tstep stability\n",
+                w->e0, w->e_last);
+}
+
 static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step, double t)
 {
     writer *w = ctx;
     int s = TS_OK;
+    if (sys->ops->energy && (s = track_energy(w, sys, step, t)))
+        return s;
     if (w->diag && (s = write_diag_row(w, sys, st, step, t)))
         return s;
     if (w->error && (s = cli_error_row(w->error, sys, step, t)))
@@ -315,6 +362,70 @@ static int draw_plot(const char *cmd, const writer *w, const ts_system *sys,
     return cli_gnuplot_close(cmd, gp);
 }
 
+/* The limits of a run without --allow-large (documented in help()). */
+#define RUN_MAX_OUTPUT_BYTES 1e9
+#define RUN_MAX_SECONDS 3600.0
+#define RUN_PROBE_FROM_STEPS 10000
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds per step from a few steps taken and undone (state and counters
+ * restored); NAN if they could not be taken. */
+static double probe_step_seconds(ts_system *sys, ts_stepper *st, double dt)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = malloc(m * sizeof *y);
+    if (!y)
+        return NAN;
+    ts_system_get_y(sys, y);
+    ts_step_stats total = st->total, last = st->last;
+    double t0 = wall_seconds(), t1 = t0;
+    int k = 0;
+    while (k < 20 && t1 - t0 < 0.2) {
+        if (ts_stepper_step(st, sys, (double)k * dt, dt))
+            break;
+        k++;
+        t1 = wall_seconds();
+    }
+    ts_system_set_y(sys, y);
+    st->total = total, st->last = last;
+    free(y);
+    return k ? (t1 - t0) / k : NAN;
+}
+
+/* Refuse, before it starts, a run that would write more than
+ * RUN_MAX_OUTPUT_BYTES or take more than RUN_MAX_SECONDS (estimated). */
+static int check_limits(const char *cmd, ts_system *sys, ts_stepper *st, const writer *w,
+                        const ts_run_options *ro, int diag, int traj)
+{
+    double rows = floor((double)ro->steps / (double)ro->every) + 2.0;
+    double cols = 1.0 + (double)sys->n * sys->order + (sys->ops->energy ? 1 : 0) +
+                  (w->stats ? 5 : 0);
+    double row_bytes = w->format == CLI_FORMAT_FRAMES ? 40.0 + 36.0 * (double)(sys->n / sys->dim)
+                                                      : 22.0 * cols;
+    double bytes = (traj ? rows * row_bytes : 0.0) + (diag ? rows * 22.0 * 16.0 : 0.0);
+    if (bytes > RUN_MAX_OUTPUT_BYTES)
+        return cli_usage_error(cmd, "this run would write about %.3g GB (%.0f rows of about %.0f "
+                                    "bytes%s), more than the limit of %.0f GB: write fewer rows "
+                                    "(--every N), or give --allow-large",
+                               bytes / 1e9, rows, row_bytes, diag ? ", and the diagnostics" : "",
+                               RUN_MAX_OUTPUT_BYTES / 1e9);
+    if (ro->steps >= RUN_PROBE_FROM_STEPS) {
+        double sec = probe_step_seconds(sys, st, ro->dt) * (double)ro->steps;
+        if (sec > RUN_MAX_SECONDS)
+            return cli_usage_error(cmd, "this run would take about %.3g hours (%ld steps, timed "
+                                        "from a few), more than the limit of %.0f hour: give a "
+                                        "larger --dt or shorter run, or --allow-large",
+                                   sec / 3600.0, ro->steps, RUN_MAX_SECONDS / 3600.0);
+    }
+    return 0;
+}
+
 static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
@@ -322,13 +433,15 @@ static void help(void)
            "                 [--format dat|csv|frames|npy] [--stats] [--adaptive [--strain-limit X]]\n"
            "                 [--rtol X [--atol Y]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
+           "                 [--allow-large]\n"
            "\n"
            "Integrate system S with stepper I from t = 0 and write the trajectory.\n"
            "\n"
            "  --system S        a system (see 'tstep list')\n"
            "  --stepper I       a stepper (see 'tstep list')\n"
            "  --dt H            step size, > 0\n"
-           "  --t-end T         run ceil(T/H) steps of exactly H (ends at or just past T)\n"
+           "  --t-end T         run ceil(T/H) steps: steps of H and a last, shorter one\n"
+           "                    that ends exactly at T (when H does not divide T)\n"
            "  --steps N         run N steps\n"
            "  --param key=value set a system parameter (repeatable)\n"
            "  --out FILE        write to FILE (default: standard output)\n"
@@ -337,7 +450,10 @@ static void help(void)
            "                    csv: comma-separated with a header row\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
-           "                    grids have a blank line after each row so splot draws a mesh)\n"
+           "                    grids have a blank line after each row so splot draws a\n"
+           "                    mesh); the header has '# stepper S', '# dt H', '# every N',\n"
+           "                    '# frame_row N' (0: no grid) and '# param NAME VALUE'\n"
+           "                    for every system parameter\n"
            "  --format npy      binary: NumPy .npy v1.0, '<f8', shape (rows, columns), the\n"
            "                    same columns as dat; data from byte 128 (numpy.load(FILE);\n"
            "                    gnuplot: binary skip=128, see docs/performance.md)\n"
@@ -367,7 +483,8 @@ static void help(void)
            "  --live            draw the state in a gnuplot window as the run goes (needs\n"
            "                    $DISPLAY and a gnuplot with the qt, wxt or x11 terminal;\n"
            "                    exit status 2 with the reason otherwise); simulated time\n"
-           "                    runs at --live-speed X times wall-clock time (default 1)\n");
+           "                    runs at --live-speed X times wall-clock time (default 1)\n"
+           "  --allow-large     run even above the output and time limits (below)\n");
     fputs(CLI_SOLVER_HELP, stdout);
     printf("\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
@@ -395,7 +512,16 @@ static void help(void)
            "A run that diverges stops at that step with exit status 1; the rows\n"
            "written before it (trajectory and diagnostics) are complete.\n"
            "When standard error is a terminal, a long run shows a progress line there\n"
-           "(TSTEP_PROGRESS=0 turns it off).\n");
+           "(TSTEP_PROGRESS=0 turns it off).  A run whose energy ends far above its\n"
+           "start warns on standard error (probably a step past the stability limit).\n"
+           "\n"
+           "SIGINT (Ctrl-C) or SIGTERM stop the run after the step under way: every\n"
+           "output gets a complete row for that step and ends there, standard error\n"
+           "says where it stopped, and the exit status is 130 (INT) or 143 (TERM).\n"
+           "\n"
+           "Limits: before it starts, a run estimates the size of what it writes and,\n"
+           "for more than 10000 steps, its time (from a few timed steps); it refuses\n"
+           "more than 1 GB of output or 1 hour with the estimates, unless --allow-large.\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -411,13 +537,14 @@ int cmd_run(int argc, char **argv)
         {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
         {"rtol", required_argument, 0, 'r'},   {"atol", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},         {"error", required_argument, 0, 'E'},
+        {"allow-large", no_argument, 0, 1101},
         CLI_SOLVER_LONGOPTS,
         {0, 0, 0, 0}};
     const char *cmd = "run";
     const char *diagpath = NULL, *errorpath = NULL;
     double dt = 0, t_end = 0, live_speed = 1.0;
     long steps = 0, every = 1;
-    int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0;
+    int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0, allow_large = 0;
     cli_common o;
     cli_common_init(&o, 1);
     ts_run_options ropt = ts_default_run_options();
@@ -449,6 +576,7 @@ int cmd_run(int argc, char **argv)
             case 'E': errorpath = optarg; break;
             case 'V': live = 1; break;
             case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
+            case 1101: allow_large = 1; break;
             case 'h': help(); return 0;
             default: return cli_bad_option(cmd, argc, argv);
             }
@@ -476,6 +604,7 @@ int cmd_run(int argc, char **argv)
         if (s > 1e12)
             return cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps", t_end, dt);
         steps = s < 1 ? 1 : (long)s;
+        ropt.t_end = t_end;
     }
     if (diagpath && strcmp(diagpath, "-") == 0 && (!o.out || strcmp(o.out, "-") == 0) &&
         !o.plot && !live)
@@ -490,6 +619,10 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error(cmd, "give at most one of --rtol and --adaptive");
     if (ropt.rtol > 0.0 && !(ropt.atol > 0.0))
         ropt.atol = ropt.rtol;
+    if (diagpath && (o.out || (!o.plot && !live)) && cli_same_file(o.out, diagpath))
+        return cli_usage_error(cmd, "--diagnostics %s: the same file as the trajectory (%s); "
+                                    "give two files",
+                               diagpath, o.out ? o.out : "standard output");
     ropt.dt = dt;
     ropt.steps = steps;
     ropt.every = every;
@@ -497,6 +630,10 @@ int cmd_run(int argc, char **argv)
     ropt.progress_ctx = &w;
     w.adaptive = ropt.adaptive || ropt.rtol > 0.0;
     w.steps = steps;
+    w.params = &p;
+    w.stepper = itype->name;
+    w.dt = dt;
+    w.every = every;
     cli_progress_init(&w.progress, "tstep run");
 
     ts_system *sys = NULL;
@@ -520,6 +657,9 @@ int cmd_run(int argc, char **argv)
                              stype->name);
         goto done;
     }
+    if (!allow_large && (rc = check_limits(cmd, sys, st, &w, &ropt, diagpath != NULL,
+                                           o.out || (!o.plot && !live))))
+        goto done;
     cli_live lv = {0};
     char title[256];
     snprintf(title, sizeof title, "%s, %s, dt = %g", stype->name, itype->name, dt);
@@ -535,7 +675,7 @@ int cmd_run(int argc, char **argv)
     if (diagpath) {
         size_t len = strlen(diagpath);
         w.diag_csv = len >= 4 && strcmp(diagpath + len - 4, ".csv") == 0;
-        if ((rc = cli_open_output(cmd, diagpath, &w.diag)))
+        if ((rc = cli_open_output_for(cmd, "diagnostics", diagpath, &w.diag)))
             goto done;
         write_diag_header(&w, sys);
     }
@@ -554,6 +694,7 @@ int cmd_run(int argc, char **argv)
     if (w.out)
         write_header(&w, sys);
     ts_run_result res;
+    cli_catch_stop_signals();
     s = ts_run(sys, st, &ropt, write_row, &w, &res);
     cli_progress_done(&w.progress);
     /* npy: a run that stopped early rewrites the row count, where it can */
@@ -573,15 +714,20 @@ int cmd_run(int argc, char **argv)
         rc = rc ? rc : r2;
         w.error = NULL;
     }
-    if (s) {
+    if (s == TS_ERR_INTERRUPTED) {
+        rc = cli_stopped(cmd, "step %ld of %ld, t = %.15g: every output ends there", res.steps_done,
+                         steps, res.t);
+    } else if (s) {
         const char *d = ts_error_detail();
         if (res.failed_step)
             fprintf(stderr, "tstep run: %s at step %ld (t = %g to %g)%s%s\n",
                     ts_status_message(s), res.failed_step, res.failed_time,
-                    res.failed_time + dt, *d ? ": " : "", d);
+                    res.failed_time + res.failed_dt, *d ? ": " : "", d);
         else
             cli_fail(cmd, s);
         rc = ts_status_exit_code(s);
+    } else if (rc == 0) {
+        energy_warning(&w);
     }
     if (w.stats) {
         const ts_step_stats *tot = &st->total;

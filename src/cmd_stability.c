@@ -471,12 +471,19 @@ int cmd_stability(int argc, char **argv)
     double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
-    int fail = 0;
+    int fail = 0, stopped = 0; /* SIGINT/SIGTERM: the steppers measured so far */
+    cli_catch_stop_signals();
     for (int i = 0; i < ntypes && !fail; i++) {
         pc.stepper = types[i]->name;
         pc.index = i + 1;
         ts_stability_study_result st;
         fail = ts_stability_study(stype, &p, probe, &sp, types[i], &o.solver, &so, &st);
+        if (fail == TS_ERR_INTERRUPTED) {
+            fail = 0;
+            stopped = 1;
+            ntypes = i;
+            break;
+        }
         if (fail)
             break;
         if (st.no_prediction) {
@@ -593,6 +600,12 @@ int cmd_stability(int argc, char **argv)
             }
     }
     rc = 0;
+    if (stopped) {
+        ts_spectrum_free(&sp);
+        ts_system_free(probe);
+        return cli_stopped(cmd, "the output has the %d stepper%s measured before it", ntypes,
+                           ntypes == 1 ? "" : "s");
+    }
     if (o.plot) {
         fflush(stderr);
         if (!(sp.lambda_max > 0.0)) {
@@ -643,7 +656,7 @@ static void amplification_help(void)
         CLI_SOLVER_HELP
         "\n"
         "Example: tstep amplification --stepper all --out build/amplification.dat\n"
-        "  gnuplot: o.plot 'build/amplification.dat' index 'rk4' using 2:5 with lines\n");
+        "  gnuplot> plot 'build/amplification.dat' index 'rk4' using 2:5 with lines\n");
 }
 
 static void put_value(FILE *out, const char *sep, double x)

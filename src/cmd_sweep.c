@@ -301,7 +301,12 @@ int cmd_sweep(int argc, char **argv)
     cli_progress prog;
     cli_progress_init(&prog, "tstep sweep");
     cli_progress_update(&prog, 0.0, "reference solution");
+    cli_catch_stop_signals();
     int s = ts_sweep_reference_compute(stype, &p, t_end, &ropt, &ref);
+    if (s == TS_ERR_INTERRUPTED) {
+        cli_progress_done(&prog);
+        return cli_stopped(cmd, "while computing the reference solution: nothing written");
+    }
     if (s) {
         cli_progress_done(&prog);
         return cli_fail(cmd, s);
@@ -352,6 +357,17 @@ int cmd_sweep(int argc, char **argv)
                                          (int)levels, &ref, pts)
                    : ts_sweep_against(stype, &p, types[i], &o.solver, lo[i], hi[i], (int)levels,
                                       &ref, pts);
+        if (s == TS_ERR_INTERRUPTED) { /* the finished steppers' rows are complete */
+            cli_progress_done(&prog);
+            ts_sweep_reference_release(&ref);
+            rc = out ? cli_close_output(cmd, o.out, out) : 0;
+            if (plotdata)
+                fclose(plotdata);
+            int r2 = cli_stopped(cmd, "during '%s': the output has the %d stepper%s finished "
+                                      "before it",
+                                 types[i]->name, i, i == 1 ? "" : "s");
+            return rc ? rc : r2;
+        }
         if (s) {
             cli_progress_done(&prog);
             ts_sweep_reference_release(&ref);
@@ -412,6 +428,8 @@ int cmd_sweep(int argc, char **argv)
                 fprintf(out, "%s%.3g", sep, q->tol);
             fputc('\n', out);
         }
+        if (out && !json)
+            fflush(out); /* a stepper's rows are complete: out there even if stopped */
         if (out && json) {
             cli_json_close(&j);
             cli_json_object(&j, "excluded");

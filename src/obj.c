@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "tstep/obj.h"
 #include "tstep/status.h"
 
@@ -17,6 +18,10 @@ typedef struct {
     size_t vcap, tcap;
     long *corner; /* the current face's vertex indices (from 0) */
     size_t ccap;
+    long *vline;  /* the line of each vertex */
+    long *stamp;  /* per vertex: the last face that used it (from 1), 0 none */
+    size_t lcap, scap;
+    long faces;   /* faces read */
 } obj_reader;
 
 static int grow(void **array, size_t *cap, size_t need, size_t size)
@@ -57,11 +62,19 @@ static int read_vertex(obj_reader *r, char *rest)
     if (count < 3)
         return ts_error(TS_ERR_INPUT, "%s:%ld: vertex has %d coordinates, needs 3", r->path,
                         r->line, count);
-    void *v = m->verts;
+    void *v = m->verts, *l = r->vline, *st = r->stamp;
     int s = grow(&v, &r->vcap, 3 * (m->nverts + 1), sizeof *m->verts);
     m->verts = v;
+    if (!s)
+        s = grow(&l, &r->lcap, m->nverts + 1, sizeof *r->vline);
+    r->vline = l;
+    if (!s)
+        s = grow(&st, &r->scap, m->nverts + 1, sizeof *r->stamp);
+    r->stamp = st;
     if (s)
         return s;
+    r->vline[m->nverts] = r->line;
+    r->stamp[m->nverts] = 0;
     memcpy(m->verts + 3 * m->nverts, c, sizeof c);
     m->nverts++;
     return TS_OK;
@@ -142,11 +155,14 @@ static int read_face(obj_reader *r, char *rest)
     if (nc < 3)
         return ts_error(TS_ERR_INPUT, "%s:%ld: face has %zu vertices, needs at least 3",
                         r->path, r->line, nc);
-    for (size_t a = 0; a < nc; a++)
-        for (size_t b = a + 1; b < nc; b++)
-            if (r->corner[a] == r->corner[b])
-                return ts_error(TS_ERR_INPUT, "%s:%ld: degenerate face: vertex %ld repeated",
-                                r->path, r->line, r->corner[a] + 1);
+    /* a repeated corner: each vertex stamped with this face's number */
+    r->faces++;
+    for (size_t a = 0; a < nc; a++) {
+        if (r->stamp[r->corner[a]] == r->faces)
+            return ts_error(TS_ERR_INPUT, "%s:%ld: degenerate face: vertex %ld repeated",
+                            r->path, r->line, r->corner[a] + 1);
+        r->stamp[r->corner[a]] = r->faces;
+    }
     void *t = m->tris;
     s = grow(&t, &r->tcap, 3 * (m->ntris + nc - 2), sizeof *m->tris);
     m->tris = t;
@@ -164,23 +180,130 @@ static int read_face(obj_reader *r, char *rest)
     return TS_OK;
 }
 
+/* One line into *buf (grown as needed, at most TS_OBJ_MAX_LINE bytes and
+ * its newline, NUL terminated); *got 0 at the end of the file.  Returns a
+ * status. */
+static int read_line(obj_reader *r, FILE *f, char **buf, size_t *cap, long *total, int *got)
+{
+    *got = 0;
+    size_t len = 0;
+    int c;
+    errno = 0;
+    while ((c = getc(f)) != EOF) {
+        if (++*total > TS_OBJ_MAX_BYTES)
+            return ts_error(TS_ERR_INPUT, "%s:%ld: the file is larger than %ld MB", r->path,
+                            r->line + 1, TS_OBJ_MAX_BYTES >> 20);
+        if (c == '\0')
+            return ts_error(TS_ERR_INPUT, "%s:%ld: a NUL byte: not a text file", r->path,
+                            r->line + 1);
+        if (c == '\n')
+            break;
+        if (len == TS_OBJ_MAX_LINE)
+            return ts_error(TS_ERR_INPUT, "%s:%ld: line longer than %d bytes", r->path,
+                            r->line + 1, TS_OBJ_MAX_LINE);
+        if (len + 1 >= *cap) {
+            void *b = *buf;
+            int s = grow(&b, cap, len + 2, 1);
+            *buf = b;
+            if (s)
+                return s;
+        }
+        (*buf)[len++] = (char)c;
+    }
+    if (c == EOF && ferror(f))
+        return ts_error(TS_ERR_IO, "%s:%ld: read error: %s", r->path, r->line + 1,
+                        strerror(errno ? errno : EIO));
+    if (!*buf) {
+        void *b = NULL;
+        int s = grow(&b, cap, 1, 1);
+        if (s)
+            return s;
+        *buf = b;
+    }
+    (*buf)[len] = '\0';
+    if (c == EOF && len == 0)
+        return TS_OK;
+    r->line++;
+    *got = 1;
+    return TS_OK;
+}
+
+typedef struct {
+    double p[3];
+    long index;
+} sorted_vertex;
+
+/* by position, then by index: coincident vertices end up side by side */
+static int cmp_vertex(const void *a, const void *b)
+{
+    const sorted_vertex *u = a, *w = b;
+    for (int k = 0; k < 3; k++)
+        if (u->p[k] != w->p[k])
+            return u->p[k] < w->p[k] ? -1 : 1;
+    return (u->index > w->index) - (u->index < w->index);
+}
+
+/* Every vertex in some face, and no two at one point (a spring of rest
+ * length 0): sorted by position, so O(n log n). */
+static int check_vertices(obj_reader *r)
+{
+    ts_obj_mesh *m = r->mesh;
+    long unused = 0, first = -1;
+    for (size_t i = 0; i < m->nverts; i++)
+        if (r->stamp[i] == 0 && unused++ == 0)
+            first = (long)i;
+    if (unused)
+        return ts_error(TS_ERR_INPUT,
+                        "%s:%ld: vertex %ld is used by no face (%ld such vertices): it would be "
+                        "a particle without springs; delete it",
+                        r->path, r->vline[first], first + 1, unused);
+    sorted_vertex *order = malloc(m->nverts * sizeof *order);
+    if (!order)
+        return ts_error(TS_ERR_NOMEM, "%s: %zu vertices", r->path, m->nverts);
+    for (size_t i = 0; i < m->nverts; i++) {
+        memcpy(order[i].p, m->verts + 3 * i, sizeof order[i].p);
+        order[i].index = (long)i;
+    }
+    qsort(order, m->nverts, sizeof *order, cmp_vertex);
+    int s = TS_OK;
+    for (size_t i = 1; i < m->nverts && !s; i++) {
+        const double *q = order[i].p;
+        if (order[i - 1].p[0] == q[0] && order[i - 1].p[1] == q[1] && order[i - 1].p[2] == q[2]) {
+            long a = order[i - 1].index, b = order[i].index;
+            s = ts_error(TS_ERR_INPUT,
+                         "%s:%ld: vertex %ld is at the same point (%g, %g, %g) as vertex %ld "
+                         "(line %ld): merge them",
+                         r->path, r->vline[b], b + 1, q[0], q[1], q[2], a + 1, r->vline[a]);
+        }
+    }
+    free(order);
+    return s;
+}
+
 int ts_obj_load(const char *path, ts_obj_mesh **out)
 {
     *out = NULL;
     obj_reader r = {.path = path};
     char *buf = NULL;
-    size_t bufsize = 0;
-    int s = TS_OK;
+    size_t bufcap = 0;
+    long total = 0;
+    int s = TS_OK, got;
     FILE *f = fopen(path, "r");
     if (!f)
         return ts_error(TS_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && (S_ISDIR(sb.st_mode) || S_ISCHR(sb.st_mode) ||
+                                       S_ISBLK(sb.st_mode))) {
+        fclose(f);
+        return ts_error(TS_ERR_INPUT, "%s: %s, not an OBJ file", path,
+                        S_ISDIR(sb.st_mode) ? "a directory" : "a device");
+    }
     r.mesh = calloc(1, sizeof *r.mesh);
     if (!r.mesh) {
         s = ts_error(TS_ERR_NOMEM, "%s: OBJ mesh", path);
         goto fail;
     }
-    while (getline(&buf, &bufsize, f) != -1) {
-        r.line++;
+    while (!(s = read_line(&r, f, &buf, &bufcap, &total, &got)) && got) {
         char *p = buf + strspn(buf, space);
         size_t kw = strcspn(p, space);
         if (kw == 1 && p[0] == 'v')
@@ -190,22 +313,26 @@ int ts_obj_load(const char *path, ts_obj_mesh **out)
         if (s)
             goto fail;
     }
-    if (ferror(f)) {
-        s = ts_error(TS_ERR_IO, "%s: read error after line %ld", path, r.line);
+    if (s)
         goto fail;
-    }
     if (r.mesh->ntris == 0) {
         s = ts_error(TS_ERR_INPUT, "%s:%ld: no faces in the file", path, r.line);
         goto fail;
     }
+    if ((s = check_vertices(&r)))
+        goto fail;
     free(buf);
     free(r.corner);
+    free(r.vline);
+    free(r.stamp);
     fclose(f);
     *out = r.mesh;
     return TS_OK;
 fail:
     free(buf);
     free(r.corner);
+    free(r.vline);
+    free(r.stamp);
     fclose(f);
     ts_obj_free(r.mesh);
     return s;

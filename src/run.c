@@ -74,6 +74,8 @@ static int adaptive_advance(ts_system *sys, ts_stepper *st, double t, double dt,
     return TS_OK;
 }
 
+volatile sig_atomic_t ts_stop_signal = 0;
+
 /* Error control: the PI step-size controller of Gustafsson (1991) in the
  * form of Hairer, Norsett & Wanner I, II.4 (4.43) and their code DOPRI5:
  *   h_new = h * clamp(0.9 err^-alpha err_prev^beta, 1/5, 10),
@@ -161,31 +163,47 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
     int s = observe ? observe(ctx, sys, st, 0, 0.0) : TS_OK;
     if (s)
         return s;
+    long observed = 0;
     for (long k = 1; k <= opt->steps; k++) {
+        if (ts_stop_signal) {
+            /* stopped from outside (a signal): the last finished step is
+             * observed, so every output ends at the same complete row */
+            if (observe && observed < k - 1 && (s = observe(ctx, sys, st, k - 1, res->t)))
+                return s;
+            return ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d after step %ld (t = %g)",
+                            (int)ts_stop_signal, k - 1, res->t);
+        }
         double t = (double)(k - 1) * opt->dt;
+        /* with t_end, the last step is shortened to land exactly on it */
+        double h = opt->t_end > 0.0 && k == opt->steps ? opt->t_end - t : opt->dt;
         if (control)
-            s = error_control_advance(sys, st, t, opt->dt, opt, &ec);
+            s = error_control_advance(sys, st, t, h, opt, &ec);
         else if (opt->adaptive)
-            s = adaptive_advance(sys, st, t, opt->dt, opt->strain_limit, &a);
+            s = adaptive_advance(sys, st, t, h, opt->strain_limit, &a);
         else
-            s = ts_stepper_step(st, sys, t, opt->dt);
+            s = ts_stepper_step(st, sys, t, h);
         if (!s && !(state_norm(sys) <= limit)) {
-            if (!opt->adaptive && !control)
+            if (!opt->adaptive && !control) {
                 ts_system_set_y(sys, st->backup_);
+                st->total.accepted--, st->total.rejected++; /* not kept */
+            }
             s = ts_error(TS_ERR_DIVERGED, "|state| exceeded %g", limit);
         }
         if (s) {
             res->failed_step = k;
             res->failed_time = t;
+            res->failed_dt = h;
             return s;
         }
         res->steps_done = k;
-        res->t = (double)k * opt->dt;
+        res->t = k == opt->steps && opt->t_end > 0.0 ? opt->t_end : t + h;
         if (opt->progress)
             opt->progress(opt->progress_ctx, k, opt->steps, res->t);
-        if (observe && (k % opt->every == 0 || k == opt->steps))
+        if (observe && (k % opt->every == 0 || k == opt->steps)) {
             if ((s = observe(ctx, sys, st, k, res->t)))
                 return s;
+            observed = k;
+        }
     }
     return TS_OK;
 }

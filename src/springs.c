@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tstep/linalg.h"
 #include "tstep/springs.h"
 
@@ -751,3 +752,25 @@ static const ts_system_ops springs_ops = {
     .post_step = springs_post_step,
     .max_strain_change = springs_max_strain_change,
 };
+
+double ts_springs_memory_estimate(size_t np, size_t ns)
+{
+    return TS_SPRINGS_BYTES_PER_PARTICLE * (double)np + TS_SPRINGS_BYTES_PER_SPRING * (double)ns;
+}
+
+double ts_memory_physical(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0.0;
+}
+
+int ts_springs_check_memory(const char *what, size_t np, size_t ns)
+{
+    double need = ts_springs_memory_estimate(np, ns), have = ts_memory_physical();
+    if (have > 0.0 && need > have)
+        return ts_error(TS_ERR_INPUT,
+                        "%s needs about %.3g GB (%zu particles, %zu springs), more than this "
+                        "machine's %.3g GB of memory (see 'tstep list' for the limits)",
+                        what, need / 1e9, np, ns, have / 1e9);
+    return TS_OK;
+}

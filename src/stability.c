@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tstep/linalg.h"
+#include "tstep/run.h"
 #include "tstep/stability.h"
 #include "tstep/spectrum.h"
 
@@ -959,6 +960,10 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
     for (long k = 1; k <= nsteps; k++) {
         double t = opt->t0 + (double)(k - 1) * dt,
                h = k == nsteps ? opt->t0 + t_end - t : dt;
+        if (ts_stop_signal) { /* see tstep/run.h */
+            s = ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
+            goto done;
+        }
         int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
         if (!r)
             r = ts_stepper_step(sq, pert, t, h);

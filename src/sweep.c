@@ -288,6 +288,8 @@ int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
         pt->steps = ts_steps_for(ref->t_end, dt);
         pt->dt = ref->t_end / (double)pt->steps;
         int s = sweep_one(stype, params, type, opt, ref, pt);
+        if (!s && pt->status == TS_ERR_INTERRUPTED)
+            s = pt->status; /* ts_stop_signal: the sweep is abandoned */
         if (s)
             return s;
     }

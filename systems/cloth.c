@@ -33,6 +33,7 @@
  * Describe Rigid Cloth Behavior", Graphics Interface 1995); with
  * sphere_r > 0, particles inside the sphere are projected to its surface
  * and their inward normal velocity removed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tstep/obj.h"
@@ -41,9 +42,9 @@
 
 static const ts_param_def cloth_params[] = {
     {"nx", TS_PARAM_INT, "20", "particles along x (>= 3)"},
-    {"ny", TS_PARAM_INT, "20", "particles along z (>= 3)"},
+    {"ny", TS_PARAM_INT, "20", "particles down the grid: along -y (plane=xy), z (xz) (>= 3)"},
     {"width", TS_PARAM_REAL, "1", "extent along x (m, > 0)"},
-    {"height", TS_PARAM_REAL, "1", "extent along z (m, > 0)"},
+    {"height", TS_PARAM_REAL, "1", "extent down the grid: -y (plane=xy), z (xz) (m, > 0)"},
     {"mass", TS_PARAM_REAL, "0.5", "total mass (kg, > 0), shared equally"},
     {"k_struct", TS_PARAM_REAL, "1000", "structural / mesh edge stiffness (N/m, >= 0)"},
     {"k_shear", TS_PARAM_REAL, "100", "shear (diagonal) stiffness (N/m, >= 0)"},
@@ -230,12 +231,20 @@ static int cloth_create(const ts_params *p, ts_system **out)
                        ts_params_real(p, "k_flex"), ts_params_real(p, "damping"),
                        ts_params_real(p, "mass")};
 
-    size_t np = (size_t)nx * (size_t)ny;
+    size_t np = (size_t)nx * (size_t)ny, ux = (size_t)nx, uy = (size_t)ny;
+    char what[64];
+    snprintf(what, sizeof what, "a cloth of nx=%ld ny=%ld", nx, ny);
     if (*mesh_path) {
         if ((st = ts_obj_load(mesh_path, &mesh)))
             return st;
         np = mesh->nverts;
-    }
+        /* edges and bending pairs: at most 3 a triangle each */
+        if ((st = ts_springs_check_memory(mesh_path, np, 6 * mesh->ntris)))
+            goto fail;
+    } else if ((st = ts_springs_check_memory(what, np,
+                                             (ux - 1) * uy + ux * (uy - 1) + 2 * (ux - 1) * (uy - 1) +
+                                                 (ux - 2) * uy + ux * (uy - 2))))
+        return st;
     if ((st = ts_springs_new(&ts_cloth, np, &opt, &s)))
         goto fail;
     if (mesh) {

@@ -146,7 +146,7 @@ START_TEST(diag_energy_split)
 {
     make_tmpdir();
     const char *d = in_tmp("d.csv");
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper rk4 --dt 0.05 --steps 40 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper rk4 --dt 0.05 --steps 40 "
                         "--param k=2 --param m=3 --param x0=0.7 --param v0=0.3 --out /dev/null "
                         "--diagnostics %s",
                         d),
@@ -178,11 +178,11 @@ START_TEST(diag_forward_euler_factor)
     make_tmpdir();
     const double h = 0.05, k = 4.0, m = 1.0, factor = 1.0 + h * h * k / m;
     const char *d = in_tmp("fe.csv"), *b = in_tmp("be.csv");
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper forward-euler --dt %g "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper forward-euler --dt %g "
                         "--steps 200 --param k=%g --param m=%g --out /dev/null --diagnostics %s",
                         h, k, m, d),
                      0);
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper backward-euler --dt %g "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper backward-euler --dt %g "
                         "--steps 200 --param k=%g --param m=%g --out /dev/null --diagnostics %s "
                         "--newton-tol 1e-14",
                         h, k, m, b),
@@ -210,7 +210,7 @@ START_TEST(diag_stats_columns)
     const ts_stepper_type *type = ts_stepper_at(_i);
     make_tmpdir();
     const char *d = in_tmp("s.dat");
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper %s --dt 0.1 --steps 20 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper %s --dt 0.1 --steps 20 "
                         "--every 3 --param c=0.2 --out /dev/null --diagnostics %s",
                         type->name, d),
                      0);
@@ -276,15 +276,15 @@ START_TEST(diag_formats_agree)
     make_tmpdir();
     const char *c = in_tmp("d.csv"), *d = in_tmp("d.dat");
     const char *a = in_tmp("a.dat"), *b = in_tmp("b.dat");
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper midpoint --dt 0.1 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper midpoint --dt 0.1 "
                         "--steps 10 --out %s --diagnostics %s",
                         a, c),
                      0);
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper midpoint --dt 0.1 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper midpoint --dt 0.1 "
                         "--steps 10 --out %s --diagnostics %s",
                         b, d),
                      0);
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper midpoint --dt 0.1 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper midpoint --dt 0.1 "
                         "--steps 10 | cmp -s - %s",
                         a),
                      0);
@@ -307,7 +307,7 @@ START_TEST(diag_divergence_keeps_rows)
     make_tmpdir();
     const char *d = in_tmp("d.csv");
     /* forward Euler on x' = -100 x with h = 0.1: x_n = (-9)^n, past 1e8 at step 9 */
-    ck_assert_int_eq(sh("build/tstep run --system test1d --param k=100 --stepper forward-euler "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system test1d --param k=100 --stepper forward-euler "
                         "--dt 0.1 --steps 50 --out /dev/null --diagnostics %s 2>/dev/null",
                         d),
                      1);
@@ -331,7 +331,7 @@ START_TEST(sweep_cost_columns)
 {
     make_tmpdir();
     const char *s = in_tmp("s.csv"), *e = in_tmp("err.txt");
-    ck_assert_int_eq(sh("build/tstep sweep --system oscillator --stepper forward-euler,rk4 "
+    ck_assert_int_eq(sh(TSTEP_BIN " sweep --system oscillator --stepper forward-euler,rk4 "
                         "--dt-min 1e-2 --dt-max 1e-1 --levels 4 --t-end 1 --format csv "
                         "--out %s 2>%s",
                         s, e),
@@ -416,7 +416,7 @@ START_TEST(plot_in_terminal)
     ck_assert_ptr_nonnull(strstr(text, "forward-euler p=1.0"));
     ck_assert_ptr_null(strstr(text, "stepper,dt")); /* no table on stdout without --out */
     free(text);
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper rk4 --dt 0.1 --t-end 10 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper rk4 --dt 0.1 --t-end 10 "
                         "--plot >%s 2>/dev/null",
                         o),
                      0);
@@ -425,7 +425,7 @@ START_TEST(plot_in_terminal)
     ck_assert_ptr_nonnull(strstr(text, "total energy against t"));
     ck_assert_ptr_nonnull(strstr(text, "+----"));
     free(text);
-    ck_assert_int_eq(sh("build/tstep stability --system test1d --param k=10 --stepper "
+    ck_assert_int_eq(sh(TSTEP_BIN " stability --system test1d --param k=10 --stepper "
                         "forward-euler,rk4 --plot >%s 2>/dev/null",
                         o),
                      0);
@@ -602,7 +602,7 @@ START_TEST(live_cloth_under_xvfb)
     free(stream);
 
     /* the last frame is the run's final state */
-    ck_assert_int_eq(sh("build/tstep run %s --format frames --out '%s'", args, in_tmp("fr.dat")),
+    ck_assert_int_eq(sh(TSTEP_BIN " run %s --format frames --out '%s'", args, in_tmp("fr.dat")),
                      0);
     char *frames_text = slurp(in_tmp("fr.dat"), NULL);
     const char *fin = strstr(frames_text, "# t = 0.2 step 10");
@@ -633,7 +633,7 @@ START_TEST(progress_only_on_terminals)
 {
     make_tmpdir();
     const char *e = in_tmp("e.txt");
-    ck_assert_int_eq(sh("build/tstep run --system oscillator --stepper rk4 --dt 1e-5 "
+    ck_assert_int_eq(sh(TSTEP_BIN " run --system oscillator --stepper rk4 --dt 1e-5 "
                         "--steps 2000000 --every 2000000 --out /dev/null 2>%s",
                         e),
                      0);
@@ -669,7 +669,7 @@ static int has_bytes(const char *buf, size_t len, const char *pat, size_t plen)
 START_TEST(scripts_render)
 {
     make_tmpdir();
-    ck_assert_int_eq(sh("sh tools/plots.sh --quick --out %s >%s/log.txt 2>&1 || "
+    ck_assert_int_eq(sh("TSTEP=" TSTEP_BIN " sh tools/plots.sh --quick --out %s >%s/log.txt 2>&1 || "
                         "{ tail -30 %s/log.txt; exit 1; }",
                         tmpdir, tmpdir, tmpdir),
                      0);

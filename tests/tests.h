@@ -24,8 +24,11 @@ Suite *methods_suite(void);
 Suite *reference_suite(void);
 Suite *spectrum_suite(void);
 Suite *perf_suite(void);
+Suite *robust_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
+#ifndef TSTEP_BIN /* the Makefile passes $(BUILD)/tstep */
 #define TSTEP_BIN "build/tstep"
+#endif
 
 #endif

@@ -41,13 +41,22 @@ has_system() { "$TSTEP" list | grep -q "^  $1 "; }
 has_command() { "$TSTEP" --help | grep -q "^  $1 "; }
 steppers=$("$TSTEP" list | awk '/^Steppers:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }')
 steppers=$(echo $steppers)
+# any gnuplot warning fails the figure (and make plots, make demo)
+gperr=$(mktemp)
+trap 'rm -f "$gperr"' EXIT
 render() { # render SCRIPT [FORMATS] [gnuplot assignments]
     script=$1 formats=$2
     shift 2
     for fmt in $formats; do
         "$GNUPLOT" -e "datadir='$data'; outdir='$out'; fmt='$fmt'; steppers='$steppers'; $*" \
-            -e "set loadpath '$here/plots'" "$here/plots/$script.gp" ||
-            { echo "tools/plots.sh: gnuplot failed on plots/$script.gp ($fmt)" >&2; exit 1; }
+            -e "set loadpath '$here/plots'" "$here/plots/$script.gp" 2>"$gperr" ||
+            { cat "$gperr" >&2; echo "tools/plots.sh: gnuplot failed on plots/$script.gp ($fmt)" >&2; exit 1; }
+        if grep -qi 'warning' "$gperr"; then
+            cat "$gperr" >&2
+            echo "tools/plots.sh: gnuplot warned on plots/$script.gp ($fmt): fix the script or its data" >&2
+            exit 1
+        fi
+        cat "$gperr" >&2
     done
 }
 
@@ -196,8 +205,7 @@ render errortime "png svg" "errsystems='$err_systems'"
 if has_system string; then render string "png svg"; fi
 if has_system hair; then render hair "png svg gif"; fi
 if has_system cloth; then
-    if [ $quick = 1 ]; then nx=10; else nx=20; fi
-    render cloth "png svg gif" "nx=$nx"
+    render cloth "png svg gif"
 fi
 
 section "figures in $out/ (each .png also as .svg; data in $data/)"
@@ -206,5 +214,15 @@ for f in "$out"/*.png "$out"/*.gif; do
 done
 for sys in string hair cloth; do
     has_system $sys || echo "  (no '$sys' system in this build: its figures are skipped)" >&2
+done
+# every figure under 2 MB (a figure that large is drawn wrong: a polygon per
+# grid cell, a frame per step)
+for f in "$out"/*.png "$out"/*.svg "$out"/*.gif; do
+    [ -f "$f" ] || continue
+    size=$(wc -c <"$f")
+    if [ "$size" -gt 2000000 ]; then
+        echo "tools/plots.sh: $f is $size bytes, more than 2 MB" >&2
+        exit 1
+    fi
 done
 exit 0

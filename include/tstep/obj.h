@@ -13,7 +13,16 @@
  * with ts_error_detail()): a file that cannot be opened (no line number), a
  * malformed v or f line, an index of 0 or out of range, a face with fewer
  * than three corners, a degenerate face (a repeated vertex, or a triangle
- * of zero area), and a file without faces. */
+ * of zero area), a file without faces, a vertex used by no face (it would
+ * be a particle without springs), two vertices at one point (a spring of
+ * rest length 0), a line longer than TS_OBJ_MAX_LINE bytes, a NUL byte, a
+ * file larger than TS_OBJ_MAX_BYTES, and a directory or a device.  Vertex
+ * numbers in messages count from 1, as in the file.  A read error is
+ * TS_ERR_IO, never taken as the end of the file.
+ *
+ * Cost: O(size) to read, O(n log n) in the vertices for the checks. */
+#define TS_OBJ_MAX_LINE (1 << 24)   /* 16 MB: a polygon of a million corners */
+#define TS_OBJ_MAX_BYTES (1L << 30) /* 1 GB */
 #ifndef TSTEP_OBJ_H
 #define TSTEP_OBJ_H
 

@@ -9,6 +9,7 @@
 #ifndef TSTEP_RUN_H
 #define TSTEP_RUN_H
 
+#include <signal.h>
 #include "tstep/reference.h"
 #include "tstep/stepper.h"
 
@@ -18,6 +19,8 @@ typedef struct {
     double dt;        /* requested step, > 0 */
     long steps;       /* number of steps */
     long every;       /* observe every this many steps (>= 1) */
+    double t_end;     /* > 0: the last step is shortened to end exactly at t_end
+                         (steps = ceil(t_end / dt)); 0: every step is dt */
     int adaptive;     /* strain-rule adaptive stepping (systems with springs) */
     double strain_limit; /* adaptive: largest relative spring length change per step */
     /* Error control (TS_ADAPTIVE steppers, e.g. dopri5) when rtol > 0: dt is the
@@ -32,8 +35,8 @@ typedef struct {
     void *progress_ctx;
 } ts_run_options;
 
-/* dt 0.01, steps 100, every 1, adaptive off, strain_limit 0.1, rtol = atol = 0
- * (no error control), no progress. */
+/* dt 0.01, steps 100, t_end 0, every 1, adaptive off, strain_limit 0.1,
+ * rtol = atol = 0 (no error control), no progress. */
 ts_run_options ts_default_run_options(void);
 
 /* Called with the state at time t after `step` steps; nonzero stops the run
@@ -46,7 +49,15 @@ typedef struct {
     double t;          /* time reached */
     long failed_step;  /* the step (1-based) that failed, or 0 */
     double failed_time;/* the time that step started from */
+    double failed_dt;  /* and its size */
 } ts_run_result;
+
+/* Nonzero (the number of the signal, set by a handler) asks ts_run and the
+ * other long loops (sweep, stability runs) to stop after the step under way:
+ * ts_run then observes the last finished step if it was not observed yet,
+ * so every output ends in the same complete row, and returns
+ * TS_ERR_INTERRUPTED with res->steps_done and res->t at that step. */
+extern volatile sig_atomic_t ts_stop_signal;
 
 /* Run from t = 0.  Returns a status; res may be NULL. */
 int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt,

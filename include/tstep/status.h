@@ -20,7 +20,8 @@
     X(TS_ERR_LINEAR,     1, "linear solver did not converge")              \
     X(TS_ERR_INDEFINITE, 1, "matrix not positive definite")                \
     X(TS_ERR_REJECTED,   1, "step rejected")                               \
-    X(TS_ERR_NOT_IMPLEMENTED, 1, "not implemented")
+    X(TS_ERR_NOT_IMPLEMENTED, 1, "not implemented")                      \
+    X(TS_ERR_INTERRUPTED,1, "interrupted")
 
 typedef enum {
 #define TS_STATUS_ENUM(code, exit, msg) code,
