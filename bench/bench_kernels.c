@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 #include "tstep/linalg.h"
 #include "tstep/numfmt.h"
 #include "tstep/springs.h"
@@ -44,24 +45,6 @@
 static FILE *csv;
 static double sink;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp);
-    return t[n / 2];
-}
 
 static void report(const char *figure, const char *size, double value, const char *unit,
                    double baseline, double ratio, const char *goal)
@@ -99,10 +82,10 @@ static double *ta, *tb, *tc;
 
 static double triad_once(void)
 {
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < tri_n; i++)
         ta[i] = tb[i] + 3.0 * tc[i];
-    double t = now() - t0;
+    double t = bench_now() - t0;
     sink += ta[tri_n / 3];
     return t;
 }
@@ -127,14 +110,14 @@ static void bench_product(void)
         double tp[REPS], tt[REPS];
         for (int r = 0; r < REPS; r++) {
             tt[r] = triad_once() / (24.0 * (double)tri_n); /* s per byte */
-            double t0 = now();
+            double t0 = bench_now();
             for (int k = 0; k < per; k++)
                 ts_system_jacobian_mul(sys, u, out);
-            tp[r] = (now() - t0) / per;
+            tp[r] = (bench_now() - t0) / per;
             sink += out[r];
         }
-        double prod = median(tp, REPS) / (double)s->ns * 1e9;
-        double floor_ns = median(tt, REPS) * bytes / (double)s->ns * 1e9;
+        double prod = bench_median(tp, REPS) / (double)s->ns * 1e9;
+        double floor_ns = bench_median(tt, REPS) * bytes / (double)s->ns * 1e9;
         char size[16];
         snprintf(size, sizeof size, "%d^2", sizes[z]);
         report("product ns/spring vs triad floor", size, prod, "ns/spring", floor_ns,
@@ -154,13 +137,13 @@ static void bench_threads(void)
     for (int r = 0; r < REPS; r++)
         for (int th = 1; th <= 2; th++) {
             ts_threads_set(th);
-            double t0 = now();
+            double t0 = bench_now();
             for (int k = 0; k < 10; k++)
                 ts_system_forces(sys, 0.0, sys->x, sys->v, f);
-            (th == 1 ? t1 : t2)[r] = (now() - t0) / 10;
+            (th == 1 ? t1 : t2)[r] = (bench_now() - t0) / 10;
             sink += f[r];
         }
-    double a = median(t1, REPS), b = median(t2, REPS);
+    double a = bench_median(t1, REPS), b = bench_median(t2, REPS);
     report("force loop 2 threads vs 1", "300^2", b * 1e3, "ms", a * 1e3, a / b,
            "speed-up");
     ts_system_free(sys);
@@ -181,14 +164,14 @@ static void bench_threads(void)
                 exit(1);
             ts_threads_set(th);
             ts_system_set_y(sys, y0);
-            double t0 = now();
+            double t0 = bench_now();
             if (ts_stepper_step(st, sys, 0.0, 1.0 / 60.0))
                 exit(1);
-            (th == 1 ? t1 : t2)[r] = now() - t0;
+            (th == 1 ? t1 : t2)[r] = bench_now() - t0;
             iters = st->total.linear_iters;
             ts_stepper_free(st);
         }
-    a = median(t1, REPS), b = median(t2, REPS);
+    a = bench_median(t1, REPS), b = bench_median(t2, REPS);
     printf("  (backward-euler-linear, dt 1/60, cg-tol 1e-3: %ld CG iterations per step)\n",
            iters);
     report("BE-linear step 2 threads vs 1", "100^2", b * 1e3, "ms", a * 1e3, a / b,
@@ -203,17 +186,17 @@ static void bench_threads(void)
     double *f4 = malloc(n * sizeof *f4);
     for (int r = 0; r < REPS; r++) {
         ts_system_set_y(sys, y0);
-        double t0 = now();
+        double t0 = bench_now();
         for (int k = 0; k < 10; k++)
             ts_stepper_step(rk, sys, 0.0, 2e-4);
-        t1[r] = (now() - t0) / 10;
-        t0 = now();
+        t1[r] = (bench_now() - t0) / 10;
+        t0 = bench_now();
         for (int k = 0; k < 40; k++)
             ts_system_forces(sys, 0.0, sys->x, sys->v, f4);
-        t2[r] = (now() - t0) / 10;
+        t2[r] = (bench_now() - t0) / 10;
         sink += f4[r];
     }
-    a = median(t1, REPS), b = median(t2, REPS);
+    a = bench_median(t1, REPS), b = bench_median(t2, REPS);
     report("rk4 step / 4 force evaluations", "100^2", a * 1e3, "ms", b * 1e3, a / b,
            "goal <= 1.1");
     ts_stepper_free(rk);
@@ -241,12 +224,12 @@ static void bench_output(void)
         ts_stepper_step(rk, sys, k * 2e-4, 2e-4);
     double ts[REPS], tw[3][REPS];
     for (int r = 0; r < REPS; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int k = 0; k < 5; k++)
             ts_stepper_step(rk, sys, 0.0, 2e-4);
-        ts[r] = (now() - t0) / 5;
+        ts[r] = (bench_now() - t0) / 5;
         for (int f = 0; f < 3; f++) {
-            t0 = now();
+            t0 = bench_now();
             for (int k = 0; k < 5; k++) {
                 double ke = 0, pe = 0;
                 row[0] = 0.01 * k;
@@ -280,13 +263,13 @@ static void bench_output(void)
                     }
                 }
             }
-            tw[f][r] = (now() - t0) / 5;
+            tw[f][r] = (bench_now() - t0) / 5;
         }
     }
     static const char *name[3] = {"row dat text (shortest)", "row npy", "frame text (10 digits)"};
-    double step = median(ts, REPS);
+    double step = bench_median(ts, REPS);
     for (int f = 0; f < 3; f++) {
-        double w = median(tw[f], REPS);
+        double w = bench_median(tw[f], REPS);
         report(name[f], "100^2", w * 1e3, "ms", step * 1e3, w / step, "row / rk4 step (was 3)");
     }
     fclose(null);

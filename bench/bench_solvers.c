@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench.h"
 #include "tstep/linsolve.h"
 #include "tstep/springs.h"
 #include "tstep/stepper.h"
@@ -30,24 +31,6 @@
 #define DT (1.0 / 60.0)
 #define FE_BATCH 20 /* forward-euler steps per timing */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
 
 typedef struct {
     const char *label;
@@ -100,9 +83,9 @@ static double time_step(const ts_stepper_type *type, const config *c, ts_system 
         exit(1);
     }
     ts_system_set_y(sys, y0);
-    double t0 = now();
+    double t0 = bench_now();
     int rc = ts_stepper_step(s, sys, 3 * DT, DT);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     if (rc) {
         fprintf(stderr, "bench_solvers: %s step failed: %s\n", c->label, ts_error_detail());
         exit(1);
@@ -118,10 +101,10 @@ static double time_fe(ts_system *sys, const double *y0)
     if (ts_stepper_new(&ts_forward_euler, sys, NULL, &s))
         exit(1);
     ts_system_set_y(sys, y0);
-    double t0 = now();
+    double t0 = bench_now();
     for (int k = 0; k < FE_BATCH; k++)
         ts_stepper_step(s, sys, 3 * DT, 1e-6); /* a tiny step: the state stays sane */
-    double t = (now() - t0) / FE_BATCH;
+    double t = (bench_now() - t0) / FE_BATCH;
     ts_stepper_free(s);
     return t;
 }
@@ -173,7 +156,7 @@ int main(void)
             for (int c = 0; c < NCONF; c++)
                 t[c][r] = time_step(&ts_backward_euler, &configs[c], sys, y0, &st[c][r]);
         }
-        double fe_med = median(fe, reps);
+        double fe_med = bench_median(fe, reps);
         printf("\n%d x %d cloth (%d particles): forward-euler step %.3g ms\n", nx, nx, nx * nx,
                1e3 * fe_med);
         printf("  %-16s %10s %8s %8s %7s %9s %9s %10s\n", "solver", "step ms", "BE/FE", "CG it",
@@ -186,8 +169,8 @@ int main(void)
                 su[r] = st[c][r].setup_seconds;
                 so[r] = st[c][r].solve_seconds;
             }
-            double tm = median(t[c], reps), itm = median(it, reps), nwm = median(nw, reps);
-            double sum = median(su, reps), som = median(so, reps);
+            double tm = bench_median(t[c], reps), itm = bench_median(it, reps), nwm = bench_median(nw, reps);
+            double sum = bench_median(su, reps), som = bench_median(so, reps);
             double per = 1e6 * tm / (nx * nx);
             printf("  %-16s %10.2f %8.0f %8.0f %7.0f %9.2f %9.2f %10.2f\n", configs[c].label,
                    1e3 * tm, tm / fe_med, itm, nwm, 1e3 * sum, 1e3 * som, per);
@@ -197,7 +180,7 @@ int main(void)
         if (nx == 100)
             printf("  goal: default backward-euler step <= 40 forward-euler steps; measured "
                    "%.0f\n",
-                   median(t[0], reps) / fe_med);
+                   bench_median(t[0], reps) / fe_med);
         free(y0);
         ts_system_free(sys);
         fflush(stdout);

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sunlinsol/sunlinsol_pcg.h>
 #include <time.h>
+#include "bench.h"
 #include "tstep/linalg.h"
 #include "tstep/springs.h"
 #include "tstep/stepper.h"
@@ -60,24 +61,6 @@ typedef struct {
     double *tmp;
 } problem;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp);
-    return t[n / 2];
-}
 
 /* Y' = F(t, Y): tstep's first-order view */
 static int rhs(realtype t, N_Vector y, N_Vector ydot, void *ud)
@@ -207,14 +190,14 @@ static double arkode_run(void *ark, N_Vector y, const double *y0, size_t n, doub
     CHECK(ARKStepGetNumLinIters(ark, &li0));
     CHECK(ARKStepGetNumLinConvFails(ark, &lf0));
     realtype tret;
-    double t0 = now();
+    double t0 = bench_now();
     for (int k = 0; k < STEPS; k++) {
         if (ARKStepEvolve(ark, (k + 1) * h, y, &tret, ARK_ONE_STEP) < 0) {
             *failed_step = k + 1;
             return -1.0;
         }
     }
-    double t = (now() - t0) / STEPS;
+    double t = (bench_now() - t0) / STEPS;
     CHECK(ARKStepGetNumLinIters(ark, &li1));
     CHECK(ARKStepGetNumLinConvFails(ark, &lf1));
     *iters = li1 - li0;
@@ -260,13 +243,13 @@ int main(void)
         if (ts_stepper_new(&ts_backward_euler_linear, ts_sys, &o, &st))
             return 1;
         ts_system_set_y(ts_sys, y0);
-        double t0 = now();
+        double t0 = bench_now();
         for (int k = 0; k < STEPS; k++)
             if (ts_stepper_step(st, ts_sys, k * h, h)) {
                 fprintf(stderr, "bench_sundials: tstep step failed: %s\n", ts_error_detail());
                 return 1;
             }
-        tt[r] = (now() - t0) / STEPS;
+        tt[r] = (bench_now() - t0) / STEPS;
         it_ts = st->total.linear_iters;
         ts_stepper_free(st);
         ta[r] = failed ? NAN : arkode_run(ark, y, y0, n, h, &it_ark, &failed);
@@ -276,7 +259,7 @@ int main(void)
         dmax = fmax(dmax, fabs(ts_sys->x[i] - N_VGetArrayPointer(y)[i]));
         xmax = fmax(xmax, fabs(ts_sys->x[i]));
     }
-    double a = median(tt, REPS), b = failed ? NAN : median(ta, REPS);
+    double a = bench_median(tt, REPS), b = failed ? NAN : bench_median(ta, REPS);
     double ia = (double)it_ts / STEPS, ib = (double)it_ark / STEPS;
     if (system("mkdir -p build/bench") != 0)
         return 1;
