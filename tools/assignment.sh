@@ -28,7 +28,7 @@
 #
 # The copy leaves out build/, .git and DIR itself.  The solution is built
 # (make build/tstep) to measure the spec; MAKEFLAGS such as -j2 and CFLAGS
-# pass through.
+# pass through, BUILD does not (the copies always build into their build/).
 set -eu
 
 steppers= systems= out= only=
@@ -217,7 +217,7 @@ for s in $steppers; do
 done
 
 # the expected values, measured on the solution
-make -s -C "$out/solution" build/tstep >"$out/solution-build.log" 2>&1 || {
+make -s -C "$out/solution" BUILD=build build/tstep >"$out/solution-build.log" 2>&1 || {
     cat "$out/solution-build.log" >&2
     echo "assignment: the solution does not build" >&2
     exit 1
@@ -249,7 +249,7 @@ done
     echo '    [ -f "$sub/$f" ] || { echo "grade.sh: $sub/$f is missing" >&2; exit 2; }'
     echo '    cp "$sub/$f" "$tmp/$f" && touch "$tmp/$f"'
     echo 'done'
-    echo 'make -s -C "$tmp" build/tstep >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; echo "grade.sh: the submission does not build" >&2; exit 1; }'
+    echo 'make -s -C "$tmp" BUILD=build build/tstep >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; echo "grade.sh: the submission does not build" >&2; exit 1; }'
     echo 'st=0; "$tmp/build/tstep" grade --spec "$kit/grading.spec" "$@" || st=$?'
     echo 'exit $st'
 } > "$out/grade.sh"
