@@ -1021,7 +1021,7 @@ START_TEST(assignment_kit_end_to_end)
     /* -O0: the two builds are the cost of this test */
     snprintf(cmd, sizeof cmd,
              "set -e; sh tools/assignment.sh --steppers 'midpoint rk4' --out %s/kit >%s/log 2>&1; "
-             "make -s -j2 -C %s/kit/handout BUILD=build build/tstep CFLAGS=-O0 >>%s/log 2>"make -s -j2 -C %s/kit/handout build/tstep CFLAGS=-O0 >>%s/log 2>&1",1",
+             "make -s -j2 -C %s/kit/handout BUILD=build build/tstep CFLAGS=-O0 >>%s/log 2>&1",
              dir, dir, dir, dir);
     setenv("MAKEFLAGS", "", 1);
     setenv("CFLAGS", "-O0", 1);
