@@ -75,6 +75,9 @@ int cmd_phase(int argc, char **argv)
     int ntypes;
     if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
         return CLI_EXIT_USAGE;
+    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
+    if (skeleton)
+        return skeleton;
     if (points > 1000000)
         return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
 

@@ -155,6 +155,37 @@ static int check_differences(checker *c, int which, int sample, ts_jcheck_result
 
 /* Taylor remainder r(e) = |f(+e u) - f - e J u| over halving e; least-squares
  * slope of log r against log e over the levels above round-off. */
+/* A Taylor test's result from its kept points (log eps, log remainder):
+ * the least-squares slope, the worst (smallest) over samples; with fewer
+ * than three points above round-off the map is linear along u. */
+static void record_slope(ts_jcheck_result *r, const double *le, const double *lr, int kept,
+                         size_t comp, int sample)
+{
+    if (kept < 3) {
+        if (!r->done) {
+            r->linear = 1;
+            r->slope = NAN;
+        }
+        r->done = 1;
+        return;
+    }
+    double me = 0.0, mr = 0.0, see = 0.0, ser = 0.0;
+    for (int k = 0; k < kept; k++)
+        me += le[k] / kept, mr += lr[k] / kept;
+    for (int k = 0; k < kept; k++) {
+        see += (le[k] - me) * (le[k] - me);
+        ser += (le[k] - me) * (lr[k] - mr);
+    }
+    double slope = ser / see;
+    if (!r->done || r->linear || slope < r->slope) {
+        r->slope = slope;
+        r->component = comp;
+        r->sample = sample;
+    }
+    r->linear = 0;
+    r->done = 1;
+}
+
 static int check_taylor(checker *c, int which, int sample, ts_jcheck_result *r)
 {
     size_t n = c->n;
@@ -184,29 +215,7 @@ static int check_taylor(checker *c, int which, int sample, ts_jcheck_result *r)
             comp = argmax_abs(n, c->d);
         }
     }
-    if (kept < 3) { /* linear in this variable: nothing above round-off */
-        if (!r->done) {
-            r->linear = 1;
-            r->slope = NAN;
-        }
-        r->done = 1;
-        return TS_OK;
-    }
-    double me = 0.0, mr = 0.0, see = 0.0, ser = 0.0;
-    for (int k = 0; k < kept; k++)
-        me += le[k] / kept, mr += lr[k] / kept;
-    for (int k = 0; k < kept; k++) {
-        see += (le[k] - me) * (le[k] - me);
-        ser += (le[k] - me) * (lr[k] - mr);
-    }
-    double slope = ser / see;
-    if (!r->done || r->linear || slope < r->slope) {
-        r->slope = slope;
-        r->component = comp;
-        r->sample = sample;
-    }
-    r->linear = 0;
-    r->done = 1;
+    record_slope(r, le, lr, kept, comp, sample);
     return TS_OK;
 }
 
@@ -358,28 +367,8 @@ static int check_energy(checker *c, int sample, ts_jacobian_report *rep)
             kept++;
         }
     }
-    if (kept < 3) { /* U linear along u (gravity alone): nothing above round-off */
-        if (!r->done) {
-            r->linear = 1;
-            r->slope = NAN;
-        }
-    } else {
-        double me = 0.0, mr = 0.0, see = 0.0, ser = 0.0;
-        for (int k = 0; k < kept; k++)
-            me += le[k] / kept, mr += lr[k] / kept;
-        for (int k = 0; k < kept; k++) {
-            see += (le[k] - me) * (le[k] - me);
-            ser += (le[k] - me) * (lr[k] - mr);
-        }
-        double slope = ser / see;
-        if (!r->done || r->linear || slope < r->slope) {
-            r->slope = slope;
-            r->component = comp;
-            r->sample = sample;
-        }
-        r->linear = 0;
-    }
-    r->done = 1;
+    /* fewer than 3 points: U linear along u (gravity alone) */
+    record_slope(r, le, lr, kept, comp, sample);
 
     /* kinetic energy at a random v against 1/2 v^T M v */
     if (!c->order2)
