@@ -148,7 +148,7 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
     "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
     "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
-    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"   \
+    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0, amg\n"   \
     "  --threads N     threads for forces, products and vector operations (default:\n"     \
     "                  OMP_NUM_THREADS, else 1); results identical for any N\n"
 
