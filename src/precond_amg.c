@@ -98,7 +98,6 @@ typedef struct {
     int bs;            /* unknowns per node: 3 for particles, else 1 */
     int nlev;          /* levels built (0: not yet) */
     level lev[AMG_MAX_LEVELS];
-    uint32_t *map0;    /* level 0: A.v[k] = ls->A->val[map0[k]] */
     double *dense;     /* the coarsest level's Cholesky factor, or NULL */
     size_t *pos;       /* n + 1 entries, SIZE_MAX between uses: sparse products' scatter */
     double *acc;       /* n + 1: a row of A P */
@@ -303,7 +302,6 @@ static void amg_free(void *state)
         free(L->dinv);
         free(L->r);
     }
-    free(s->map0);
     free(s->dense);
     free(s->pos);
     free(s->acc);
@@ -311,20 +309,38 @@ static void amg_free(void *state)
     free(s);
 }
 
-/* Level 0's full matrix from the assembled lower triangle (columns). */
+/* Level 0's full matrix from the assembled lower triangle (columns): its
+ * pattern, or (values) its values, both by the same walk over the columns. */
+static void full_walk(amg_state *s, const ts_sparse *lo, int values)
+{
+    csr *A = &s->lev[0].A;
+    size_t *fill = s->pos;
+    memcpy(fill, A->p, lo->n * sizeof *fill);
+    for (size_t j = 0; j < lo->n; j++)
+        for (size_t p = lo->colp[j]; p < lo->colp[j + 1]; p++) {
+            size_t i = lo->row[p], d = fill[i]++;
+            if (values)
+                A->v[d] = lo->val[p];
+            else
+                A->j[d] = (uint32_t)j;
+            if (i != j) {
+                d = fill[j]++;
+                if (values)
+                    A->v[d] = lo->val[p];
+                else
+                    A->j[d] = (uint32_t)i;
+            }
+        }
+    for (size_t i = 0; i <= lo->n; i++)
+        fill[i] = SIZE_MAX;
+}
+
 static int full_pattern(amg_state *s, const ts_sparse *lo)
 {
     size_t n = lo->n;
     csr *A = &s->lev[0].A;
-    size_t nnz = 2 * lo->nnz - n;
-    if (csr_alloc(A, n, n, nnz))
+    if (csr_alloc(A, n, n, 2 * lo->nnz - n))
         return TS_ERR_NOMEM;
-    s->map0 = malloc((nnz + 1) * sizeof *s->map0);
-    size_t *fill = malloc((n + 1) * sizeof *fill);
-    if (!s->map0 || !fill) {
-        free(fill);
-        return TS_ERR_NOMEM;
-    }
     for (size_t j = 0; j < n; j++)
         for (size_t p = lo->colp[j]; p < lo->colp[j + 1]; p++) {
             size_t i = lo->row[p];
@@ -334,17 +350,7 @@ static int full_pattern(amg_state *s, const ts_sparse *lo)
         }
     for (size_t i = 0; i < n; i++)
         A->p[i + 1] += A->p[i];
-    memcpy(fill, A->p, n * sizeof *fill);
-    for (size_t j = 0; j < n; j++)
-        for (size_t p = lo->colp[j]; p < lo->colp[j + 1]; p++) {
-            size_t i = lo->row[p], d = fill[i]++;
-            A->j[d] = (uint32_t)j, s->map0[d] = (uint32_t)p;
-            if (i != j) {
-                d = fill[j]++;
-                A->j[d] = (uint32_t)i, s->map0[d] = (uint32_t)p;
-            }
-        }
-    free(fill);
+    full_walk(s, lo, 0);
     return TS_OK;
 }
 
@@ -490,10 +496,12 @@ static void galerkin(amg_state *s, int l);
 static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
 {
     int st;
-    if ((st = full_pattern(s, ls->A)))
-        return st;
-    for (size_t k = 0; k < s->lev[0].A.p[s->n]; k++)
-        s->lev[0].A.v[k] = ls->A->val[s->map0[k]];
+    s->pos = malloc((s->n + 1) * sizeof *s->pos);
+    s->acc = malloc((s->n + 1) * sizeof *s->acc);
+    s->list = malloc((s->n + 1) * sizeof *s->list);
+    if (!s->pos || !s->acc || !s->list || full_pattern(s, ls->A))
+        return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    full_walk(s, ls->A, 1);
     s->lev[0].n = s->n;
     s->lev[0].comp = malloc(s->n + 1);
     if (!s->lev[0].comp)
@@ -502,13 +510,6 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
         s->lev[0].comp[i] = (uint8_t)(i % (size_t)s->bs);
     if ((st = work_alloc(&s->lev[0])))
         return st;
-    s->pos = malloc((s->n + 1) * sizeof *s->pos);
-    s->acc = malloc((s->n + 1) * sizeof *s->acc);
-    s->list = malloc((s->n + 1) * sizeof *s->list);
-    if (!s->pos || !s->acc || !s->list)
-        return ts_error(TS_ERR_NOMEM, "amg preconditioner");
-    for (size_t q = 0; q <= s->n; q++)
-        s->pos[q] = SIZE_MAX;
     csr pt = {0};
     int l = 0;
     double theta = AMG_THETA;
@@ -679,9 +680,7 @@ static void galerkin(amg_state *s, int l)
 
 static int rebuild(amg_state *s, const ts_linsolve *ls)
 {
-    level *L0 = &s->lev[0];
-    for (size_t k = 0; k < L0->A.p[s->n]; k++)
-        L0->A.v[k] = ls->A->val[s->map0[k]];
+    full_walk(s, ls->A, 1);
     for (int l = 0; l + 1 < s->nlev; l++)
         galerkin(s, l);
     for (int l = 0; l < s->nlev; l++) {
