@@ -26,8 +26,8 @@
  *  3. Tentative prolongator Pt: one coarse unknown per aggregate, Pt = 1
  *     on its members (a translation of the aggregate along its axis).
  *  4. Smoothed prolongator P = (I - omega D^-1 A) Pt, omega = 4 / (3 lmax),
- *     lmax the largest eigenvalue of D^-1 A (power iteration, at most
- *     Gershgorin's bound); coarse operator A_c = P^T A P (Galerkin), so
+ *     lmax the largest eigenvalue of D^-1 A (Lanczos, at most Gershgorin's
+ *     bound); coarse operator A_c = P^T A P (Galerkin), so
  *     every level is symmetric positive definite when A is.  A_c is summed
  *     one fine row of A P at a time, never storing A P.
  *
@@ -70,7 +70,7 @@
 #define AMG_DEGREE 3         /* Chebyshev smoother degree on the finest level */
 #define AMG_DEGREE_COARSE 1  /* and on the coarser ones */
 #define AMG_CHEB_RATIO 30.0  /* the smoothed range of D^-1 A: [lmax / 30, lmax] */
-#define AMG_POWER_ITERS 10
+#define AMG_LANCZOS 12     /* Lanczos steps estimating the largest eigenvalue of D^-1 A */
 #define AMG_REUSE_MAX 200    /* setups a hierarchy serves at most */
 
 /* compressed sparse rows: n rows, m columns */
@@ -569,48 +569,70 @@ static void level_mul(amg_state *s, int l, const double *u, double *out)
     }
 }
 
-/* Largest eigenvalue of D^-1 A by power iteration, at most Gershgorin's bound of A's rows. */
+/* Largest eigenvalue of D^-1 A: the largest Ritz value of AMG_LANCZOS
+ * Lanczos steps on D^-1/2 A D^-1/2 (which approaches it from below, far
+ * faster than power iteration on a clustered spectrum), times 1.1, at most
+ * Gershgorin's bound max_i sum_j |a_ij| / d_i over the unpinned rows. */
 static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
 {
     level *L = &s->lev[l];
     size_t n = L->n;
     const csr *A = &L->A;
+    const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
     double gersh = 0.0;
     for (size_t i = 0; i < n; i++) {
+        if (pinned && pinned[i])
+            continue;
         double row = 0.0;
         for (size_t k = A->p[i]; k < A->p[i + 1]; k++)
             row += fabs(A->v[k]);
         gersh = fmax(gersh, row * fabs(dinv[i]));
     }
-    double *x = L->x, *y = L->t, lam = 0.0;
+    double *q = L->x, *qprev = L->d, *w = L->t;
+    double alpha[AMG_LANCZOS], beta[AMG_LANCZOS], qn = 0.0;
+    uint64_t seed = 88172645463325252u;
+    for (size_t i = 0; i < n; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift */
+        q[i] = pinned && pinned[i] ? 0.0 : (double)(seed >> 11) * 0x1p-53 - 0.5;
+        qn += q[i] * q[i];
+        qprev[i] = 0.0;
+    }
+    qn = sqrt(qn);
     for (size_t i = 0; i < n; i++)
-        x[i] = 1.0 + (double)((i * 7919) % 13) / 13.0;
-    if (l == 0 && s->sys)
-        ts_system_filter(s->sys, x);
+        q[i] /= qn;
     ts_system *keep = s->sys;
     if (!matrix_free)
         s->sys = NULL;
-    for (int it = 0; it < AMG_POWER_ITERS; it++) {
-        double nx = 0.0;
+    int m = 0;
+    double b = 0.0;
+    for (; m < AMG_LANCZOS; m++) {
         for (size_t i = 0; i < n; i++)
-            nx += x[i] * x[i];
-        nx = sqrt(nx);
-        if (!(nx > 0.0))
+            qprev[i] = -b * qprev[i], w[i] = q[i] * sqrt(dinv[i]);
+        double *u = L->r; /* A D^-1/2 q */
+        level_mul(s, l, w, u);
+        double a = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            w[i] = u[i] * sqrt(dinv[i]) + qprev[i];
+            a += w[i] * q[i];
+        }
+        double nb = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            w[i] -= a * q[i];
+            nb += w[i] * w[i];
+        }
+        alpha[m] = a;
+        b = beta[m] = sqrt(nb);
+        if (!(b > 1e-12 * fabs(a)))
             break;
         for (size_t i = 0; i < n; i++)
-            x[i] /= nx;
-        level_mul(s, l, x, y);
-        double ny = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            y[i] *= dinv[i];
-            ny += y[i] * y[i];
-        }
-        lam = sqrt(ny);
-        memcpy(x, y, n * sizeof *x);
+            qprev[i] = q[i], q[i] = w[i] / b;
     }
     s->sys = keep;
-    lam *= 1.1;
-    return gersh > 0.0 && gersh < lam ? gersh : lam;
+    int k = m < AMG_LANCZOS ? m + 1 : m;
+    double lam = 0.0;
+    if (LAPACKE_dstev(LAPACK_COL_MAJOR, 'N', (lapack_int)k, alpha, beta, NULL, 1) == 0)
+        lam = 1.1 * alpha[k - 1];
+    return gersh > 0.0 && (gersh < lam || !(lam > 0.0)) ? gersh : lam;
 }
 
 static void diag_inverse(level *L)
