@@ -25,9 +25,10 @@
  *     identity's) belong to none: the smoother alone solves them.
  *  3. Tentative prolongator Pt: one coarse unknown per aggregate, Pt = 1
  *     on its members (a translation of the aggregate along its axis).
- *  4. Smoothed prolongator P = (I - omega D^-1 A) Pt, omega = 4 / (3 lmax),
- *     lmax the largest eigenvalue of D^-1 A (Lanczos, at most Gershgorin's
- *     bound); coarse operator A_c = P^T A P (Galerkin), so
+ *  4. Smoothed prolongator P = (I - omega D^-1 A_F) Pt, A_F the entries
+ *     of A between unknowns of one axis, omega = 4 / (3 lmax), lmax
+ *     Gershgorin's bound of D^-1 A_F's eigenvalues; coarse operator
+ *     A_c = P^T A P (Galerkin, with the whole A), so
  *     every level is symmetric positive definite when A is.  A_c is summed
  *     one fine row of A P at a time, never storing A P.
  *
@@ -492,6 +493,28 @@ static int work_alloc(level *L)
 
 static void galerkin(amg_state *s, int l);
 
+/* The pattern of A_F Pt, A_F the entries of A between unknowns of one axis. */
+static int filtered_pattern(const level *L, const csr *pt, csr *p)
+{
+    csr af = {0};
+    af.n = af.m = L->n;
+    af.p = calloc(L->n + 1, sizeof *af.p);
+    af.j = malloc((L->A.p[L->n] + 1) * sizeof *af.j);
+    int st = TS_ERR_NOMEM;
+    if (af.p && af.j) {
+        size_t w = 0;
+        for (size_t i = 0; i < L->n; i++) {
+            for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
+                if (L->comp[L->A.j[k]] == L->comp[i])
+                    af.j[w++] = L->A.j[k];
+            af.p[i + 1] = w;
+        }
+        st = spgemm_pattern(&af, pt, p, 1);
+    }
+    csr_free(&af);
+    return st;
+}
+
 /* Levels, patterns and work arrays from the first assembled matrix. */
 static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
 {
@@ -523,8 +546,8 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
             break;
         if (tentative(s, L, l == 0 ? sys->pinned : NULL, nc, &pt))
             goto nomem;
-        /* P has the pattern of A Pt (which holds Pt's) */
-        if (spgemm_pattern(&L->A, &pt, &L->P, 1))
+        /* P has the pattern of A_F Pt (which holds Pt's) */
+        if (filtered_pattern(L, &pt, &L->P))
             goto nomem;
         L->ppos = malloc((L->n + 1) * sizeof *L->ppos);
         if (!L->ppos)
@@ -661,25 +684,43 @@ static int factor_dense(amg_state *s)
     return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, a, (lapack_int)n) == 0;
 }
 
-/* Level l's smoothed prolongator from its current matrix, then A_{l+1} = P^T A P. */
-/* P = (I - omega D^-1 A) Pt */
+/* P = (I - omega D^-1 A_F) Pt, A_F the filtered matrix (Vanek et al. 1996,
+ * sec. 4): A's entries between unknowns of one axis, so that P keeps each
+ * axis's aggregates apart (a third of the entries, and of the work in the
+ * Galerkin product, of P from the whole A); nothing is added to the
+ * diagonal, since a translation along one axis only meets that axis's
+ * entries; omega = 4 / (3 lambda), lambda Gershgorin's bound of D^-1 A_F. */
 static void smooth_prolongator(amg_state *s, int l)
 {
     level *L = &s->lev[l];
     size_t *pos = s->pos;
-    diag_inverse(L);
-    L->lmax = eig_max(s, l, L->dinv, 0);
-    double omega = 4.0 / (3.0 * L->lmax);
-    /* P = Pt - omega D^-1 A Pt: row i of A Pt sums A's row over each aggregate */
+    const uint8_t *comp = L->comp;
+    double lam = 0.0;
+    for (size_t i = 0; i < L->n; i++) {
+        double d = 0.0, off = 0.0;
+        for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++) {
+            size_t j = L->A.j[k];
+            if (j == i)
+                d += L->A.v[k];
+            else if (comp[j] == comp[i])
+                off += fabs(L->A.v[k]);
+        }
+        double df = d;
+        L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
+        lam = fmax(lam, (fabs(df) + off) * L->dinv[i]);
+    }
+    double omega = lam > 0.0 ? 4.0 / (3.0 * lam) : 0.0;
+    /* row i of A_F Pt sums A_F's row over each aggregate */
     for (size_t i = 0; i < L->n; i++) {
         for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
             pos[L->P.j[k]] = k, L->P.v[k] = 0.0;
         for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++) {
             size_t j = L->A.j[k];
             int32_t a = L->agg[j];
-            if (a < 0 || (l == 0 && s->sys->pinned && s->sys->pinned[j]))
+            if (a < 0 || comp[j] != comp[i] || (l == 0 && s->sys->pinned && s->sys->pinned[j]))
                 continue;
-            L->P.v[pos[a]] -= omega * L->dinv[i] * L->A.v[k];
+            double v = j == i && L->dinv[i] > 0.0 ? 1.0 / L->dinv[i] : L->A.v[k];
+            L->P.v[pos[a]] -= omega * L->dinv[i] * v;
         }
         for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
             pos[L->P.j[k]] = SIZE_MAX;
@@ -711,8 +752,7 @@ static int rebuild(amg_state *s, const ts_linsolve *ls)
         if (l == 0) /* the smoother's diagonal: the current A's */
             for (size_t i = 0; i < L->n; i++)
                 L->dinv[i] = 1.0 / s->diag[i];
-        if (l == 0 || l == s->nlev - 1) /* else galerkin's estimate, for the same D^-1 A */
-            L->lmax = eig_max(s, l, L->dinv, l == 0);
+        L->lmax = eig_max(s, l, L->dinv, l == 0);
     }
     s->dense_ok = s->dense && factor_dense(s);
     return TS_OK;
