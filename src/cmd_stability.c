@@ -269,7 +269,7 @@ static int advance_to(const char *cmd, ts_system *sys, const ts_stepper_type *ty
     if (s)
         return cli_fail(cmd, s);
     long n = (long)ceil(t0 / h - 1e-9);
-    for (long k = 1; k <= n && !s; k++) {
+    for (long k = 1; k <= n && !s && !ts_stop_signal; k++) {
         double t = (double)(k - 1) * h;
         s = ts_stepper_step(st, sys, t, k == n ? t0 - t : h);
         if (s)
@@ -437,6 +437,9 @@ int cmd_stability(int argc, char **argv)
     if (skeleton)
         return skeleton;
 
+    /* SIGINT/SIGTERM from here on: the state and the spectrum stop early,
+     * the measurements after the stepper under way */
+    cli_catch_stop_signals();
     /* the state of the linearization: the initial one, or the run's at T0 */
     ts_system *probe;
     int rc = cli_make_system(cmd, stype, &p, &probe);
@@ -453,6 +456,13 @@ int cmd_stability(int argc, char **argv)
     }
     ts_spectrum sp;
     int ms = ts_spectrum_compute(probe, at_time, eig, &sp);
+    if (ts_stop_signal) {
+        if (!ms)
+            ts_spectrum_free(&sp);
+        ts_system_free(probe);
+        return cli_stopped(cmd, "before the measurements (the state and its spectrum): "
+                                "nothing written");
+    }
     if (ms) {
         ts_system_free(probe);
         return cli_fail(cmd, ms);
@@ -472,7 +482,6 @@ int cmd_stability(int argc, char **argv)
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
     int fail = 0, stopped = 0; /* SIGINT/SIGTERM: the steppers measured so far */
-    cli_catch_stop_signals();
     for (int i = 0; i < ntypes && !fail; i++) {
         pc.stepper = types[i]->name;
         pc.index = i + 1;
