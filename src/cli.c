@@ -347,6 +347,17 @@ int cli_common_steppers(const char *cmd, const cli_common *o, const ts_system_ty
     return cli_drop_unimplemented(cmd, types, ntypes, strcmp(o->steppers, "all") == 0);
 }
 
+int cli_points_table(const char *cmd, const cli_common *o, long points,
+                     const ts_stepper_type **types, int max, int *ntypes, FILE **out)
+{
+    int rc = cli_common_steppers(cmd, o, NULL, NULL, types, max, ntypes);
+    if (rc)
+        return rc;
+    if (points > 1000000)
+        return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
+    return cli_open_output(cmd, o->out, out);
+}
+
 void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits)
 {
     size_t np = sys->n / sys->dim;
@@ -495,6 +506,10 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
                                 256 + n}; /* above every short option */
         if (opts[n].kind == CLI_OPT_HELP)
             help = n;
+    }
+    if (opts[n].kind != CLI_OPT_END) { /* a table past CLI_MAX_OPTS: a bug in tstep */
+        fprintf(stderr, "tstep %s: more than %d options in the table\n", cmd, CLI_MAX_OPTS);
+        return *rc = 1, 1;
     }
     lo[n] = (struct option){0, 0, 0, 0};
     optind = 0;

@@ -118,6 +118,10 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
  * 0 or the exit status, printed. */
 int cli_common_steppers(const char *cmd, const cli_common *o, const ts_system_type **stype,
                         ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
+/* A table of --points rows per stepper (phase, amplification): the
+ * steppers (cli_common_steppers), --points at most 1000000, --out opened. */
+int cli_points_table(const char *cmd, const cli_common *o, long points,
+                     const ts_stepper_type **types, int max, int *ntypes, FILE **out);
 
 /* --- option tables ---------------------------------------------------------------
  * A command declares its options as a table of cli_opt, ended by CLI_OPT_END,
@@ -202,7 +206,7 @@ int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
  * an error, printed). */
 int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc);
 
-/* How many entries before CLI_OPT_END; at most CLI_MAX_OPTS. */
+/* Entries before CLI_END: at most CLI_MAX_OPTS (more: exit 1, a bug). */
 #define CLI_MAX_OPTS 64
 
 #define CLI_SOLVER_HELP                                                                   \

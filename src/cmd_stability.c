@@ -696,13 +696,8 @@ int cmd_amplification(int argc, char **argv)
         return rc;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if ((rc = cli_common_steppers(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes)))
-        return rc;
-    if (points > 1000000)
-        return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
-
     FILE *out;
-    if ((rc = cli_open_output(cmd, o.out, &out)))
+    if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
         return rc;
     int csv = o.format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
