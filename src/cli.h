@@ -124,7 +124,7 @@ int cli_points_table(const char *cmd, const cli_common *o, long points,
                      const ts_stepper_type **types, int max, int *ntypes, FILE **out);
 
 /* --- option tables ---------------------------------------------------------------
- * A command declares its options as a table of cli_opt, ended by CLI_OPT_END,
+ * A command declares its options as a table of cli_opt, ended by CLI_END,
  * and hands it with argv to cli_options, which parses every option with
  * getopt_long (any unambiguous prefix, "--name value" or "--name=value") and
  * fills each entry's field `to` by its kind.  A bad value prints "tstep CMD:
