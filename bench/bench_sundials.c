@@ -87,7 +87,7 @@
 #include "tstep/springs.h"
 #include "tstep/stepper.h"
 
-#define REPS 7
+#define REPS 15
 #define NX 100
 #define CG_TOL 1e-3
 #define NLSCOEF 0.1
@@ -381,7 +381,8 @@ static SUNLinearSolver schur_new(problem *P, int fast, SUNContext ctx)
  * about three times slower per iteration than the same algorithm compiled
  * with -O2.  SUNDIALS' vectors are an ops table a user may fill: these are
  * the serial vector's hot operations compiled with this file's flags, put
- * into the table of the vectors ARKODE and PCG clone theirs from. */
+ * into the table of the vectors ARKODE and PCG clone theirs from.  (The
+ * length is read once: a store through Z may alias the vector's length.) */
 #define FK_N(v) NV_LENGTH_S(v)
 #define FK_D(v) NV_DATA_S(v)
 
@@ -389,14 +390,14 @@ static void fk_linearsum(realtype a, N_Vector x, realtype b, N_Vector y, N_Vecto
 {
     const double *X = FK_D(x), *Y = FK_D(y);
     double *Z = FK_D(z);
-    for (sunindextype i = 0; i < FK_N(z); i++)
+    for (sunindextype i = 0, n = FK_N(z); i < n; i++)
         Z[i] = a * X[i] + b * Y[i];
 }
 
 static void fk_const(realtype c, N_Vector z)
 {
     double *Z = FK_D(z);
-    for (sunindextype i = 0; i < FK_N(z); i++)
+    for (sunindextype i = 0, n = FK_N(z); i < n; i++)
         Z[i] = c;
 }
 
@@ -404,7 +405,7 @@ static void fk_prod(N_Vector x, N_Vector y, N_Vector z)
 {
     const double *X = FK_D(x), *Y = FK_D(y);
     double *Z = FK_D(z);
-    for (sunindextype i = 0; i < FK_N(z); i++)
+    for (sunindextype i = 0, n = FK_N(z); i < n; i++)
         Z[i] = X[i] * Y[i];
 }
 
@@ -412,7 +413,7 @@ static void fk_scale(realtype c, N_Vector x, N_Vector z)
 {
     const double *X = FK_D(x);
     double *Z = FK_D(z);
-    for (sunindextype i = 0; i < FK_N(z); i++)
+    for (sunindextype i = 0, n = FK_N(z); i < n; i++)
         Z[i] = c * X[i];
 }
 
@@ -420,7 +421,7 @@ static realtype fk_dotprod(N_Vector x, N_Vector y)
 {
     const double *X = FK_D(x), *Y = FK_D(y);
     double sum = 0.0;
-    for (sunindextype i = 0; i < FK_N(x); i++)
+    for (sunindextype i = 0, n = FK_N(x); i < n; i++)
         sum += X[i] * Y[i];
     return sum;
 }
@@ -429,7 +430,7 @@ static realtype fk_wrmsnorm(N_Vector x, N_Vector w)
 {
     const double *X = FK_D(x), *W = FK_D(w);
     double sum = 0.0;
-    for (sunindextype i = 0; i < FK_N(x); i++)
+    for (sunindextype i = 0, n = FK_N(x); i < n; i++)
         sum += X[i] * W[i] * X[i] * W[i];
     return sqrt(sum / (double)FK_N(x));
 }
