@@ -132,6 +132,7 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
 
 static void csr_mul(const csr *a, const double *u, double *out)
 {
+#pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
     for (size_t i = 0; i < a->n; i++) {
         double s = 0.0;
         for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
@@ -143,6 +144,7 @@ static void csr_mul(const csr *a, const double *u, double *out)
 /* out += a u */
 static void csr_mul_add(const csr *a, const double *u, double *out)
 {
+    #pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
     for (size_t i = 0; i < a->n; i++) {
         double s = 0.0;
         for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
@@ -836,24 +838,27 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
         memset(x, 0, n * sizeof *x);
     } else {
         level_mul(s, l, x, t);
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
         for (size_t i = 0; i < n; i++)
             r[i] = b[i] - t[i];
     }
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         d[i] = L->dinv[i] * r[i] / theta;
-    for (int it = 0;; it++) {
-        for (size_t i = 0; i < n; i++)
-            x[i] += d[i];
-        if (it == k - 1)
-            break;
+    for (int it = 1; it < k; it++) {
         level_mul(s, l, d, t);
-        double rho1 = 1.0 / (2.0 * sigma - rho);
+        double rho1 = 1.0 / (2.0 * sigma - rho), c1 = rho1 * rho, c2 = 2.0 * rho1 / delta;
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
         for (size_t i = 0; i < n; i++) {
+            x[i] += d[i];
             r[i] -= t[i];
-            d[i] = rho1 * rho * d[i] + 2.0 * rho1 / delta * L->dinv[i] * r[i];
+            d[i] = c1 * d[i] + c2 * L->dinv[i] * r[i];
         }
         rho = rho1;
     }
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t i = 0; i < n; i++)
+        x[i] += d[i];
 }
 
 static void cycle(amg_state *s, int l, const double *b, double *x)
@@ -873,6 +878,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
     int deg = l == 0 ? AMG_DEGREE : AMG_DEGREE_COARSE;
     chebyshev(s, l, b, x, 1, deg);
     level_mul(s, l, x, L->t);
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         L->t[i] = b[i] - L->t[i];
     csr_mul_transpose(&L->P, L->t, C->b);
