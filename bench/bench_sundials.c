@@ -56,7 +56,7 @@ typedef struct {
     ts_system *sys;
     ts_springs *s;
     size_t n;
-    double *kblk, *dblk; /* cached K and D blocks at the linearization */
+    double *xk, *xd; /* positions where K = df/dx and D = df/dv are linearized */
     double *diag;        /* Jacobi: diagonal of I - gamma J */
     double *tmp;
 } problem;
@@ -69,17 +69,15 @@ static int rhs(realtype t, N_Vector y, N_Vector ydot, void *ud)
     return ts_system_deriv(p->sys, t, N_VGetArrayPointer(y), N_VGetArrayPointer(ydot)) ? -1 : 0;
 }
 
-/* cache K = df/dx and D = df/dv (the fast path's symmetric blocks) at y */
+/* K = df/dx and D = df/dv (the fast path's symmetric blocks) at y: the
+ * fast path keeps the point, so keep a copy of y's positions */
 static int jt_setup(realtype t, N_Vector y, N_Vector fy, void *ud)
 {
     problem *p = ud;
     const double *Y = N_VGetArrayPointer(y);
-    size_t bytes = 6 * p->s->ns * sizeof(double);
-    (void)fy;
-    ts_system_linearize(p->sys, t, Y, Y + p->n, 1.0, 0.0);
-    memcpy(p->kblk, p->s->block, bytes);
-    ts_system_linearize(p->sys, t, Y, Y + p->n, 0.0, 1.0);
-    memcpy(p->dblk, p->s->block, bytes);
+    (void)t, (void)fy;
+    memcpy(p->xk, Y, p->n * sizeof(double));
+    memcpy(p->xd, Y, p->n * sizeof(double));
     return 0;
 }
 
@@ -93,13 +91,11 @@ static int jt_times(N_Vector v, N_Vector Jv, realtype t, N_Vector y, N_Vector fy
     const double *V = N_VGetArrayPointer(v);
     double *J = N_VGetArrayPointer(Jv), *a = J + n, *m = p->sys->mass;
     const unsigned char *pin = p->sys->pinned;
-    double wdrag = s->lin_wdrag, *keep = s->block;
-    (void)t, (void)y, (void)fy, (void)tmpv;
-    s->block = p->kblk, s->lin_wdrag = 0.0;
+    (void)s, (void)y, (void)fy, (void)tmpv;
+    ts_system_linearize(p->sys, t, p->xk, NULL, 1.0, 0.0);
     ts_system_jacobian_mul(p->sys, V, a);
-    s->block = p->dblk, s->lin_wdrag = wdrag;
+    ts_system_linearize(p->sys, t, p->xd, NULL, 0.0, 1.0);
     ts_system_jacobian_mul(p->sys, V + n, p->tmp);
-    s->block = keep;
     for (size_t i = 0; i < n; i++) {
         int fixed = pin && pin[i];
         J[i] = fixed ? 0.0 : V[n + i];
@@ -114,15 +110,12 @@ static int prec_setup(realtype t, N_Vector y, N_Vector fy, booleantype jok,
 {
     problem *p = ud;
     size_t n = p->n;
-    double *keep = p->s->block;
     const double *Y = N_VGetArrayPointer(y);
     (void)fy, (void)jok;
     /* ARKODE may set up the preconditioner before its first jt_setup */
-    ts_system_linearize(p->sys, t, Y, Y + n, 0.0, 1.0);
-    memcpy(p->dblk, keep, 6 * p->s->ns * sizeof(double));
-    p->s->block = p->dblk;
+    memcpy(p->xd, Y, n * sizeof(double));
+    ts_system_linearize(p->sys, t, p->xd, NULL, 0.0, 1.0);
     p->sys->ops->jacobian_diag(p->sys, p->tmp);
-    p->s->block = keep;
     for (size_t i = 0; i < n; i++) {
         p->diag[i] = 1.0;
         p->diag[n + i] = 1.0 - gamma * p->tmp[i] / p->sys->mass[i];
@@ -221,8 +214,8 @@ int main(void)
     problem P = {.sys = cloth()};
     P.s = ts_springs_of(P.sys);
     P.n = n;
-    P.kblk = malloc(6 * P.s->ns * sizeof(double));
-    P.dblk = malloc(6 * P.s->ns * sizeof(double));
+    P.xk = malloc(n * sizeof(double));
+    P.xd = malloc(n * sizeof(double));
     P.diag = malloc(2 * n * sizeof(double));
     P.tmp = malloc(n * sizeof(double));
     SUNContext ctx;
@@ -301,6 +294,6 @@ int main(void)
     SUNContext_Free(&ctx);
     ts_system_free(ts_sys);
     ts_system_free(P.sys);
-    free(y0), free(P.kblk), free(P.dblk), free(P.diag), free(P.tmp);
+    free(y0), free(P.xk), free(P.xd), free(P.diag), free(P.tmp);
     return 0;
 }
