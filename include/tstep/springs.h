@@ -210,12 +210,13 @@ ts_springs *ts_springs_of(ts_system *sys);
 
 /* Memory a network of np particles and ns springs takes with any stepper,
  * estimated (bytes): TS_SPRINGS_BYTES_PER_PARTICLE a particle (state, masses
- * and the steppers' vectors) and TS_SPRINGS_BYTES_PER_SPRING a spring (its
- * arrays, room to grow, the fast path's cache).  Measured: a 300 x 300
- * cloth (90000 particles, 537000 springs) peaks at 85 MB with
- * backward-euler; the estimate says 104 MB. */
-#define TS_SPRINGS_BYTES_PER_PARTICLE 200.0
-#define TS_SPRINGS_BYTES_PER_SPRING 160.0
+ * and the steppers' vectors: dopri5's are the most) and
+ * TS_SPRINGS_BYTES_PER_SPRING a spring (its arrays, 1/l of the fast path,
+ * the sort's transient arrays).  Measured: a 300 x 300 cloth (90000
+ * particles, 537000 springs) peaks at 64 MB with backward-euler and 87 MB
+ * with dopri5; the estimate says 89 MB. */
+#define TS_SPRINGS_BYTES_PER_PARTICLE 700.0
+#define TS_SPRINGS_BYTES_PER_SPRING 48.0
 double ts_springs_memory_estimate(size_t np, size_t ns);
 /* This machine's physical memory in bytes (0 when unknown). */
 double ts_memory_physical(void);
