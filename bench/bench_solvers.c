@@ -4,7 +4,10 @@
  *    Eisenstat-Walker linear tolerances) on the 100 x 100 cloth at
  *    dt = 1/60, divided by one forward-euler step measured in the same run:
  *    the cost of an implicit step in explicit steps (goal: <= 40).  Once
- *    with the default solver, once with each solver / preconditioner.
+ *    with the default solver, once with each solver / preconditioner; each
+ *    as the first step of a fresh stepper (every setup, e.g. a multigrid
+ *    hierarchy, included) and as the mean of the next RUN_STEPS steps of
+ *    the same stepper (what a step costs in a simulation).
  * 2. Per grid size (32^2, 100^2, 300^2 by default; TSTEP_BENCH_SIZES="32 100
  *    300 1000" to choose), per solver / preconditioner: wall time, CG
  *    iterations, Newton iterations, setup and solve time per step, and the
@@ -36,14 +39,16 @@ typedef struct {
     const char *label;
     const ts_linsolve_type *solver;
     const ts_precond_type *precond;
+    int max_nx; /* larger grids take minutes per step: skipped */
 } config;
 
 static const config configs[] = {
-    {"default", NULL, NULL},
-    {"cg/jacobi", &ts_linsolve_cg, &ts_precond_jacobi},
-    {"cg/block-jacobi", &ts_linsolve_cg, &ts_precond_block_jacobi},
-    {"cg/ic0", &ts_linsolve_cg, &ts_precond_ic0},
-    {"direct", &ts_linsolve_direct, NULL},
+    {"default", NULL, NULL, 300},
+    {"cg/jacobi", &ts_linsolve_cg, &ts_precond_jacobi, 300},
+    {"cg/block-jacobi", &ts_linsolve_cg, &ts_precond_block_jacobi, 300},
+    {"cg/ic0", &ts_linsolve_cg, &ts_precond_ic0, 300},
+    {"cg/amg", &ts_linsolve_cg, &ts_precond_amg, 1 << 30},
+    {"direct", &ts_linsolve_direct, NULL, 300},
 };
 #define NCONF (int)(sizeof configs / sizeof *configs)
 
@@ -72,9 +77,22 @@ static ts_solver_options options(const config *c)
     return o;
 }
 
-/* One timed step of `type` from y0 with a fresh stepper; its statistics in *st. */
+/* Steps taken after the first with the same stepper ("in a run"). */
+#define RUN_STEPS 3
+
+static void stats_add(ts_step_stats *sum, const ts_step_stats *a)
+{
+    sum->linear_iters += a->linear_iters;
+    sum->newton_iters += a->newton_iters;
+    sum->setup_seconds += a->setup_seconds;
+    sum->solve_seconds += a->solve_seconds;
+}
+
+/* One timed step of `type` from y0 with a fresh stepper (its statistics in
+ * *st), then RUN_STEPS more with the same stepper: their mean time is
+ * *run, their summed statistics *rst. */
 static double time_step(const ts_stepper_type *type, const config *c, ts_system *sys,
-                        const double *y0, ts_step_stats *st)
+                        const double *y0, ts_step_stats *st, double *run, ts_step_stats *rst)
 {
     ts_solver_options o = options(c);
     ts_stepper *s;
@@ -91,6 +109,16 @@ static double time_step(const ts_stepper_type *type, const config *c, ts_system 
         exit(1);
     }
     *st = s->last;
+    *rst = (ts_step_stats){0};
+    double t1 = bench_now();
+    for (int k = 1; k <= RUN_STEPS; k++) {
+        if (ts_stepper_step(s, sys, (3 + k) * DT, DT)) {
+            fprintf(stderr, "bench_solvers: %s step failed: %s\n", c->label, ts_error_detail());
+            exit(1);
+        }
+        stats_add(rst, &s->last);
+    }
+    *run = (bench_now() - t1) / RUN_STEPS;
     ts_stepper_free(s);
     return t;
 }
@@ -109,12 +137,15 @@ static double time_fe(ts_system *sys, const double *y0)
     return t;
 }
 
-/* the start: 3 default backward-euler steps from rest */
+/* the start: 3 backward-euler steps from rest (multigrid-preconditioned:
+ * the same converged steps, in seconds rather than minutes at 1000^2) */
 static double *start_state(ts_system *sys)
 {
     double *y = malloc(2 * sys->n * sizeof *y);
     ts_stepper *s;
-    if (!y || ts_stepper_new(&ts_backward_euler, sys, NULL, &s))
+    ts_solver_options o = ts_default_solver_options();
+    o.precond = &ts_precond_amg;
+    if (!y || ts_stepper_new(&ts_backward_euler, sys, &o, &s))
         exit(1);
     for (int k = 0; k < 3; k++)
         if (ts_stepper_step(s, sys, k * DT, DT))
@@ -134,7 +165,8 @@ int main(void)
         return 1;
     }
     fprintf(csv, "nx,particles,solver,reps,step_s,fe_step_s,step_over_fe,linear_iters,"
-                 "newton_iters,setup_s,solve_s,us_per_particle\n");
+                 "newton_iters,setup_s,solve_s,us_per_particle,run_step_s,run_step_over_fe,"
+                 "run_linear_iters,run_newton_iters,run_us_per_particle\n");
 
     const char *env = getenv("TSTEP_BENCH_SIZES");
     char sizes[256];
@@ -149,38 +181,59 @@ int main(void)
         ts_system *sys = make_cloth(nx);
         double *y0 = start_state(sys);
         int reps = nx >= 300 ? REPS_LARGE : REPS;
-        double t[NCONF][REPS], fe[REPS];
-        ts_step_stats st[NCONF][REPS];
+        double t[NCONF][REPS], tr[NCONF][REPS], fe[REPS];
+        ts_step_stats st[NCONF][REPS], rst[NCONF][REPS];
         for (int r = 0; r < reps; r++) {
             fe[r] = time_fe(sys, y0);
             for (int c = 0; c < NCONF; c++)
-                t[c][r] = time_step(&ts_backward_euler, &configs[c], sys, y0, &st[c][r]);
+                if (nx <= configs[c].max_nx)
+                    t[c][r] = time_step(&ts_backward_euler, &configs[c], sys, y0, &st[c][r],
+                                        &tr[c][r], &rst[c][r]);
         }
         double fe_med = bench_median(fe, reps);
         printf("\n%d x %d cloth (%d particles): forward-euler step %.3g ms\n", nx, nx, nx * nx,
                1e3 * fe_med);
-        printf("  %-16s %10s %8s %8s %7s %9s %9s %10s\n", "solver", "step ms", "BE/FE", "CG it",
-               "Newton", "setup ms", "solve ms", "us/part.");
+        printf("  first step (a fresh stepper: every setup included); in a run (the mean of the "
+               "%d steps after it)\n", RUN_STEPS);
+        printf("  %-16s %10s %8s %8s %7s %9s %9s %10s | %9s %7s %7s %7s\n", "solver", "step ms",
+               "BE/FE", "CG it", "Newton", "setup ms", "solve ms", "us/part.", "run ms", "BE/FE",
+               "CG it", "Newton");
         for (int c = 0; c < NCONF; c++) {
-            double it[REPS], nw[REPS], su[REPS], so[REPS];
+            if (nx > configs[c].max_nx) {
+                printf("  %-16s skipped above %d x %d\n", configs[c].label, configs[c].max_nx,
+                       configs[c].max_nx);
+                continue;
+            }
+            double it[REPS], nw[REPS], su[REPS], so[REPS], rit[REPS], rnw[REPS];
             for (int r = 0; r < reps; r++) {
                 it[r] = (double)st[c][r].linear_iters;
                 nw[r] = (double)st[c][r].newton_iters;
                 su[r] = st[c][r].setup_seconds;
                 so[r] = st[c][r].solve_seconds;
+                rit[r] = (double)rst[c][r].linear_iters / RUN_STEPS;
+                rnw[r] = (double)rst[c][r].newton_iters / RUN_STEPS;
             }
+            double rtm = bench_median(tr[c], reps);
             double tm = bench_median(t[c], reps), itm = bench_median(it, reps), nwm = bench_median(nw, reps);
             double sum = bench_median(su, reps), som = bench_median(so, reps);
             double per = 1e6 * tm / (nx * nx);
-            printf("  %-16s %10.2f %8.0f %8.0f %7.0f %9.2f %9.2f %10.2f\n", configs[c].label,
-                   1e3 * tm, tm / fe_med, itm, nwm, 1e3 * sum, 1e3 * som, per);
-            fprintf(csv, "%d,%d,%s,%d,%.6g,%.6g,%.6g,%.0f,%.0f,%.6g,%.6g,%.6g\n", nx, nx * nx,
-                    configs[c].label, reps, tm, fe_med, tm / fe_med, itm, nwm, sum, som, per);
+            printf("  %-16s %10.2f %8.0f %8.0f %7.0f %9.2f %9.2f %10.2f | %9.2f %7.0f %7.1f %7.1f\n",
+                   configs[c].label, 1e3 * tm, tm / fe_med, itm, nwm, 1e3 * sum, 1e3 * som, per,
+                   1e3 * rtm, rtm / fe_med, bench_median(rit, reps), bench_median(rnw, reps));
+            fprintf(csv, "%d,%d,%s,%d,%.6g,%.6g,%.6g,%.0f,%.0f,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+                    nx, nx * nx, configs[c].label, reps, tm, fe_med, tm / fe_med, itm, nwm, sum,
+                    som, per, rtm, rtm / fe_med, bench_median(rit, reps), bench_median(rnw, reps),
+                    1e6 * rtm / (nx * nx));
         }
-        if (nx == 100)
+        if (nx == 100) {
             printf("  goal: default backward-euler step <= 40 forward-euler steps; measured "
-                   "%.0f\n",
-                   bench_median(t[0], reps) / fe_med);
+                   "%.0f (first step), %.0f (in a run)\n",
+                   bench_median(t[0], reps) / fe_med, bench_median(tr[0], reps) / fe_med);
+            for (int c = 1; c < NCONF; c++)
+                if (configs[c].precond == &ts_precond_amg)
+                    printf("  with --precond amg: %.0f (first step), %.0f (in a run)\n",
+                           bench_median(t[c], reps) / fe_med, bench_median(tr[c], reps) / fe_med);
+        }
         free(y0);
         ts_system_free(sys);
         fflush(stdout);

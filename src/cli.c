@@ -1,5 +1,6 @@
 /* Command-line helpers: parsing, lookups with valid-name lists, errors. */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -31,7 +32,10 @@ int cli_fail(const char *cmd, int status)
     return ts_status_exit_code(status);
 }
 
-int cli_bad_option_in(const char *cmd, int argc, char **argv, const struct option *opts)
+/* An unknown or malformed option from getopt_long's '?' return: a missing
+ * value, a value given to a flag, an ambiguous prefix (naming the
+ * candidates from the table `opts`) or an unknown option. */
+static int bad_option(const char *cmd, int argc, char **argv, const struct option *opts)
 {
     extern int optind, optopt;
     const char *arg = optind - 1 < argc && optind >= 1 ? argv[optind - 1] : "?";
@@ -316,73 +320,12 @@ int cli_close_output(const char *cmd, const char *path, FILE *f)
     return 0;
 }
 
-int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o)
-{
-    switch (code) {
-    case 1001:
-        return cli_parse_positive(cmd, "newton-tol", arg, &o->newton_tol);
-    case 1002:
-        return cli_parse_int(cmd, "newton-max", arg, 1, &o->newton_max);
-    case 1003:
-        if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
-            return CLI_EXIT_USAGE;
-        if (!(o->cg_tol < 1.0))
-            return cli_usage_error(cmd, "--cg-tol must be below 1 (a relative residual), got '%s'",
-                                   arg);
-        return 0;
-    case 1004:
-        return cli_parse_int(cmd, "cg-max", arg, 1, &o->cg_max);
-    case 1005: {
-        long n;
-        if (cli_parse_count(cmd, "threads", arg, 1, &n))
-            return CLI_EXIT_USAGE;
-        if (n > 4096)
-            return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
-        return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
-    }
-    case 1006:
-        if (!(o->precond = ts_precond_find(arg)))
-            return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",
-                                   arg);
-        return 0;
-    case 1007:
-        if (!(o->linear_solver = ts_linsolve_find(arg)))
-            return cli_usage_error(cmd, "--linear-solver: unknown solver '%s' (see tstep list)",
-                                   arg);
-        return 0;
-    }
-    return CLI_EXIT_USAGE;
-}
-
 void cli_common_init(cli_common *o, int frames_ok)
 {
     memset(o, 0, sizeof *o);
     o->format = CLI_FORMAT_DAT;
     o->frames_ok = frames_ok;
     o->solver = ts_default_solver_options();
-}
-
-int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o)
-{
-    switch (c) {
-    case 's': o->system = arg; return 0;
-    case 'i': o->steppers = arg; return 0;
-    case 'p': return cli_add_param(cmd, &o->params, arg);
-    case 'o': o->out = arg; return 0;
-    case 'P': o->plot = 1; return 0;
-    case 'f':
-        if (cli_parse_format(cmd, arg, &o->format))
-            return CLI_EXIT_USAGE;
-        if ((o->format == CLI_FORMAT_FRAMES || o->format == CLI_FORMAT_NPY) && !o->frames_ok)
-            return cli_usage_error(cmd, "--format: %s writes dat or csv, not %s", cmd, arg);
-        if (o->format == CLI_FORMAT_JSON && !o->json_ok)
-            return cli_usage_error(cmd, "--format: %s writes dat%s or csv, not json", cmd,
-                                   o->frames_ok ? ", frames, npy" : "");
-        return 0;
-    case 1001: case 1002: case 1003: case 1004: case 1005: case 1006: case 1007:
-        return cli_solver_option(cmd, c, arg, &o->solver);
-    }
-    return -1;
 }
 
 int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
@@ -394,6 +337,25 @@ int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_typ
     if (types && cli_find_steppers(cmd, o->steppers, types, max, ntypes))
         return CLI_EXIT_USAGE;
     return 0;
+}
+
+int cli_common_steppers(const char *cmd, const cli_common *o, const ts_system_type **stype,
+                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes)
+{
+    if (cli_common_resolve(cmd, o, stype, p, types, max, ntypes))
+        return CLI_EXIT_USAGE;
+    return cli_drop_unimplemented(cmd, types, ntypes, strcmp(o->steppers, "all") == 0);
+}
+
+int cli_points_table(const char *cmd, const cli_common *o, long points,
+                     const ts_stepper_type **types, int max, int *ntypes, FILE **out)
+{
+    int rc = cli_common_steppers(cmd, o, NULL, NULL, types, max, ntypes);
+    if (rc)
+        return rc;
+    if (points > 1000000)
+        return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
+    return cli_open_output(cmd, o->out, out);
 }
 
 void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits)
@@ -434,5 +396,141 @@ int cli_drop_unimplemented(const char *cmd, const ts_stepper_type **types, int *
         fprintf(stderr, "tstep %s: not implemented: every stepper is a skeleton\n", cmd);
         return ts_status_exit_code(TS_ERR_NOT_IMPLEMENTED);
     }
+    return 0;
+}
+
+/* --- option tables (cli.h) ------------------------------------------------------ */
+
+int cli_parse_format_opt(const char *cmd, const char *arg, void *common)
+{
+    cli_common *o = common;
+    if (cli_parse_format(cmd, arg, &o->format))
+        return CLI_EXIT_USAGE;
+    if ((o->format == CLI_FORMAT_FRAMES || o->format == CLI_FORMAT_NPY) && !o->frames_ok)
+        return cli_usage_error(cmd, "--format: %s writes dat or csv, not %s", cmd, arg);
+    if (o->format == CLI_FORMAT_JSON && !o->json_ok)
+        return cli_usage_error(cmd, "--format: %s writes dat%s or csv, not json", cmd,
+                               o->frames_ok ? ", frames, npy" : "");
+    return 0;
+}
+
+int cli_parse_cg_tol(const char *cmd, const char *arg, void *solver)
+{
+    ts_solver_options *o = solver;
+    if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
+        return CLI_EXIT_USAGE;
+    if (!(o->cg_tol < 1.0))
+        return cli_usage_error(cmd, "--cg-tol must be below 1 (a relative residual), got '%s'",
+                               arg);
+    return 0;
+}
+
+int cli_parse_threads(const char *cmd, const char *arg, void *unused)
+{
+    long n;
+    (void)unused;
+    if (cli_parse_count(cmd, "threads", arg, 1, &n))
+        return CLI_EXIT_USAGE;
+    if (n > 4096)
+        return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
+    return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
+}
+
+int cli_parse_precond(const char *cmd, const char *arg, void *solver)
+{
+    ts_solver_options *o = solver;
+    if (!(o->precond = ts_precond_find(arg)))
+        return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",
+                               arg);
+    return 0;
+}
+
+int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver)
+{
+    ts_solver_options *o = solver;
+    if (!(o->linear_solver = ts_linsolve_find(arg)))
+        return cli_usage_error(cmd, "--linear-solver: unknown solver '%s' (see tstep list)",
+                               arg);
+    return 0;
+}
+
+static int parse_choice(const char *cmd, const cli_opt *e, const char *arg)
+{
+    for (int k = 0; e->names[k]; k++)
+        if (strcmp(arg, e->names[k]) == 0) {
+            *(int *)e->to = e->values ? e->values[k] : k;
+            return 0;
+        }
+    return cli_usage_error(cmd, "--%s: '%s' is not %s", e->name, arg, e->says);
+}
+
+/* One option's value into its field; 0, or the message printed and 2. */
+static int parse_value(const char *cmd, const cli_opt *e, const char *arg)
+{
+    long n;
+    switch (e->kind) {
+    case CLI_OPT_FLAG: *(int *)e->to = 1; return 0;
+    case CLI_OPT_STRING: *(const char **)e->to = arg; return 0;
+    case CLI_OPT_REAL: return cli_parse_real(cmd, e->name, arg, e->to);
+    case CLI_OPT_POSITIVE: return cli_parse_positive(cmd, e->name, arg, e->to);
+    case CLI_OPT_COUNT:
+        if (cli_parse_count(cmd, e->name, arg, e->min, &n))
+            return CLI_EXIT_USAGE;
+        if (e->max > 0 && n > e->max)
+            return cli_usage_error(cmd, "--%s: '%s' is more than %ld", e->name, arg, e->max);
+        *(long *)e->to = n;
+        return 0;
+    case CLI_OPT_INT:
+        if (cli_parse_count(cmd, e->name, arg, e->min, &n))
+            return CLI_EXIT_USAGE;
+        if (n > (e->max > 0 ? e->max : INT_MAX))
+            return cli_usage_error(cmd, "--%s: '%s' is more than %ld", e->name, arg,
+                                   e->max > 0 ? e->max : (long)INT_MAX);
+        *(int *)e->to = (int)n;
+        return 0;
+    case CLI_OPT_CHOICE: return parse_choice(cmd, e, arg);
+    case CLI_OPT_PARAM: return cli_add_param(cmd, e->to, arg);
+    case CLI_OPT_CUSTOM: return e->parse(cmd, arg, e->to);
+    case CLI_OPT_HELP: case CLI_OPT_END: break;
+    }
+    return CLI_EXIT_USAGE;
+}
+
+int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc)
+{
+    struct option lo[CLI_MAX_OPTS + 1];
+    int n = 0, c, help = -1;
+    for (; opts[n].kind != CLI_OPT_END && n < CLI_MAX_OPTS; n++) {
+        int flag = opts[n].kind == CLI_OPT_FLAG || opts[n].kind == CLI_OPT_HELP;
+        lo[n] = (struct option){opts[n].name, flag ? no_argument : required_argument, NULL,
+                                256 + n}; /* above every short option */
+        if (opts[n].kind == CLI_OPT_HELP)
+            help = n;
+    }
+    if (opts[n].kind != CLI_OPT_END) { /* a table past CLI_MAX_OPTS: a bug in tstep */
+        fprintf(stderr, "tstep %s: more than %d options in the table\n", cmd, CLI_MAX_OPTS);
+        return *rc = 1, 1;
+    }
+    lo[n] = (struct option){0, 0, 0, 0};
+    optind = 0;
+    opterr = 0;
+    *rc = 0;
+    while ((c = getopt_long(argc, argv, help >= 0 ? "h" : "", lo, NULL)) != -1) {
+        const cli_opt *e = c == 'h' && help >= 0 ? &opts[help]
+                           : c >= 256 && c < 256 + n ? &opts[c - 256]
+                                                     : NULL;
+        if (!e)
+            return *rc = bad_option(cmd, argc, argv, lo), 1;
+        if (e->kind == CLI_OPT_HELP) {
+            e->help();
+            return 1;
+        }
+        if ((*rc = parse_value(cmd, e, optarg)))
+            return 1;
+        if (e->given)
+            *e->given = 1;
+    }
+    if (optind < argc)
+        return *rc = cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]), 1;
     return 0;
 }

@@ -5,7 +5,6 @@
 #ifndef TSTEP_CLI_H
 #define TSTEP_CLI_H
 
-#include <getopt.h>
 #include <stdio.h>
 #include "tstep/numfmt.h"
 #include "tstep/run.h"
@@ -35,13 +34,6 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 
 /* Print "tstep CMD: <status message>: <detail>"; returns the exit code. */
 int cli_fail(const char *cmd, int status);
-
-/* Report an unknown or malformed option from getopt_long's '?' return:
- * a missing value, a value given to a flag, an ambiguous prefix (naming
- * the candidates from the table `opts`) or an unknown option.
- * cli_bad_option uses the calling command's table, which is named opts. */
-int cli_bad_option_in(const char *cmd, int argc, char **argv, const struct option *opts);
-#define cli_bad_option(cmd, argc, argv) cli_bad_option_in(cmd, argc, argv, opts)
 
 /* Parsers; each returns 0 or prints and returns 2. */
 int cli_parse_real(const char *cmd, const char *opt, const char *text, double *out);
@@ -106,10 +98,7 @@ int cli_stopped(const char *cmd, const char *fmt, ...)
  * so that gnuplot's splot draws it as a mesh. */
 void cli_write_particles(FILE *out, const ts_system *sys, size_t columns, int digits);
 
-/* The options most commands share: --system, --stepper, --param, --out,
- * --format, --plot and the solver options.  A command's getopt loop hands
- * each option to cli_common_option first (their codes: 's', 'i', 'p', 'o',
- * 'f', 'P' and CLI_SOLVER_LONGOPTS), then handles its own. */
+/* The options most commands share, filled by the entries CLI_OPTS_* below. */
 typedef struct {
     const char *system, *steppers, *out;
     cli_param_list params;
@@ -121,24 +110,105 @@ typedef struct {
 } cli_common;
 
 void cli_common_init(cli_common *o, int frames_ok);
-/* -1 when c is not a common option; else 0, or 2 after printing the error. */
-int cli_common_option(const char *cmd, int c, const char *arg, cli_common *o);
 /* Look up --system (when `stype` is not NULL) with its parameters into `p`,
  * and --stepper into types[0..max) (when `types` is not NULL). */
 int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
+/* The same, then the skeleton steppers dropped (cli_drop_unimplemented);
+ * 0 or the exit status, printed. */
+int cli_common_steppers(const char *cmd, const cli_common *o, const ts_system_type **stype,
+                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
+/* A table of --points rows per stepper (phase, amplification): the
+ * steppers (cli_common_steppers), --points at most 1000000, --out opened. */
+int cli_points_table(const char *cmd, const cli_common *o, long points,
+                     const ts_stepper_type **types, int max, int *ntypes, FILE **out);
 
-/* Parse the solver options --newton-tol, --newton-max, --cg-tol, --cg-max,
- * --precond and --linear-solver (names from tstep/linsolve.h's registries), and
- * --threads (which sets the thread count at once, ts_threads_set). */
-#define CLI_SOLVER_LONGOPTS                                                  \
-    {"newton-tol", required_argument, 0, 1001},                              \
-        {"newton-max", required_argument, 0, 1002},                          \
-        {"cg-tol", required_argument, 0, 1003}, {"cg-max", required_argument, 0, 1004}, \
-        {"precond", required_argument, 0, 1006},                             \
-        {"linear-solver", required_argument, 0, 1007},                       \
-        {"threads", required_argument, 0, 1005}
-int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_options *o);
+/* --- option tables ---------------------------------------------------------------
+ * A command declares its options as a table of cli_opt, ended by CLI_END,
+ * and hands it with argv to cli_options, which parses every option with
+ * getopt_long (any unambiguous prefix, "--name value" or "--name=value") and
+ * fills each entry's field `to` by its kind.  A bad value prints "tstep CMD:
+ * --NAME: ..." naming the value and makes the command exit 2; so do unknown
+ * options, ambiguous prefixes (the candidates named), missing values, values
+ * given to flags and positional arguments.  The shared options are entries
+ * defined once here (CLI_OPTS_SYSTEM, CLI_OPTS_SOLVER, ...): a command lists
+ * those it accepts. */
+typedef enum {
+    CLI_OPT_END = 0,
+    CLI_OPT_FLAG,     /* int: set to 1; takes no value */
+    CLI_OPT_STRING,   /* const char *: the value as given */
+    CLI_OPT_REAL,     /* double: a finite number */
+    CLI_OPT_POSITIVE, /* double: a finite number > 0 */
+    CLI_OPT_COUNT,    /* long: a whole number >= min (and <= max where max > 0) */
+    CLI_OPT_INT,      /* int: a whole number >= min, <= max (max 0: INT_MAX) */
+    CLI_OPT_CHOICE,   /* int: values[k] (or k) for the value equal to names[k] */
+    CLI_OPT_PARAM,    /* cli_param_list: key=value appended; repeatable, order kept */
+    CLI_OPT_CUSTOM,   /* parse(cmd, value, to) checks and stores the value */
+    CLI_OPT_HELP,     /* help() prints, the command exits 0; also -h */
+} cli_opt_kind;
+
+typedef struct {
+    const char *name; /* without "--" */
+    cli_opt_kind kind;
+    void *to;         /* the field it fills (see the kinds) */
+    long min, max;    /* COUNT and INT */
+    const char *const *names; /* CHOICE: the accepted values, NULL-terminated */
+    const int *values;        /* CHOICE: what each stores (NULL: its index) */
+    const char *says;         /* CHOICE: the list in "--NAME: 'X' is not SAYS" */
+    int (*parse)(const char *cmd, const char *arg, void *to); /* CUSTOM: 0, or prints and 2 */
+    int *given;               /* set to 1 when the option is given (or NULL) */
+    void (*help)(void);       /* HELP */
+} cli_opt;
+
+/* Entries by kind (designated: the fields not named are 0).  A field set
+ * when the option is given, or another field, is added by writing the
+ * entry out: {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &dt, .given = &have_dt}. */
+#define CLI_FLAG(n, p) {.name = (n), .kind = CLI_OPT_FLAG, .to = (p)}
+#define CLI_STRING(n, p) {.name = (n), .kind = CLI_OPT_STRING, .to = (p)}
+#define CLI_REAL(n, p) {.name = (n), .kind = CLI_OPT_REAL, .to = (p)}
+#define CLI_POSITIVE(n, p) {.name = (n), .kind = CLI_OPT_POSITIVE, .to = (p)}
+#define CLI_COUNT(n, p, lo) {.name = (n), .kind = CLI_OPT_COUNT, .to = (p), .min = (lo)}
+#define CLI_INT(n, p, lo) {.name = (n), .kind = CLI_OPT_INT, .to = (p), .min = (lo)}
+#define CLI_CHOICE(n, p, list, text)                                                      \
+    {.name = (n), .kind = CLI_OPT_CHOICE, .to = (p), .names = (list), .says = (text)}
+#define CLI_CUSTOM(n, p, fn) {.name = (n), .kind = CLI_OPT_CUSTOM, .to = (p), .parse = (fn)}
+/* --help and -h */
+#define CLI_HELP(fn) {.name = "help", .kind = CLI_OPT_HELP, .help = (fn)}
+#define CLI_END {.kind = CLI_OPT_END}
+
+int cli_parse_format_opt(const char *cmd, const char *arg, void *common);
+int cli_parse_cg_tol(const char *cmd, const char *arg, void *solver);
+int cli_parse_threads(const char *cmd, const char *arg, void *unused);
+int cli_parse_precond(const char *cmd, const char *arg, void *solver);
+int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
+
+/* The shared options, each an entry (or entries) filling cli_common *o. */
+#define CLI_OPTS_SYSTEM(o) CLI_STRING("system", &(o)->system)
+#define CLI_OPTS_STEPPER(o) CLI_STRING("stepper", &(o)->steppers)
+#define CLI_OPTS_PARAM(o) {.name = "param", .kind = CLI_OPT_PARAM, .to = &(o)->params}
+#define CLI_OPTS_OUT(o) CLI_STRING("out", &(o)->out)
+#define CLI_OPTS_FORMAT(o) CLI_CUSTOM("format", (o), cli_parse_format_opt)
+#define CLI_OPTS_PLOT(o) CLI_FLAG("plot", &(o)->plot)
+/* --newton-tol, --newton-max, --cg-tol, --cg-max, --precond and
+ * --linear-solver (names from tstep/linsolve.h's registries), and --threads
+ * (which sets the thread count at once, ts_threads_set). */
+#define CLI_OPTS_SOLVER(o)                                                         \
+    CLI_POSITIVE("newton-tol", &(o)->solver.newton_tol),                           \
+        CLI_INT("newton-max", &(o)->solver.newton_max, 1),                         \
+        CLI_CUSTOM("cg-tol", &(o)->solver, cli_parse_cg_tol),                      \
+        CLI_INT("cg-max", &(o)->solver.cg_max, 1),                                 \
+        CLI_CUSTOM("precond", &(o)->solver, cli_parse_precond),                    \
+        CLI_CUSTOM("linear-solver", &(o)->solver, cli_parse_linear_solver),        \
+        CLI_CUSTOM("threads", NULL, cli_parse_threads)
+
+/* Parse argv[1..argc) by the table `opts`.  Returns 0 when the command goes
+ * on; else 1 with *rc the command's exit status (0 after --help, 2 after
+ * an error, printed). */
+int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc);
+
+/* Entries before CLI_END: at most CLI_MAX_OPTS (more: exit 1, a bug). */
+#define CLI_MAX_OPTS 64
+
 #define CLI_SOLVER_HELP                                                                   \
     "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
     "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"  \
@@ -148,7 +218,7 @@ int cli_solver_option(const char *cmd, int code, const char *arg, ts_solver_opti
     "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
     "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
     "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
-    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0\n"   \
+    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0, amg\n"   \
     "  --threads N     threads for forces, products and vector operations (default:\n"     \
     "                  OMP_NUM_THREADS, else 1); results identical for any N\n"
 

@@ -2,7 +2,6 @@
  * differences of its forces, the Taylor-test slope and symmetry, and its
  * energy against its forces and masses (see tstep/check.h), printed as a table; exit 0 when every check is within
  * tolerance, 1 naming the worst check and particle otherwise. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -192,55 +191,63 @@ static void print_json(const ts_system *sys, const ts_jacobian_check_options *op
     cli_json_close(&j);
 }
 
+/* The text report's last lines: pass, or the worst check and where. */
+static void print_verdict(const char *cmd, const ts_system *sys, const ts_system_type *stype,
+                          const ts_jacobian_check_options *opt, const ts_jacobian_report *rep)
+{
+    if (rep->passed) {
+        printf("result: pass (every check within tolerance)\n");
+    } else {
+        const ts_jcheck_result *w = &rep->check[rep->worst];
+        printf("result: FAIL: %s", ts_jcheck_name(rep->worst));
+        int energy = rep->worst >= TS_JCHECK_ENERGY_GRADIENT;
+        if (rep->worst == TS_JCHECK_TAYLOR_X || rep->worst == TS_JCHECK_TAYLOR_V ||
+            rep->worst == TS_JCHECK_ENERGY_TAYLOR)
+            printf(" (slope %.2f < %g)", w->slope, opt->min_slope);
+        else
+            printf(" (relative error %.2e > tol %g)", w->error, opt->tol);
+        if (rep->worst != TS_JCHECK_KINETIC) {
+            printf(", worst at ");
+            print_where(sys, rep->component);
+        }
+        printf(", sample %d\n", w->sample);
+        if (rep->worst == TS_JCHECK_ENERGY_GRADIENT || rep->worst == TS_JCHECK_ENERGY_TAYLOR)
+            printf("  (the forces at v = 0 are not -grad of the potential energy: a wrong sign\n"
+                   "   or scale of the energy or of a force, or forcing that is not conservative,\n"
+                   "   such as wind)\n");
+        else if (rep->worst == TS_JCHECK_KINETIC)
+            printf("  (the kinetic energy is not 1/2 v^T M v with the system's masses)\n");
+        fprintf(stderr, "tstep %s: system '%s' failed the %s check (%s)\n", cmd, stype->name,
+                energy ? "energy" : "Jacobian", ts_jcheck_name(rep->worst));
+    }
+}
+
+static int parse_perturb_v(const char *cmd, const char *arg, void *to)
+{
+    if (cli_parse_real(cmd, "perturb-v", arg, to))
+        return CLI_EXIT_USAGE;
+    if (*(double *)to < 0.0)
+        return cli_usage_error(cmd, "--perturb-v: '%s' must be at least 0", arg);
+    return 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"system", required_argument, 0, 's'},    {"param", required_argument, 0, 'p'},
-        {"samples", required_argument, 0, 'n'},   {"seed", required_argument, 0, 'r'},
-        {"tol", required_argument, 0, 't'},       {"min-slope", required_argument, 0, 'm'},
-        {"perturb-x", required_argument, 0, 'x'}, {"perturb-v", required_argument, 0, 'v'},
-        {"format", required_argument, 0, 'F'},    {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const char *const formats[] = {"text", "json", NULL};
     const char *cmd = "check-system";
-    int json = 0;
+    int json = 0, rc;
     cli_common o;
     cli_common_init(&o, 0);
     ts_jacobian_check_options opt = ts_default_jacobian_check_options();
     long samples = opt.samples, seed = (long)opt.seed;
-    int c;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'n': bad = cli_parse_count(cmd, "samples", optarg, 1, &samples); break;
-            case 'r': bad = cli_parse_count(cmd, "seed", optarg, 0, &seed); break;
-            case 't': bad = cli_parse_positive(cmd, "tol", optarg, &opt.tol); break;
-            case 'm': bad = cli_parse_positive(cmd, "min-slope", optarg, &opt.min_slope); break;
-            case 'x': bad = cli_parse_positive(cmd, "perturb-x", optarg, &opt.perturb_x); break;
-            case 'v':
-                bad = cli_parse_real(cmd, "perturb-v", optarg, &opt.perturb_v);
-                if (!bad && opt.perturb_v < 0.0)
-                    bad = cli_usage_error(cmd, "--perturb-v: '%s' must be at least 0", optarg);
-                break;
-            case 'F':
-                if (strcmp(optarg, "json") == 0 || strcmp(optarg, "text") == 0)
-                    json = strcmp(optarg, "json") == 0;
-                else
-                    bad = cli_usage_error(cmd, "--format: '%s' is not text or json", optarg);
-                break;
-            case 'h': help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    const cli_opt opts[] = {
+        CLI_OPTS_SYSTEM(&o), CLI_OPTS_PARAM(&o), CLI_COUNT("samples", &samples, 1),
+        CLI_COUNT("seed", &seed, 0), CLI_POSITIVE("tol", &opt.tol),
+        CLI_POSITIVE("min-slope", &opt.min_slope), CLI_POSITIVE("perturb-x", &opt.perturb_x),
+        CLI_CUSTOM("perturb-v", &opt.perturb_v, parse_perturb_v),
+        CLI_CHOICE("format", &json, formats, "text or json"), CLI_HELP(help), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, &rc))
+        return rc;
     if (samples > 10000)
         return cli_usage_error(cmd, "--samples: %ld is more than 10000", samples);
     opt.samples = (int)samples;
@@ -251,8 +258,7 @@ int cmd_check(int argc, char **argv)
     if (cli_common_resolve(cmd, &o, &stype, &p, NULL, 0, NULL))
         return CLI_EXIT_USAGE;
     ts_system *sys;
-    int rc = cli_make_system(cmd, stype, &p, &sys);
-    if (rc)
+    if ((rc = cli_make_system(cmd, stype, &p, &sys)))
         return rc;
     if (!ts_system_has_jacobian(sys)) {
         ts_system_free(sys);
@@ -278,31 +284,7 @@ int cmd_check(int argc, char **argv)
         return rep.passed ? 0 : 1;
     }
     print_report(sys, &opt, &rep);
-    if (rep.passed) {
-        printf("result: pass (every check within tolerance)\n");
-    } else {
-        const ts_jcheck_result *w = &rep.check[rep.worst];
-        printf("result: FAIL: %s", ts_jcheck_name(rep.worst));
-        int energy = rep.worst >= TS_JCHECK_ENERGY_GRADIENT;
-        if (rep.worst == TS_JCHECK_TAYLOR_X || rep.worst == TS_JCHECK_TAYLOR_V ||
-            rep.worst == TS_JCHECK_ENERGY_TAYLOR)
-            printf(" (slope %.2f < %g)", w->slope, opt.min_slope);
-        else
-            printf(" (relative error %.2e > tol %g)", w->error, opt.tol);
-        if (rep.worst != TS_JCHECK_KINETIC) {
-            printf(", worst at ");
-            print_where(sys, rep.component);
-        }
-        printf(", sample %d\n", w->sample);
-        if (rep.worst == TS_JCHECK_ENERGY_GRADIENT || rep.worst == TS_JCHECK_ENERGY_TAYLOR)
-            printf("  (the forces at v = 0 are not -grad of the potential energy: a wrong sign\n"
-                   "   or scale of the energy or of a force, or forcing that is not conservative,\n"
-                   "   such as wind)\n");
-        else if (rep.worst == TS_JCHECK_KINETIC)
-            printf("  (the kinetic energy is not 1/2 v^T M v with the system's masses)\n");
-        fprintf(stderr, "tstep %s: system '%s' failed the %s check (%s)\n", cmd, stype->name,
-                energy ? "energy" : "Jacobian", ts_jcheck_name(rep.worst));
-    }
+    print_verdict(cmd, sys, stype, &opt, &rep);
     ts_system_free(sys);
     return rep.passed ? 0 : 1;
 }

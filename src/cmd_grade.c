@@ -2,7 +2,6 @@
  * against expected values from the options or a spec file; a table or JSON
  * (schema in docs/grading.md).  Exit 0 when every check that ran passed,
  * 1 when one failed, 2 for usage errors. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,155 +178,161 @@ static int write_spec_lines(const char *cmd, const char *list, const ts_grade_op
     return 0;
 }
 
-int cmd_grade(int argc, char **argv)
+static int parse_interval(const char *cmd, const char *arg, void *to)
 {
-    static const struct option opts[] = {
-        {"stepper", required_argument, 0, 'i'}, {"order", required_argument, 0, 'o'},
-        {"interval", required_argument, 0, 'r'}, {"like", required_argument, 0, 'l'},
-        {"energy", required_argument, 0, 'e'},   {"spec", required_argument, 0, 's'},
-        {"format", required_argument, 0, 'f'},   {"out", required_argument, 0, 'O'},
-        {"no-isolate", no_argument, 0, 'n'},     {"write-spec", no_argument, 0, 'W'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-    const char *cmd = "grade";
-    const char *stepper = NULL, *like = NULL, *spec = NULL, *out = NULL;
-    ts_grade_expect ex = ts_default_grade_expect();
-    ts_grade_options gopt = ts_default_grade_options();
-    int json = 0, given = 0, write_spec = 0, c, bad;
-    long order;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        bad = 0;
-        switch (c) {
-        case 'i': stepper = optarg; break;
-        case 'o':
-            bad = cli_parse_count(cmd, "order", optarg, 1, &order);
-            if (!bad && order > 20)
-                bad = cli_usage_error(cmd, "--order: '%s' is more than 20", optarg);
-            ex.order = (int)order;
-            given = 1;
-            break;
-        case 'r':
-            if (strcmp(optarg, "inf") == 0) {
-                ex.interval = INFINITY;
-            } else {
-                bad = cli_parse_real(cmd, "interval", optarg, &ex.interval);
-                if (!bad && ex.interval < 0.0)
-                    bad = cli_usage_error(cmd, "--interval: '%s' must be at least 0 (or inf)",
-                                          optarg);
-            }
-            given = 1;
-            break;
-        case 'l': like = optarg, given = 1; break;
-        case 'e':
-            ex.energy = ts_energy_parse(optarg);
-            if (ex.energy < 0)
-                bad = cli_usage_error(cmd, "--energy: '%s' is not grows, decays, bounded or "
-                                           "conserved", optarg);
-            given = 1;
-            break;
-        case 's': spec = optarg; break;
-        case 'f':
-            if (strcmp(optarg, "json") == 0)
-                json = 1;
-            else if (strcmp(optarg, "text") == 0)
-                json = 0;
-            else
-                bad = cli_usage_error(cmd, "--format: '%s' is not text or json", optarg);
-            break;
-        case 'O': out = optarg; break;
-        case 'n': gopt.isolate = 0; break;
-        case 'W': write_spec = 1; break;
-        case 'h': help(); return 0;
-        default: return cli_bad_option(cmd, argc, argv);
-        }
-        if (bad)
-            return bad;
+    double *x = to;
+    if (strcmp(arg, "inf") == 0) {
+        *x = INFINITY;
+        return 0;
     }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (spec && given)
-        return cli_usage_error(cmd, "--spec gives the expected values: --order, --interval, "
-                                    "--like and --energy go in the spec file");
-    if (!spec && !stepper)
-        return cli_usage_error(cmd, "--stepper or --spec is required");
-    if (write_spec)
-        return spec || given || json ? cli_usage_error(cmd, "--write-spec takes --stepper only")
-                                     : write_spec_lines(cmd, stepper, &gopt);
+    if (cli_parse_real(cmd, "interval", arg, x))
+        return CLI_EXIT_USAGE;
+    if (*x < 0.0)
+        return cli_usage_error(cmd, "--interval: '%s' must be at least 0 (or inf)", arg);
+    return 0;
+}
 
-    /* what to grade: one stepper from the options, or the spec's entries */
-    static ts_grade_spec_entry entries[TS_GRADE_SPEC_MAX];
+static int parse_energy(const char *cmd, const char *arg, void *to)
+{
+    if ((*(int *)to = ts_energy_parse(arg)) < 0)
+        return cli_usage_error(cmd, "--energy: '%s' is not grows, decays, bounded or "
+                                    "conserved", arg);
+    return 0;
+}
+
+/* What grade does: its options and the steppers with what each is
+ * expected to do. */
+typedef struct {
+    const char *stepper, *like, *spec, *out;
+    ts_grade_expect ex;
+    ts_grade_options gopt;
+    int json, given, write_spec, no_isolate;
     const ts_stepper_type *types[TS_GRADE_SPEC_MAX];
     ts_grade_expect expects[TS_GRADE_SPEC_MAX];
-    int n = 0;
-    if (spec) {
-        char *text = read_file(cmd, spec);
-        if (!text)
-            return CLI_EXIT_USAGE;
-        int count, s = ts_grade_spec_parse(text, entries, TS_GRADE_SPEC_MAX, &count);
-        free(text);
-        if (s)
-            return cli_usage_error(cmd, "--spec '%s': %s", spec, ts_error_detail());
-        for (int i = 0; i < count; i++) {
-            if (stepper && strcmp(stepper, entries[i].name) != 0)
-                continue;
-            int got;
-            if (cli_find_steppers(cmd, entries[i].name, &types[n], 1, &got))
-                return CLI_EXIT_USAGE;
-            expects[n] = entries[i].expect;
-            if (*entries[i].like &&
-                cli_find_steppers(cmd, entries[i].like, &expects[n].like, 1, &got))
-                return CLI_EXIT_USAGE;
-            n++;
-        }
-        if (n == 0)
-            return cli_usage_error(cmd, stepper ? "--spec '%s' has no line for stepper '%s'"
-                                                : "--spec '%s' names no stepper",
-                                   spec, stepper);
-    } else {
-        int got;
-        if (strchr(stepper, ',') || strcmp(stepper, "all") == 0)
-            return cli_usage_error(cmd, "--stepper: one name (several go in a --spec file)");
-        if (cli_find_steppers(cmd, stepper, &types[0], 1, &got))
-            return CLI_EXIT_USAGE;
-        if (like && cli_find_steppers(cmd, like, &ex.like, 1, &got))
-            return CLI_EXIT_USAGE;
-        expects[0] = ex;
-        n = 1;
-    }
+    int n;
+} grade_job;
 
+static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, int *rc)
+{
+    static const char *const formats[] = {"text", "json", NULL};
+    const cli_opt opts[] = {
+        CLI_STRING("stepper", &g->stepper),
+        {.name = "order", .kind = CLI_OPT_INT, .to = &g->ex.order, .min = 1, .max = 20,
+         .given = &g->given},
+        {.name = "interval", .kind = CLI_OPT_CUSTOM, .to = &g->ex.interval,
+         .parse = parse_interval, .given = &g->given},
+        {.name = "like", .kind = CLI_OPT_STRING, .to = &g->like, .given = &g->given},
+        {.name = "energy", .kind = CLI_OPT_CUSTOM, .to = &g->ex.energy, .parse = parse_energy,
+         .given = &g->given},
+        CLI_STRING("spec", &g->spec), CLI_CHOICE("format", &g->json, formats, "text or json"),
+        CLI_STRING("out", &g->out), CLI_FLAG("no-isolate", &g->no_isolate),
+        CLI_FLAG("write-spec", &g->write_spec), CLI_HELP(help), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, rc))
+        return 1;
+    if (g->no_isolate)
+        g->gopt.isolate = 0;
+    if (g->spec && g->given)
+        *rc = cli_usage_error(cmd, "--spec gives the expected values: --order, --interval, "
+                                   "--like and --energy go in the spec file");
+    else if (!g->spec && !g->stepper)
+        *rc = cli_usage_error(cmd, "--stepper or --spec is required");
+    else if (g->write_spec)
+        *rc = g->spec || g->given || g->json
+                  ? cli_usage_error(cmd, "--write-spec takes --stepper only")
+                  : write_spec_lines(cmd, g->stepper, &g->gopt);
+    else
+        return 0;
+    return 1;
+}
+
+/* The spec's entries (those for --stepper, when given); 0 or 2. */
+static int read_spec(const char *cmd, grade_job *g)
+{
+    static ts_grade_spec_entry entries[TS_GRADE_SPEC_MAX];
+    char *text = read_file(cmd, g->spec);
+    if (!text)
+        return CLI_EXIT_USAGE;
+    int count, s = ts_grade_spec_parse(text, entries, TS_GRADE_SPEC_MAX, &count);
+    free(text);
+    if (s)
+        return cli_usage_error(cmd, "--spec '%s': %s", g->spec, ts_error_detail());
+    for (int i = 0; i < count; i++) {
+        if (g->stepper && strcmp(g->stepper, entries[i].name) != 0)
+            continue;
+        int got;
+        if (cli_find_steppers(cmd, entries[i].name, &g->types[g->n], 1, &got))
+            return CLI_EXIT_USAGE;
+        g->expects[g->n] = entries[i].expect;
+        if (*entries[i].like &&
+            cli_find_steppers(cmd, entries[i].like, &g->expects[g->n].like, 1, &got))
+            return CLI_EXIT_USAGE;
+        g->n++;
+    }
+    if (g->n == 0)
+        return cli_usage_error(cmd, g->stepper ? "--spec '%s' has no line for stepper '%s'"
+                                               : "--spec '%s' names no stepper",
+                               g->spec, g->stepper);
+    return 0;
+}
+
+/* What to grade: one stepper from the options, or the spec's entries. */
+static int select_steppers(const char *cmd, grade_job *g)
+{
+    if (g->spec)
+        return read_spec(cmd, g);
+    int got;
+    if (strchr(g->stepper, ',') || strcmp(g->stepper, "all") == 0)
+        return cli_usage_error(cmd, "--stepper: one name (several go in a --spec file)");
+    if (cli_find_steppers(cmd, g->stepper, &g->types[0], 1, &got))
+        return CLI_EXIT_USAGE;
+    if (g->like && cli_find_steppers(cmd, g->like, &g->ex.like, 1, &got))
+        return CLI_EXIT_USAGE;
+    g->expects[0] = g->ex;
+    g->n = 1;
+    return 0;
+}
+
+int cmd_grade(int argc, char **argv)
+{
+    const char *cmd = "grade";
+    static grade_job g;
+    memset(&g, 0, sizeof g);
+    g.ex = ts_default_grade_expect();
+    g.gopt = ts_default_grade_options();
+    int rc;
+    if (grade_options(cmd, argc, argv, &g, &rc))
+        return rc;
+    if ((rc = select_steppers(cmd, &g)))
+        return rc;
     FILE *f;
-    int rc = cli_open_output(cmd, out, &f);
-    if (rc)
+    if ((rc = cli_open_output(cmd, g.out, &f)))
         return rc;
     cli_json j;
-    if (json) {
+    if (g.json) {
         cli_json_init(&j, f);
         cli_json_object(&j, NULL);
         cli_json_string(&j, "command", "grade");
         cli_json_array(&j, "steppers");
     }
     int failed = 0, s = 0;
-    for (int i = 0; i < n && !s; i++) {
+    for (int i = 0; i < g.n && !s; i++) {
         ts_grade_report rep;
-        s = ts_grade(types[i], &expects[i], &gopt, &rep);
-        if (s)
+        if ((s = ts_grade(g.types[i], &g.expects[i], &g.gopt, &rep)))
             break;
         failed += rep.failed > 0;
-        if (json)
+        if (g.json)
             print_json_report(&j, &rep);
         else
             print_text(f, &rep);
     }
-    if (json && !s) {
+    if (g.json && !s) {
         cli_json_close(&j);
         cli_json_bool(&j, "passed", failed == 0);
         cli_json_close(&j);
     }
-    if (!json && !s && n > 1)
-        fprintf(f, "grade: %d of %d steppers passed every check\n", n - failed, n);
-    rc = cli_close_output(cmd, out, f);
+    if (!g.json && !s && g.n > 1)
+        fprintf(f, "grade: %d of %d steppers passed every check\n", g.n - failed, g.n);
+    rc = cli_close_output(cmd, g.out, f);
     if (s)
         return cli_fail(cmd, s);
     if (failed)

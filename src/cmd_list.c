@@ -1,5 +1,4 @@
 /* tstep list: every registered stepper and system, with parameters. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,31 +74,22 @@ static void print_json(void)
     cli_json_close(&j);
 }
 
+static void list_help(void)
+{
+    printf("Usage: tstep list [--format text|json]\n\nPrint every stepper (name, "
+           "nominal order, kind, summary), every linear solver\nand preconditioner, and "
+           "every system (name, summary, parameters with kind,\ndefault and meaning).\n"
+           "--format json writes the same as one JSON object (docs/grading.md).\n");
+}
+
 int cmd_list(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"format", required_argument, 0, 'f'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int c, json = 0;
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') {
-            printf("Usage: tstep list [--format text|json]\n\nPrint every stepper (name, "
-                   "nominal order, kind, summary), every linear solver\nand preconditioner, and "
-                   "every system (name, summary, parameters with kind,\ndefault and meaning).\n"
-                   "--format json writes the same as one JSON object (docs/grading.md).\n");
-            return 0;
-        }
-        if (c == 'f' && (strcmp(optarg, "text") == 0 || strcmp(optarg, "json") == 0)) {
-            json = strcmp(optarg, "json") == 0;
-            continue;
-        }
-        if (c == 'f')
-            return cli_usage_error("list", "--format: '%s' is not text or json", optarg);
-        return cli_bad_option("list", argc, argv);
-    }
-    if (optind < argc)
-        return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+    static const char *const formats[] = {"text", "json", NULL};
+    int json = 0, rc;
+    const cli_opt opts[] = {CLI_CHOICE("format", &json, formats, "text or json"),
+                            CLI_HELP(list_help), CLI_END};
+    if (cli_options("list", argc, argv, opts, &rc))
+        return rc;
     if (json) {
         print_json();
         return 0;

@@ -1,6 +1,5 @@
 /* tstep phase: phase and amplitude of each stepper on the undamped
  * oscillator against w h, measured by running it (see tstep/phase.h). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,53 +36,26 @@ static void help(void)
 
 int cmd_phase(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"stepper", required_argument, 0, 'i'}, {"wh-max", required_argument, 0, 'z'},
-        {"points", required_argument, 0, 'n'},  {"format", required_argument, 0, 'f'},
-        {"out", required_argument, 0, 'o'},     {"help", no_argument, 0, 'h'},
-        CLI_SOLVER_LONGOPTS,                    {0, 0, 0, 0}};
     const char *cmd = "phase";
     double wh_max = 3.0;
     long points = 300;
-    int c;
+    int rc;
     cli_common o;
     cli_common_init(&o, 0);
     o.solver.newton_tol = 1e-13;
     o.solver.cg_tol = 1e-14;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'z': bad = cli_parse_positive(cmd, "wh-max", optarg, &wh_max); break;
-            case 'n': bad = cli_parse_count(cmd, "points", optarg, 1, &points); break;
-            case 'h': help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    const cli_opt opts[] = {
+        CLI_OPTS_STEPPER(&o), CLI_POSITIVE("wh-max", &wh_max),
+        CLI_COUNT("points", &points, 1), CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o),
+        CLI_HELP(help), CLI_OPTS_SOLVER(&o), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, &rc))
+        return rc;
     if (!o.steppers)
         o.steppers = "all";
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
-        return CLI_EXIT_USAGE;
-    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
-    if (skeleton)
-        return skeleton;
-    if (points > 1000000)
-        return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
-
     FILE *out;
-    int rc = cli_open_output(cmd, o.out, &out);
-    if (rc)
+    if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
         return rc;
     int csv = o.format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";

@@ -9,7 +9,6 @@
  * --diagnostics FILE writes, at the same output steps, the energies,
  * momentum and the stepper's cumulative statistics (see help()); --plot
  * draws the run in the terminal, --live in a gnuplot window as it runs. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,247 +523,263 @@ static void help(void)
            "more than 1 GB of output or 1 hour with the estimates, unless --allow-large.\n");
 }
 
-int cmd_run(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"system", required_argument, 0, 's'}, {"stepper", required_argument, 0, 'i'},
-        {"dt", required_argument, 0, 'd'},     {"t-end", required_argument, 0, 'T'},
-        {"steps", required_argument, 0, 'n'},  {"param", required_argument, 0, 'p'},
-        {"out", required_argument, 0, 'o'},    {"every", required_argument, 0, 'e'},
-        {"format", required_argument, 0, 'f'}, {"stats", no_argument, 0, 'S'},
-        {"adaptive", no_argument, 0, 'a'},     {"strain-limit", required_argument, 0, 'L'},
-        {"diagnostics", required_argument, 0, 'D'}, {"plot", no_argument, 0, 'P'},
-        {"live", no_argument, 0, 'V'},         {"live-speed", required_argument, 0, 'R'},
-        {"rtol", required_argument, 0, 'r'},   {"atol", required_argument, 0, 'A'},
-        {"help", no_argument, 0, 'h'},         {"error", required_argument, 0, 'E'},
-        {"allow-large", no_argument, 0, 1101},
-        CLI_SOLVER_LONGOPTS,
-        {0, 0, 0, 0}};
-    const char *cmd = "run";
-    const char *diagpath = NULL, *errorpath = NULL;
-    double dt = 0, t_end = 0, live_speed = 1.0;
-    long steps = 0, every = 1;
-    int have_dt = 0, have_tend = 0, have_steps = 0, c, live = 0, allow_large = 0;
+/* A run: its options and what it opened. */
+typedef struct {
     cli_common o;
-    cli_common_init(&o, 1);
-    ts_run_options ropt = ts_default_run_options();
-    writer w = {.format = CLI_FORMAT_DAT};
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'd': bad = cli_parse_positive(cmd, "dt", optarg, &dt), have_dt = 1; break;
-            case 'T':
-                bad = cli_parse_positive(cmd, "t-end", optarg, &t_end), have_tend = 1;
-                break;
-            case 'n':
-                bad = cli_parse_count(cmd, "steps", optarg, 1, &steps), have_steps = 1;
-                break;
-            case 'e': bad = cli_parse_count(cmd, "every", optarg, 1, &every); break;
-            case 'S': w.stats = 1; break;
-            case 'a': ropt.adaptive = 1; break;
-            case 'L':
-                bad = cli_parse_positive(cmd, "strain-limit", optarg, &ropt.strain_limit);
-                break;
-            case 'r': bad = cli_parse_positive(cmd, "rtol", optarg, &ropt.rtol); break;
-            case 'A': bad = cli_parse_positive(cmd, "atol", optarg, &ropt.atol); break;
-            case 'D': diagpath = optarg; break;
-            case 'E': errorpath = optarg; break;
-            case 'V': live = 1; break;
-            case 'R': bad = cli_parse_positive(cmd, "live-speed", optarg, &live_speed); break;
-            case 1101: allow_large = 1; break;
-            case 'h': help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    const char *diagpath, *errorpath;
+    double dt, t_end, live_speed;
+    long steps, every;
+    int have_dt, have_tend, have_steps, live, allow_large, traj;
+    ts_run_options ropt;
     const ts_system_type *stype;
     const ts_stepper_type *itype;
-    int count;
     ts_params p;
-    if (o.steppers && (strchr(o.steppers, ',') || strcmp(o.steppers, "all") == 0))
-        return cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'", o.steppers);
-    if (cli_common_resolve(cmd, &o, &stype, &p, &itype, 1, &count))
-        return CLI_EXIT_USAGE;
-    w.format = o.format;
-    if (!have_dt)
-        return cli_usage_error(cmd, "--dt is required");
-    if (have_tend == have_steps)
-        return cli_usage_error(cmd, "give exactly one of --t-end and --steps");
-    if (have_tend) {
-        double s = ceil(t_end / dt - 1e-9);
-        if (s > 1e12)
-            return cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps", t_end, dt);
-        steps = s < 1 ? 1 : (long)s;
-        ropt.t_end = t_end;
-    }
-    if (diagpath && strcmp(diagpath, "-") == 0 && (!o.out || strcmp(o.out, "-") == 0) &&
-        !o.plot && !live)
+    writer w;
+    cli_live lv;
+    ts_system *sys;
+    ts_stepper *st;
+} run_job;
+
+/* The checks between options, and the run's and the writer's settings. */
+static int check_run_options(const char *cmd, run_job *r)
+{
+    const cli_common *o = &r->o;
+    ts_run_options *ro = &r->ropt;
+    const char *diag = r->diagpath;
+    if (diag && strcmp(diag, "-") == 0 && (!o->out || strcmp(o->out, "-") == 0) && !o->plot &&
+        !r->live)
         return cli_usage_error(cmd, "--diagnostics -: standard output already gets the "
                                     "trajectory; give --out FILE");
-    if (ropt.atol > 0.0 && !(ropt.rtol > 0.0))
+    if (ro->atol > 0.0 && !(ro->rtol > 0.0))
         return cli_usage_error(cmd, "--atol needs --rtol");
-    if (ropt.rtol > 0.0 && !(itype->flags & TS_ADAPTIVE))
+    if (ro->rtol > 0.0 && !(r->itype->flags & TS_ADAPTIVE))
         return cli_usage_error(cmd, "--rtol: stepper '%s' has no error estimate (dopri5 has)",
-                               itype->name);
-    if (ropt.rtol > 0.0 && ropt.adaptive)
+                               r->itype->name);
+    if (ro->rtol > 0.0 && ro->adaptive)
         return cli_usage_error(cmd, "give at most one of --rtol and --adaptive");
-    if (ropt.rtol > 0.0 && !(ropt.atol > 0.0))
-        ropt.atol = ropt.rtol;
-    if (diagpath && (o.out || (!o.plot && !live)) && cli_same_file(o.out, diagpath))
+    if (ro->rtol > 0.0 && !(ro->atol > 0.0))
+        ro->atol = ro->rtol;
+    if (diag && r->traj && cli_same_file(o->out, diag))
         return cli_usage_error(cmd, "--diagnostics %s: the same file as the trajectory (%s); "
                                     "give two files",
-                               diagpath, o.out ? o.out : "standard output");
-    ropt.dt = dt;
-    ropt.steps = steps;
-    ropt.every = every;
-    ropt.progress = show_progress;
-    ropt.progress_ctx = &w;
-    w.adaptive = ropt.adaptive || ropt.rtol > 0.0;
-    w.steps = steps;
-    w.params = &p;
-    w.stepper = itype->name;
-    w.dt = dt;
-    w.every = every;
-    cli_progress_init(&w.progress, "tstep run");
+                               diag, o->out ? o->out : "standard output");
+    ro->dt = r->dt;
+    ro->steps = r->steps;
+    ro->every = r->every;
+    ro->progress = show_progress;
+    ro->progress_ctx = &r->w;
+    writer *w = &r->w;
+    w->format = o->format;
+    w->adaptive = ro->adaptive || ro->rtol > 0.0;
+    w->steps = r->steps;
+    w->params = &r->p;
+    w->stepper = r->itype->name;
+    w->dt = r->dt;
+    w->every = r->every;
+    cli_progress_init(&w->progress, "tstep run");
+    return 0;
+}
 
-    ts_system *sys = NULL;
-    ts_stepper *st = NULL;
-    int rc = cli_make_system(cmd, stype, &p, &sys);
+/* The options and the checks that need no system; 1 with *rc to return. */
+static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *rc)
+{
+    cli_common *o = &r->o;
+    ts_run_options *ro = &r->ropt;
+    const cli_opt opts[] = {
+        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o),
+        {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &r->dt, .given = &r->have_dt},
+        {.name = "t-end", .kind = CLI_OPT_POSITIVE, .to = &r->t_end, .given = &r->have_tend},
+        {.name = "steps", .kind = CLI_OPT_COUNT, .to = &r->steps, .min = 1,
+         .given = &r->have_steps},
+        CLI_OPTS_PARAM(o), CLI_OPTS_OUT(o), CLI_COUNT("every", &r->every, 1), CLI_OPTS_FORMAT(o),
+        CLI_FLAG("stats", &r->w.stats), CLI_FLAG("adaptive", &ro->adaptive),
+        CLI_POSITIVE("strain-limit", &ro->strain_limit), CLI_STRING("diagnostics", &r->diagpath),
+        CLI_OPTS_PLOT(o), CLI_FLAG("live", &r->live), CLI_POSITIVE("live-speed", &r->live_speed),
+        CLI_POSITIVE("rtol", &ro->rtol), CLI_POSITIVE("atol", &ro->atol), CLI_HELP(help),
+        CLI_STRING("error", &r->errorpath), CLI_FLAG("allow-large", &r->allow_large),
+        CLI_OPTS_SOLVER(o), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, rc))
+        return 1;
+    int count;
+    if (o->steppers && (strchr(o->steppers, ',') || strcmp(o->steppers, "all") == 0))
+        return *rc = cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'",
+                                     o->steppers), 1;
+    if (cli_common_resolve(cmd, o, &r->stype, &r->p, &r->itype, 1, &count))
+        return *rc = CLI_EXIT_USAGE, 1;
+    if (!r->have_dt)
+        return *rc = cli_usage_error(cmd, "--dt is required"), 1;
+    if (r->have_tend == r->have_steps)
+        return *rc = cli_usage_error(cmd, "give exactly one of --t-end and --steps"), 1;
+    if (r->have_tend) {
+        double s = ceil(r->t_end / r->dt - 1e-9);
+        if (s > 1e12)
+            return *rc = cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps",
+                                         r->t_end, r->dt), 1;
+        r->steps = s < 1 ? 1 : (long)s;
+        ro->t_end = r->t_end;
+    }
+    r->traj = o->out || (!o->plot && !r->live); /* the trajectory is written */
+    return (*rc = check_run_options(cmd, r)) != 0;
+}
+
+/* The system, the stepper, the limits and every output; 0 or the exit
+ * status (what was opened is closed by close_run). */
+static int open_run(const char *cmd, run_job *r)
+{
+    writer *w = &r->w;
+    const cli_common *o = &r->o;
+    int rc = cli_make_system(cmd, r->stype, &r->p, &r->sys);
     if (rc)
         return rc;
-    int s = ts_stepper_new(itype, sys, &o.solver, &st);
-    if (s) {
-        rc = cli_fail(cmd, s);
-        ts_system_free(sys);
+    int s = ts_stepper_new(r->itype, r->sys, &o->solver, &r->st);
+    if (s)
+        return cli_fail(cmd, s);
+    if (r->ropt.adaptive && !r->sys->ops->max_strain_change)
+        return cli_usage_error(cmd, "--adaptive needs a system with springs; '%s' has none",
+                               r->stype->name);
+    if (w->format == CLI_FORMAT_FRAMES && r->sys->dim == 0)
+        return cli_usage_error(cmd, "--format frames needs a particle system; '%s' is not one",
+                               r->stype->name);
+    if (!r->allow_large && (rc = check_limits(cmd, r->sys, r->st, w, &r->ropt,
+                                              r->diagpath != NULL, r->traj)))
         return rc;
-    }
-    if (ropt.adaptive && !sys->ops->max_strain_change) {
-        rc = cli_usage_error(cmd, "--adaptive needs a system with springs; '%s' has none",
-                             stype->name);
-        goto done;
-    }
-    if (w.format == CLI_FORMAT_FRAMES && sys->dim == 0) {
-        rc = cli_usage_error(cmd, "--format frames needs a particle system; '%s' is not one",
-                             stype->name);
-        goto done;
-    }
-    if (!allow_large && (rc = check_limits(cmd, sys, st, &w, &ropt, diagpath != NULL,
-                                           o.out || (!o.plot && !live))))
-        goto done;
-    cli_live lv = {0};
     char title[256];
-    snprintf(title, sizeof title, "%s, %s, dt = %g", stype->name, itype->name, dt);
-    if (live) {
-        if ((rc = cli_live_open(cmd, sys, title, live_speed, (double)steps * dt, &lv)))
-            goto done;
-        w.live = &lv;
+    snprintf(title, sizeof title, "%s, %s, dt = %g", r->stype->name, r->itype->name, r->dt);
+    if (r->live) {
+        if ((rc = cli_live_open(cmd, r->sys, title, r->live_speed, (double)r->steps * r->dt,
+                                &r->lv)))
+            return rc;
+        w->live = &r->lv;
     }
-    if (o.plot && !(w.plot = tmpfile())) {
-        rc = cli_usage_error(cmd, "--plot: cannot make a temporary file");
-        goto done;
+    if (o->plot && !(w->plot = tmpfile()))
+        return cli_usage_error(cmd, "--plot: cannot make a temporary file");
+    if (r->diagpath) {
+        size_t len = strlen(r->diagpath);
+        w->diag_csv = len >= 4 && strcmp(r->diagpath + len - 4, ".csv") == 0;
+        if ((rc = cli_open_output_for(cmd, "diagnostics", r->diagpath, &w->diag)))
+            return rc;
+        write_diag_header(w, r->sys);
     }
-    if (diagpath) {
-        size_t len = strlen(diagpath);
-        w.diag_csv = len >= 4 && strcmp(diagpath + len - 4, ".csv") == 0;
-        if ((rc = cli_open_output_for(cmd, "diagnostics", diagpath, &w.diag)))
-            goto done;
-        write_diag_header(&w, sys);
-    }
-    w.cols = row_columns(&w, sys);
-    w.planned = 1 + steps / every + (steps % every != 0);
-    w.vals = malloc(w.cols * sizeof *w.vals);
-    w.line = malloc(w.cols * (TS_NUM_MAX + 1) + 2);
-    if (!w.vals || !w.line) {
-        rc = cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w.cols));
-        goto done;
-    }
-    if (errorpath && (rc = cli_error_open(cmd, errorpath, stype, &p, sys, dt, &w.error)))
-        goto done;
-    if ((o.out || (!o.plot && !live)) && (rc = cli_open_output(cmd, o.out, &w.out)))
-        goto done;
-    if (w.out)
-        write_header(&w, sys);
-    ts_run_result res;
-    cli_catch_stop_signals();
-    s = ts_run(sys, st, &ropt, write_row, &w, &res);
-    cli_progress_done(&w.progress);
+    w->cols = row_columns(w, r->sys);
+    w->planned = 1 + r->steps / r->every + (r->steps % r->every != 0);
+    w->vals = malloc(w->cols * sizeof *w->vals);
+    w->line = malloc(w->cols * (TS_NUM_MAX + 1) + 2);
+    if (!w->vals || !w->line)
+        return cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w->cols));
+    if (r->errorpath &&
+        (rc = cli_error_open(cmd, r->errorpath, r->stype, &r->p, r->sys, r->dt, &w->error)))
+        return rc;
+    if (r->traj && (rc = cli_open_output(cmd, o->out, &w->out)))
+        return rc;
+    if (w->out)
+        write_header(w, r->sys);
+    return 0;
+}
+
+/* --stats: the run's totals on standard error. */
+static void print_totals(const run_job *r, const ts_run_result *res)
+{
+    const ts_step_stats *tot = &r->st->total;
+    fprintf(stderr,
+            "tstep run: %ld steps to t = %g; force evaluations %ld, Jacobian products %ld, "
+            "Newton iterations %ld, linear iterations %ld, accepted %ld, rejected %ld\n",
+            res->steps_done, res->t, tot->force_evals, tot->jacobian_products,
+            tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
+    if (!(r->itype->flags & TS_IMPLICIT))
+        return;
+    fprintf(stderr,
+            "tstep run: achieved accuracy: Newton residual last %.3g, worst %.3g "
+            "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
+            r->st->last.residual, tot->residual, r->st->opt.newton_tol,
+            r->st->last.linear_residual, tot->linear_residual);
+    fprintf(stderr, "tstep run: linear solver: setup %.3g s, solve %.3g s\n",
+            tot->setup_seconds, tot->solve_seconds);
+}
+
+/* After ts_run (status s): the outputs closed, where it stopped or failed,
+ * the warnings, totals and figure; the exit status. */
+static int finish_run(const char *cmd, run_job *r, int s, const ts_run_result *res)
+{
+    writer *w = &r->w;
+    int rc = 0;
+    cli_progress_done(&w->progress);
     /* npy: a run that stopped early rewrites the row count, where it can */
-    if (w.out && w.format == CLI_FORMAT_NPY && w.rows != w.planned &&
-        fseek(w.out, 0, SEEK_SET) == 0)
-        write_npy_header(&w, w.rows);
-    if (w.out)
-        rc = cli_close_output(cmd, o.out, w.out);
-    w.out = NULL;
-    if (w.diag) {
-        int r2 = cli_close_output(cmd, diagpath, w.diag);
+    if (w->out && w->format == CLI_FORMAT_NPY && w->rows != w->planned &&
+        fseek(w->out, 0, SEEK_SET) == 0)
+        write_npy_header(w, w->rows);
+    if (w->out)
+        rc = cli_close_output(cmd, r->o.out, w->out);
+    w->out = NULL;
+    if (w->diag) {
+        int r2 = cli_close_output(cmd, r->diagpath, w->diag);
         rc = rc ? rc : r2;
-        w.diag = NULL;
+        w->diag = NULL;
     }
-    if (w.error) {
-        int r2 = cli_error_close(cmd, w.error);
+    if (w->error) {
+        int r2 = cli_error_close(cmd, w->error);
         rc = rc ? rc : r2;
-        w.error = NULL;
+        w->error = NULL;
     }
     if (s == TS_ERR_INTERRUPTED) {
-        rc = cli_stopped(cmd, "step %ld of %ld, t = %.15g: every output ends there", res.steps_done,
-                         steps, res.t);
+        rc = cli_stopped(cmd, "step %ld of %ld, t = %.15g: every output ends there",
+                         res->steps_done, r->steps, res->t);
     } else if (s) {
         const char *d = ts_error_detail();
-        if (res.failed_step)
+        if (res->failed_step)
             fprintf(stderr, "tstep run: %s at step %ld (t = %g to %g)%s%s\n",
-                    ts_status_message(s), res.failed_step, res.failed_time,
-                    res.failed_time + res.failed_dt, *d ? ": " : "", d);
+                    ts_status_message(s), res->failed_step, res->failed_time,
+                    res->failed_time + res->failed_dt, *d ? ": " : "", d);
         else
             cli_fail(cmd, s);
         rc = ts_status_exit_code(s);
     } else if (rc == 0) {
-        energy_warning(&w);
+        energy_warning(w);
     }
-    if (w.stats) {
-        const ts_step_stats *tot = &st->total;
-        fprintf(stderr,
-                "tstep run: %ld steps to t = %g; force evaluations %ld, Jacobian products %ld, "
-                "Newton iterations %ld, linear iterations %ld, accepted %ld, rejected %ld\n",
-                res.steps_done, res.t, tot->force_evals, tot->jacobian_products,
-                tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
-        if (itype->flags & TS_IMPLICIT)
-            fprintf(stderr,
-                    "tstep run: achieved accuracy: Newton residual last %.3g, worst %.3g "
-                    "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
-                    st->last.residual, tot->residual, st->opt.newton_tol,
-                    st->last.linear_residual, tot->linear_residual);
-        if (itype->flags & TS_IMPLICIT)
-            fprintf(stderr, "tstep run: linear solver: setup %.3g s, solve %.3g s\n",
-                    tot->setup_seconds, tot->solve_seconds);
-    }
-    if (w.plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
-        int r2 = draw_plot(cmd, &w, sys, itype->name, dt);
+    if (w->stats)
+        print_totals(r, res);
+    if (w->plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
+        int r2 = draw_plot(cmd, w, r->sys, r->itype->name, r->dt);
         rc = rc ? rc : r2;
     }
-done:
-    if (w.live) {
-        int r2 = cli_live_close(cmd, w.live);
-        rc = rc ? rc : r2;
-    }
-    if (w.out)
-        cli_close_output(cmd, o.out, w.out);
-    if (w.diag)
-        cli_close_output(cmd, diagpath, w.diag);
-    if (w.plot)
-        fclose(w.plot);
-    free(w.vals);
-    free(w.line);
-    cli_error_close(cmd, w.error);
-    ts_stepper_free(st);
-    ts_system_free(sys);
     return rc;
+}
+
+/* Close and free what open_run opened; returns rc, or the live view's error. */
+static int close_run(const char *cmd, run_job *r, int rc)
+{
+    writer *w = &r->w;
+    if (w->live) {
+        int r2 = cli_live_close(cmd, w->live);
+        rc = rc ? rc : r2;
+    }
+    if (w->out)
+        cli_close_output(cmd, r->o.out, w->out);
+    if (w->diag)
+        cli_close_output(cmd, r->diagpath, w->diag);
+    if (w->plot)
+        fclose(w->plot);
+    free(w->vals);
+    free(w->line);
+    cli_error_close(cmd, w->error);
+    ts_stepper_free(r->st);
+    ts_system_free(r->sys);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *cmd = "run";
+    run_job r = {.live_speed = 1.0, .every = 1, .w = {.format = CLI_FORMAT_DAT}};
+    int rc;
+    cli_common_init(&r.o, 1);
+    r.ropt = ts_default_run_options();
+    if (run_options(cmd, argc, argv, &r, &rc))
+        return rc;
+    if (!(rc = open_run(cmd, &r))) {
+        ts_run_result res;
+        cli_catch_stop_signals();
+        int s = ts_run(r.sys, r.st, &r.ropt, write_row, &r.w, &res);
+        rc = finish_run(cmd, &r, s, &res);
+    }
+    return close_run(cmd, &r, rc);
 }

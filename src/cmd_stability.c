@@ -4,7 +4,6 @@
  * numerics are in src/stability.c (definitions in tstep/stability.h); this
  * file parses options and writes the data layouts documented in each
  * command's --help and in README.md. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,7 +268,7 @@ static int advance_to(const char *cmd, ts_system *sys, const ts_stepper_type *ty
     if (s)
         return cli_fail(cmd, s);
     long n = (long)ceil(t0 / h - 1e-9);
-    for (long k = 1; k <= n && !s; k++) {
+    for (long k = 1; k <= n && !s && !ts_stop_signal; k++) {
         double t = (double)(k - 1) * h;
         s = ts_stepper_step(st, sys, t, k == n ? t0 - t : h);
         if (s)
@@ -354,227 +353,220 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
     cli_json_close(&j);
 }
 
-int cmd_stability(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"system", required_argument, 0, 's'},   {"stepper", required_argument, 0, 'i'},
-        {"t-end", required_argument, 0, 'T'},    {"bound", required_argument, 0, 'C'},
-        {"param", required_argument, 0, 'p'},    {"format", required_argument, 0, 'f'},
-        {"out", required_argument, 0, 'o'},      {"help", no_argument, 0, 'h'},
-        {"plot", no_argument, 0, 'P'},           {"at-time", required_argument, 0, 'A'},
-        {"at-stepper", required_argument, 0, 'S'}, {"at-dt", required_argument, 0, 'D'},
-        {"eig", required_argument, 0, 'E'},      {"measure", required_argument, 0, 'M'},
-        CLI_SOLVER_LONGOPTS,
-        {0, 0, 0, 0}};
-    const char *cmd = "stability";
-    double t_end = 0, bound = 1e4, at_time = 0.0, at_dt = 0.0;
-    const char *at_stepper = "rk4";
-    ts_eig_method eig = TS_EIG_AUTO;
-    int c, linearized = 1;
+/* A stability study: its options, and what it measured. */
+typedef struct {
     cli_common o;
-    cli_common_init(&o, 0);
-    o.json_ok = 1;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
-            case 'C':
-                bad = cli_parse_positive(cmd, "bound", optarg, &bound);
-                if (!bad && !(bound > 1.0))
-                    bad = cli_usage_error(cmd, "--bound: '%s' must be greater than 1", optarg);
-                break;
-            case 'A': bad = cli_parse_positive(cmd, "at-time", optarg, &at_time); break;
-            case 'D': bad = cli_parse_positive(cmd, "at-dt", optarg, &at_dt); break;
-            case 'S': at_stepper = optarg; break;
-            case 'E':
-                if (strcmp(optarg, "auto") == 0)
-                    eig = TS_EIG_AUTO;
-                else if (strcmp(optarg, "dense") == 0)
-                    eig = TS_EIG_DENSE;
-                else if (strcmp(optarg, "arnoldi") == 0)
-                    eig = TS_EIG_ARNOLDI;
-                else
-                    bad = cli_usage_error(cmd, "--eig: '%s' is not one of auto, dense, arnoldi",
-                                          optarg);
-                break;
-            case 'M':
-                if (strcmp(optarg, "linearized") == 0)
-                    linearized = 1;
-                else if (strcmp(optarg, "run") == 0)
-                    linearized = 0;
-                else
-                    bad = cli_usage_error(cmd, "--measure: '%s' is not one of linearized, run",
-                                          optarg);
-                break;
-            case 'h': stability_help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (at_time > 0.0 && !(at_dt > 0.0))
-        return cli_usage_error(cmd, "--at-time needs --at-dt (the step of the run to it)");
-    if (at_dt > 0.0 && !(at_time > 0.0))
-        return cli_usage_error(cmd, "--at-dt is only used with --at-time");
-    const ts_stepper_type *at_type = ts_stepper_find(at_stepper);
-    if (!at_type)
-        return cli_usage_error(cmd, "--at-stepper: unknown stepper '%s'", at_stepper);
+    double t_end, bound, at_time, at_dt;
+    const char *at_stepper;
+    int eig, linearized;
+    const ts_stepper_type *at_type;
     const ts_system_type *stype;
+    ts_params p;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    ts_params p;
-    if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
-        return CLI_EXIT_USAGE;
-    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
-    if (skeleton)
-        return skeleton;
-
-    /* the state of the linearization: the initial one, or the run's at T0 */
     ts_system *probe;
-    int rc = cli_make_system(cmd, stype, &p, &probe);
+    ts_spectrum sp;
+    double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
+    ts_binding bind[MAX_STEPPERS];
+    ts_stability_result res[MAX_STEPPERS];
+} study;
+
+static int parse_bound(const char *cmd, const char *arg, void *to)
+{
+    if (cli_parse_positive(cmd, "bound", arg, to))
+        return CLI_EXIT_USAGE;
+    if (!(*(double *)to > 1.0))
+        return cli_usage_error(cmd, "--bound: '%s' must be greater than 1", arg);
+    return 0;
+}
+
+static int stability_options(const char *cmd, int argc, char **argv, study *st, int *rc)
+{
+    static const char *const eigs[] = {"auto", "dense", "arnoldi", NULL};
+    static const char *const measures[] = {"linearized", "run", NULL};
+    static const int measure_values[] = {1, 0};
+    static const int eig_values[] = {TS_EIG_AUTO, TS_EIG_DENSE, TS_EIG_ARNOLDI};
+    cli_common *o = &st->o;
+    const cli_opt opts[] = {
+        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o), CLI_POSITIVE("t-end", &st->t_end),
+        CLI_CUSTOM("bound", &st->bound, parse_bound), CLI_OPTS_PARAM(o),
+        CLI_OPTS_FORMAT(o), CLI_OPTS_OUT(o), CLI_HELP(stability_help), CLI_OPTS_PLOT(o),
+        CLI_POSITIVE("at-time", &st->at_time),
+        CLI_STRING("at-stepper", &st->at_stepper), CLI_POSITIVE("at-dt", &st->at_dt),
+        {.name = "eig", .kind = CLI_OPT_CHOICE, .to = &st->eig, .names = eigs,
+         .values = eig_values, .says = "one of auto, dense, arnoldi"},
+        {.name = "measure", .kind = CLI_OPT_CHOICE, .to = &st->linearized, .names = measures,
+         .values = measure_values, .says = "one of linearized, run"},
+        CLI_OPTS_SOLVER(o), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, rc))
+        return 1;
+    if (st->at_time > 0.0 && !(st->at_dt > 0.0))
+        *rc = cli_usage_error(cmd, "--at-time needs --at-dt (the step of the run to it)");
+    else if (st->at_dt > 0.0 && !(st->at_time > 0.0))
+        *rc = cli_usage_error(cmd, "--at-dt is only used with --at-time");
+    else if (!(st->at_type = ts_stepper_find(st->at_stepper)))
+        *rc = cli_usage_error(cmd, "--at-stepper: unknown stepper '%s'", st->at_stepper);
+    else
+        *rc = cli_common_steppers(cmd, o, &st->stype, &st->p, st->types, MAX_STEPPERS,
+                                  &st->ntypes);
+    return *rc != 0;
+}
+
+/* The state (initial, or the run's at T0) and its spectrum into st->probe
+ * and st->sp; 0, or the exit status with nothing left to free. */
+static int prepare_state(const char *cmd, study *st)
+{
+    int rc = cli_make_system(cmd, st->stype, &st->p, &st->probe);
     if (rc)
         return rc;
-    if (at_time > 0.0 && (rc = advance_to(cmd, probe, at_type, &o.solver, at_time, at_dt))) {
-        ts_system_free(probe);
-        return rc;
+    if (st->at_time > 0.0 &&
+        (rc = advance_to(cmd, st->probe, st->at_type, &st->o.solver, st->at_time, st->at_dt)))
+        goto fail;
+    int has_jac = ts_system_has_jacobian(st->probe);
+    if ((rc = drop_unrunnable(cmd, st->o.steppers, st->stype, has_jac, st->types, &st->ntypes)))
+        goto fail;
+    int ms = ts_spectrum_compute(st->probe, st->at_time, (ts_eig_method)st->eig, &st->sp);
+    if (ts_stop_signal) {
+        if (!ms)
+            ts_spectrum_free(&st->sp);
+        rc = cli_stopped(cmd, "before the measurements (the state and its spectrum): "
+                              "nothing written");
+        goto fail;
     }
-    int has_jac = ts_system_has_jacobian(probe);
-    if ((rc = drop_unrunnable(cmd, o.steppers, stype, has_jac, types, &ntypes))) {
-        ts_system_free(probe);
-        return rc;
-    }
-    ts_spectrum sp;
-    int ms = ts_spectrum_compute(probe, at_time, eig, &sp);
-    if (ms) {
-        ts_system_free(probe);
-        return cli_fail(cmd, ms);
-    }
+    if (ms)
+        rc = cli_fail(cmd, ms);
+    if (!rc)
+        return 0;
+fail:
+    ts_system_free(st->probe);
+    st->probe = NULL;
+    return rc;
+}
+
+/* Each stepper's study; a stop signal keeps the steppers measured before it
+ * (*stopped set, st->ntypes cut).  0 or a status. */
+static int measure_all(study *st, int *stopped)
+{
     ts_stability_options so = ts_default_stability_options();
-    so.bound = bound;
-    so.t0 = at_time;
-    so.t_end = t_end;
-    so.linearized = linearized;
-    progress_ctx pc = {NULL, 0, ntypes};
-    int tty = isatty(STDERR_FILENO);
+    so.bound = st->bound;
+    so.t0 = st->at_time;
+    so.t_end = st->t_end;
+    so.linearized = st->linearized;
+    progress_ctx pc = {NULL, 0, st->ntypes};
+    int tty = isatty(STDERR_FILENO), fail = 0;
     if (tty) {
         so.progress = show_progress;
         so.progress_ctx = &pc;
     }
-    double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
-    ts_binding bind[MAX_STEPPERS];
-    ts_stability_result res[MAX_STEPPERS];
-    int fail = 0, stopped = 0; /* SIGINT/SIGTERM: the steppers measured so far */
-    cli_catch_stop_signals();
-    for (int i = 0; i < ntypes && !fail; i++) {
-        pc.stepper = types[i]->name;
+    for (int i = 0; i < st->ntypes && !fail; i++) {
+        pc.stepper = st->types[i]->name;
         pc.index = i + 1;
-        ts_stability_study_result st;
-        fail = ts_stability_study(stype, &p, probe, &sp, types[i], &o.solver, &so, &st);
+        ts_stability_study_result r;
+        fail = ts_stability_study(st->stype, &st->p, st->probe, &st->sp, st->types[i],
+                                  &st->o.solver, &so, &r);
         if (fail == TS_ERR_INTERRUPTED) {
             fail = 0;
-            stopped = 1;
-            ntypes = i;
+            *stopped = 1;
+            st->ntypes = i;
             break;
         }
         if (fail)
             break;
-        if (st.no_prediction) {
+        if (r.no_prediction) {
             if (tty)
                 clear_progress();
             fprintf(stderr, "tstep stability: no prediction for '%s': the test equation is "
-                            "refused: %s\n", types[i]->name, ts_error_detail());
+                            "refused: %s\n", st->types[i]->name, ts_error_detail());
         }
-        bind[i] = st.binding;
-        pred[i] = st.binding.dt_pred;
-        res[i] = st.result;
-        tend[i] = st.t_end;
+        st->bind[i] = r.binding;
+        st->pred[i] = r.binding.dt_pred;
+        st->res[i] = r.result;
+        st->tend[i] = r.t_end;
     }
     if (tty)
         clear_progress();
-    if (fail) {
-        ts_spectrum_free(&sp);
-        ts_system_free(probe);
-        return cli_fail(cmd, fail);
-    }
+    return fail;
+}
 
+/* The table (or json) to --out, or to a temporary file with --plot alone. */
+static int write_table(const char *cmd, const study *st)
+{
     FILE *out = NULL;
-    if (o.plot && !o.out) /* --plot without --out: the figure instead of the table */
+    int rc = 0;
+    const cli_common *o = &st->o;
+    if (o->plot && !o->out) /* --plot without --out: the figure instead of the table */
         out = tmpfile();
     else
-        rc = cli_open_output(cmd, o.out, &out);
+        rc = cli_open_output(cmd, o->out, &out);
     if (!rc && !out)
         rc = cli_usage_error(cmd, "--plot: cannot make a temporary file");
-    if (rc) {
-        ts_spectrum_free(&sp);
-        ts_system_free(probe);
+    if (rc)
         return rc;
-    }
-    int csv = o.format == CLI_FORMAT_CSV;
+    int csv = o->format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
-    if (o.format == CLI_FORMAT_JSON)
-        write_json(out, stype, at_time, at_type, at_dt, &sp, linearized, bound, types, ntypes,
-                   res, pred, bind, tend);
+    if (o->format == CLI_FORMAT_JSON)
+        write_json(out, st->stype, st->at_time, st->at_type, st->at_dt, &st->sp, st->linearized,
+                   st->bound, st->types, st->ntypes, st->res, st->pred, st->bind, st->tend);
     else
         fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
                  "%st_end%ssteps%sruns%sresult%sstiffest%sequation\n",
             csv ? "" : "# ", sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep);
-    for (int i = 0; i < ntypes && o.format != CLI_FORMAT_JSON; i++) {
-        double ratio = crit_ratio(res[i].dt_crit, pred[i]);
+    for (int i = 0; i < st->ntypes && o->format != CLI_FORMAT_JSON; i++) {
+        const ts_stability_result *r = &st->res[i];
+        const ts_binding *b = &st->bind[i];
+        double ratio = crit_ratio(r->dt_crit, st->pred[i]);
         fprintf(out, "%s%s%.8g%s%.8g%s%.8g%s%.6g%s%.8g%s%.10g%s%.10g%s%.10g%s%ld%s%d%s%s%s%s%s%s\n",
-                types[i]->name, sep, res[i].dt_crit, sep, res[i].dt_fail, sep, pred[i], sep,
-                ratio, sep, bind[i].r, sep, bind[i].re, sep, bind[i].im, sep, tend[i], sep,
-                res[i].steps, sep, res[i].runs, sep, result_name(&res[i]), sep,
-                yes_no(bind[i].stiffest), sep,
-                bind[i].second_order ? "second-order" : "scalar");
+                st->types[i]->name, sep, r->dt_crit, sep, r->dt_fail, sep, st->pred[i], sep,
+                ratio, sep, b->r, sep, b->re, sep, b->im, sep, st->tend[i], sep,
+                r->steps, sep, r->runs, sep, result_name(r), sep, yes_no(b->stiffest), sep,
+                b->second_order ? "second-order" : "scalar");
     }
-    if (o.plot && !o.out)
+    if (o->plot && !o->out) {
         fclose(out);
-    else if ((rc = cli_close_output(cmd, o.out, out))) {
-        ts_spectrum_free(&sp);
-        ts_system_free(probe);
-        return rc;
+        return 0;
     }
+    return cli_close_output(cmd, o->out, out);
+}
 
-    if (at_time > 0.0)
+/* Standard error: the state, the spectrum, the table and the notes. */
+static void report(const study *st)
+{
+    const ts_spectrum *sp = &st->sp;
+    const ts_binding *bind = st->bind;
+    int ntypes = st->ntypes;
+    if (st->at_time > 0.0)
         fprintf(stderr, "stability on %s, linearized at t = %g (after %s with dt = %g)\n",
-                stype->name, at_time, at_type->name, at_dt);
+                st->stype->name, st->at_time, st->at_type->name, st->at_dt);
     else
-        fprintf(stderr, "stability on %s, linearized at the initial state\n", stype->name);
+        fprintf(stderr, "stability on %s, linearized at the initial state\n", st->stype->name);
     fprintf(stderr, "spectrum: %s, %zu of %zu eigenvalues%s, largest |lambda| = %.6g\n",
-            ts_eig_method_name(sp.method), sp.count, sp.dim,
-            sp.finite_differences ? " (Jacobian by central differences)" : "",
-            sp.lambda_max);
+            ts_eig_method_name(sp->method), sp->count, sp->dim,
+            sp->finite_differences ? " (Jacobian by central differences)" : "",
+            sp->lambda_max);
     fprintf(stderr, "measured on %s, bisection to 0.5 %%, perturbation growth bound C = %g\n",
-            linearized ? "the linearization at that state" : "runs of the system from that state",
-            bound);
+            st->linearized ? "the linearization at that state"
+                           : "runs of the system from that state",
+            st->bound);
     fprintf(stderr, "  %-22s %12s %12s %8s %10s  %-26s %-8s %s\n", "stepper", "measured",
             "predicted", "ratio", "radius", "binding lambda", "stiffest", "result");
     for (int i = 0; i < ntypes; i++) {
-        double ratio = crit_ratio(res[i].dt_crit, pred[i]);
+        double ratio = crit_ratio(st->res[i].dt_crit, st->pred[i]);
         char lam[64];
         if (bind[i].mode == (size_t)-1)
             snprintf(lam, sizeof lam, "-");
         else
             snprintf(lam, sizeof lam, "%.6g%+.6gi%s", bind[i].re, bind[i].im,
                      bind[i].second_order ? " (2nd)" : "");
-        fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %-26s %-8s %s\n", types[i]->name,
-                res[i].dt_crit, pred[i], ratio, bind[i].r, lam,
+        fprintf(stderr, "  %-22s %12.6g %12.6g %8.4g %10.6g  %-26s %-8s %s\n",
+                st->types[i]->name, st->res[i].dt_crit, st->pred[i], ratio, bind[i].r, lam,
                 bind[i].mode == (size_t)-1 ? "-" : yes_no(bind[i].stiffest),
-                result_name(&res[i]));
+                result_name(&st->res[i]));
     }
     for (int i = 0; i < ntypes; i++)
         if (bind[i].carries_state && bind[i].mode != (size_t)-1)
             fprintf(stderr, "note: %s carries state between steps (a reused force or a "
-                            "multistep history): %s\n", types[i]->name,
-                    (types[i]->flags & TS_IMPLICIT)
+                            "multistep history): %s\n", st->types[i]->name,
+                    (st->types[i]->flags & TS_IMPLICIT)
                         ? "dt_pred is from its one-step map after a fresh start and only "
                           "approximates the limit of a run"
                         : "its radius is from runs of 4096 steps on the test equation, not "
@@ -584,39 +576,60 @@ int cmd_stability(int argc, char **argv)
                         "itself is unstable along %s (the exact solution grows there too)\n",
                 bind[0].unstable, bind[0].unstable > 1 ? "s" : "",
                 bind[0].unstable > 1 ? "them" : "it");
-    if (sp.method == TS_EIG_ARNOLDI) {
-        fprintf(stderr, "arnoldi: the %zu modes of largest |lambda| (down to %.6g) were seen;\n",
-                sp.count, sp.lambda_floor);
-        for (int i = 0; i < ntypes; i++)
-            if (bind[i].zeta_ranges > 0) {
-                fprintf(stderr, "  %s: a slower mode could bind instead only if its damping "
-                                "ratio is in", types[i]->name);
-                for (int j = 0; j < bind[i].zeta_ranges; j++)
-                    fprintf(stderr, "%s [%.2f, %.2f]", j ? " or" : "", bind[i].zeta_lo[j],
-                            bind[i].zeta_hi[j]);
-                fputc('\n', stderr);
-            } else if (isfinite(pred[i]) && pred[i] > 0.0) {
-                fprintf(stderr, "  %s: no slower mode can bind\n", types[i]->name);
-            }
-    }
-    rc = 0;
-    if (stopped) {
-        ts_spectrum_free(&sp);
-        ts_system_free(probe);
-        return cli_stopped(cmd, "the output has the %d stepper%s measured before it", ntypes,
-                           ntypes == 1 ? "" : "s");
-    }
-    if (o.plot) {
-        fflush(stderr);
-        if (!(sp.lambda_max > 0.0)) {
-            fprintf(stderr, "tstep stability: --plot: no mode to draw |R| along\n");
-            rc = 1;
-        } else {
-            rc = draw_plot(cmd, stype->name, bind, types, ntypes, res, &o.solver);
+    if (sp->method != TS_EIG_ARNOLDI)
+        return;
+    fprintf(stderr, "arnoldi: the %zu modes of largest |lambda| (down to %.6g) were seen;\n",
+            sp->count, sp->lambda_floor);
+    for (int i = 0; i < ntypes; i++)
+        if (bind[i].zeta_ranges > 0) {
+            fprintf(stderr, "  %s: a slower mode could bind instead only if its damping "
+                            "ratio is in", st->types[i]->name);
+            for (int j = 0; j < bind[i].zeta_ranges; j++)
+                fprintf(stderr, "%s [%.2f, %.2f]", j ? " or" : "", bind[i].zeta_lo[j],
+                        bind[i].zeta_hi[j]);
+            fputc('\n', stderr);
+        } else if (isfinite(st->pred[i]) && st->pred[i] > 0.0) {
+            fprintf(stderr, "  %s: no slower mode can bind\n", st->types[i]->name);
         }
+}
+
+int cmd_stability(int argc, char **argv)
+{
+    const char *cmd = "stability";
+    static study st; /* large: the results of up to MAX_STEPPERS steppers */
+    memset(&st, 0, sizeof st);
+    st.bound = 1e4;
+    st.at_stepper = "rk4";
+    st.eig = TS_EIG_AUTO;
+    st.linearized = 1;
+    cli_common_init(&st.o, 0);
+    st.o.json_ok = 1;
+    int rc, stopped = 0;
+    if (stability_options(cmd, argc, argv, &st, &rc))
+        return rc;
+    /* SIGINT/SIGTERM from here on: the state and the spectrum stop early,
+     * the measurements after the stepper under way */
+    cli_catch_stop_signals();
+    if ((rc = prepare_state(cmd, &st)))
+        return rc;
+    int fail = measure_all(&st, &stopped);
+    if (fail)
+        rc = cli_fail(cmd, fail);
+    else if (!(rc = write_table(cmd, &st)))
+        report(&st);
+    if (!rc && stopped)
+        rc = cli_stopped(cmd, "the output has the %d stepper%s measured before it", st.ntypes,
+                         st.ntypes == 1 ? "" : "s");
+    else if (!rc && st.o.plot && !(st.sp.lambda_max > 0.0)) {
+        fflush(stderr);
+        fprintf(stderr, "tstep stability: --plot: no mode to draw |R| along\n");
+        rc = 1;
+    } else if (!rc && st.o.plot) {
+        fflush(stderr);
+        rc = draw_plot(cmd, st.stype->name, st.bind, st.types, st.ntypes, st.res, &st.o.solver);
     }
-    ts_spectrum_free(&sp);
-    ts_system_free(probe);
+    ts_spectrum_free(&st.sp);
+    ts_system_free(st.probe);
     return rc;
 }
 
@@ -666,58 +679,25 @@ static void put_value(FILE *out, const char *sep, double x)
 
 int cmd_amplification(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"stepper", required_argument, 0, 'i'}, {"z-max", required_argument, 0, 'z'},
-        {"points", required_argument, 0, 'n'},  {"axis", required_argument, 0, 'a'},
-        {"format", required_argument, 0, 'f'},  {"out", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},          CLI_SOLVER_LONGOPTS,
-        {0, 0, 0, 0}};
+    static const char *const axes[] = {"real", "imag", NULL};
     const char *cmd = "amplification";
     double z_max = 4.0;
     long points = 401;
-    int c, imag = 0;
+    int rc, imag = 0;
     cli_common o;
     cli_common_init(&o, 0);
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'z': bad = cli_parse_positive(cmd, "z-max", optarg, &z_max); break;
-            case 'n': bad = cli_parse_count(cmd, "points", optarg, 2, &points); break;
-            case 'a':
-                if (strcmp(optarg, "real") == 0)
-                    imag = 0;
-                else if (strcmp(optarg, "imag") == 0)
-                    imag = 1;
-                else
-                    bad = cli_usage_error(cmd, "--axis: '%s' is not one of real, imag", optarg);
-                break;
-            case 'h': amplification_help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    const cli_opt opts[] = {
+        CLI_OPTS_STEPPER(&o), CLI_POSITIVE("z-max", &z_max),
+        CLI_COUNT("points", &points, 2),
+        CLI_CHOICE("axis", &imag, axes, "one of real, imag"),
+        CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o), CLI_HELP(amplification_help),
+        CLI_OPTS_SOLVER(&o), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, &rc))
+        return rc;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
-        return CLI_EXIT_USAGE;
-    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
-    if (skeleton)
-        return skeleton;
-    if (points > 1000000)
-        return cli_usage_error(cmd, "--points: %ld is more than 1000000", points);
-
     FILE *out;
-    int rc = cli_open_output(cmd, o.out, &out);
-    if (rc)
+    if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
         return rc;
     int csv = o.format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
@@ -799,64 +779,64 @@ static void region_help(void)
         "           splot 'build/region.dat' index 'rk4' using 2:3:4 with pm3d\n");
 }
 
+/* The grid's rows, stepper by stepper; 0 or TS_ERR_NOMEM. */
+static int write_region(FILE *out, int csv, int oscillator, const ts_stepper_type *const *types,
+                        int ntypes, const double *lim, double step, long nre, long nim,
+                        const ts_solver_options *solver)
+{
+    const char *sep = csv ? "," : " ";
+    if (oscillator)
+        fputs(csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", out);
+    else
+        fputs(csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", out);
+    for (int i = 0; i < ntypes; i++) {
+        int second = ts_stability_second_order(types[i], NULL);
+        if (!csv)
+            fprintf(out, "%s# %s\n", i ? "\n" : "", types[i]->name);
+        for (long a = 0; a < nre; a++) {
+            double re = lim[0] + (double)a * step;
+            for (long b = 0; b < nim; b++) {
+                double im = lim[2] + (double)b * step, rho;
+                int s = oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
+                                   : ts_mode_growth(types[i], solver, second, re, im, &rho);
+                if (s == TS_ERR_NOMEM)
+                    return s;
+                fputs(types[i]->name, out);
+                put_value(out, sep, re);
+                put_value(out, sep, im);
+                put_value(out, sep, s || isinf(rho) ? NAN : rho);
+                fputc('\n', out);
+            }
+            if (!csv)
+                fputc('\n', out);
+        }
+    }
+    return 0;
+}
+
 int cmd_region(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"stepper", required_argument, 0, 'i'}, {"re-min", required_argument, 0, 'a'},
-        {"re-max", required_argument, 0, 'b'},  {"im-min", required_argument, 0, 'c'},
-        {"im-max", required_argument, 0, 'd'},  {"step", required_argument, 0, 'H'},
-        {"format", required_argument, 0, 'f'},  {"out", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},          {"plane", required_argument, 0, 'L'},
-        {"hw-max", required_argument, 0, 'W'},  {"zeta-min", required_argument, 0, 'm'},
-        {"zeta-max", required_argument, 0, 'M'}, CLI_SOLVER_LONGOPTS,
-        {0, 0, 0, 0}};
+    static const char *const planes[] = {"z", "oscillator", NULL};
     const char *cmd = "region";
-    int oscillator = 0;
+    int rc, oscillator = 0;
     double hw_max = 4.0, zeta_lim[2] = {0.0, 1.0};
     double lim[4] = {-4.0, 1.0, -4.0, 4.0}, step = 0.05;
-    static const char *const lim_name[4] = {"re-min", "re-max", "im-min", "im-max"};
-    int c;
     cli_common o;
     cli_common_init(&o, 0);
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'a': case 'b': case 'c': case 'd':
-                bad = cli_parse_real(cmd, lim_name[c - 'a'], optarg, &lim[c - 'a']);
-                break;
-            case 'H': bad = cli_parse_positive(cmd, "step", optarg, &step); break;
-            case 'W': bad = cli_parse_positive(cmd, "hw-max", optarg, &hw_max); break;
-            case 'm': bad = cli_parse_real(cmd, "zeta-min", optarg, &zeta_lim[0]); break;
-            case 'M': bad = cli_parse_real(cmd, "zeta-max", optarg, &zeta_lim[1]); break;
-            case 'L':
-                if (strcmp(optarg, "z") == 0)
-                    oscillator = 0;
-                else if (strcmp(optarg, "oscillator") == 0)
-                    oscillator = 1;
-                else
-                    bad = cli_usage_error(cmd, "--plane: '%s' is not one of z, oscillator", optarg);
-                break;
-            case 'h': region_help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    const cli_opt opts[] = {
+        CLI_OPTS_STEPPER(&o), CLI_REAL("re-min", &lim[0]), CLI_REAL("re-max", &lim[1]),
+        CLI_REAL("im-min", &lim[2]), CLI_REAL("im-max", &lim[3]),
+        CLI_POSITIVE("step", &step), CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o),
+        CLI_HELP(region_help),
+        CLI_CHOICE("plane", &oscillator, planes, "one of z, oscillator"),
+        CLI_POSITIVE("hw-max", &hw_max), CLI_REAL("zeta-min", &zeta_lim[0]),
+        CLI_REAL("zeta-max", &zeta_lim[1]), CLI_OPTS_SOLVER(&o), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, &rc))
+        return rc;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if (cli_common_resolve(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes))
-        return CLI_EXIT_USAGE;
-    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
-    if (skeleton)
-        return skeleton;
+    if ((rc = cli_common_steppers(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes)))
+        return rc;
     if (oscillator) { /* the (hw, zeta) plane: hw from 0 to hw_max, zeta as given */
         if (!(zeta_lim[0] < zeta_lim[1]))
             return cli_usage_error(cmd, "--zeta-min %g must be less than --zeta-max %g",
@@ -874,38 +854,12 @@ int cmd_region(int argc, char **argv)
                                step, nre, nim);
 
     FILE *out;
-    int rc = cli_open_output(cmd, o.out, &out);
-    if (rc)
+    if ((rc = cli_open_output(cmd, o.out, &out)))
         return rc;
-    int csv = o.format == CLI_FORMAT_CSV;
-    const char *sep = csv ? "," : " ";
-    if (oscillator)
-        fputs(csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", out);
-    else
-        fputs(csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", out);
-    for (int i = 0; i < ntypes; i++) {
-        int second = ts_stability_second_order(types[i], NULL);
-        if (!csv)
-            fprintf(out, "%s# %s\n", i ? "\n" : "", types[i]->name);
-        for (long a = 0; a < (long)nre; a++) {
-            double re = lim[0] + (double)a * step;
-            for (long b = 0; b < (long)nim; b++) {
-                double im = lim[2] + (double)b * step, rho;
-                int s = oscillator ? ts_oscillator_growth(types[i], &o.solver, re, im, &rho)
-                                   : ts_mode_growth(types[i], &o.solver, second, re, im, &rho);
-                if (s == TS_ERR_NOMEM) {
-                    cli_close_output(cmd, o.out, out);
-                    return cli_fail(cmd, s);
-                }
-                fputs(types[i]->name, out);
-                put_value(out, sep, re);
-                put_value(out, sep, im);
-                put_value(out, sep, s || isinf(rho) ? NAN : rho);
-                fputc('\n', out);
-            }
-            if (!csv)
-                fputc('\n', out);
-        }
+    if ((rc = write_region(out, o.format == CLI_FORMAT_CSV, oscillator, types, ntypes, lim, step,
+                           (long)nre, (long)nim, &o.solver))) {
+        cli_close_output(cmd, o.out, out);
+        return cli_fail(cmd, rc);
     }
     return cli_close_output(cmd, o.out, out);
 }

@@ -2,7 +2,6 @@
  * and the observed order of each (least-squares slope of log error against
  * log dt over the points not excluded; see src/sweep.c for the rules),
  * against the exact solution or a computed reference (tstep/reference.h). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -150,345 +149,357 @@ static void help(void)
            "system without energy) are skipped with a note.\n");
 }
 
-int cmd_sweep(int argc, char **argv)
-{
-    static const struct option opts[] = {
-        {"system", required_argument, 0, 's'}, {"stepper", required_argument, 0, 'i'},
-        {"dt-min", required_argument, 0, 'a'}, {"dt-max", required_argument, 0, 'b'},
-        {"levels", required_argument, 0, 'l'}, {"t-end", required_argument, 0, 'T'},
-        {"param", required_argument, 0, 'p'},  {"format", required_argument, 0, 'f'},
-        {"out", required_argument, 0, 'o'},    {"help", no_argument, 0, 'h'},
-        {"plot", no_argument, 0, 'P'},         {"reference", required_argument, 0, 'r'},
-        {"reference-dt", required_argument, 0, 'R'}, {"norm", required_argument, 0, 'N'},
-        {"tol-max", required_argument, 0, 'X'}, {"tol-min", required_argument, 0, 'Y'},
-        CLI_SOLVER_LONGOPTS,                   {0, 0, 0, 0}};
-    const char *cmd = "sweep";
-    double dt_min = 0, dt_max = 0, t_end = 0, ref_dt = 0, tol_min = 0, tol_max = 0;
-    long levels = 7;
-    int c, ref_computed = 0;
-    ts_error_norm norm = TS_NORM_SCALED;
+/* A sweep: its options, the steppers, the reference and the results. */
+typedef struct {
     cli_common o;
-    cli_common_init(&o, 0);
-    o.json_ok = 1;
-    /* tight solver tolerances: the solver's error must not pollute the order */
-    o.solver.newton_tol = SWEEP_NEWTON_TOL;
-    o.solver.cg_tol = SWEEP_CG_TOL;
-
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = cli_common_option(cmd, c, optarg, &o);
-        if (bad < 0) {
-            bad = 0;
-            switch (c) {
-            case 'a': bad = cli_parse_positive(cmd, "dt-min", optarg, &dt_min); break;
-            case 'b': bad = cli_parse_positive(cmd, "dt-max", optarg, &dt_max); break;
-            case 'l': bad = cli_parse_count(cmd, "levels", optarg, 1, &levels); break;
-            case 'T': bad = cli_parse_positive(cmd, "t-end", optarg, &t_end); break;
-            case 'r':
-                if (strcmp(optarg, "auto") == 0 || strcmp(optarg, "computed") == 0)
-                    ref_computed = optarg[0] == 'c';
-                else
-                    bad = cli_usage_error(cmd, "--reference: '%s' is not auto or computed",
-                                          optarg);
-                break;
-            case 'N':
-                if (strcmp(optarg, "scaled") == 0)
-                    norm = TS_NORM_SCALED;
-                else if (strcmp(optarg, "state") == 0)
-                    norm = TS_NORM_STATE;
-                else if (strcmp(optarg, "positions") == 0)
-                    norm = TS_NORM_POSITIONS;
-                else
-                    bad = cli_usage_error(cmd, "--norm: '%s' is not scaled, state or positions",
-                                          optarg);
-                break;
-            case 'R': bad = cli_parse_positive(cmd, "reference-dt", optarg, &ref_dt); break;
-            case 'X': bad = cli_parse_positive(cmd, "tol-max", optarg, &tol_max); break;
-            case 'Y': bad = cli_parse_positive(cmd, "tol-min", optarg, &tol_min); break;
-            case 'h': help(); return 0;
-            default: return cli_bad_option(cmd, argc, argv);
-            }
-        }
-        if (bad)
-            return bad;
-    }
-    if (optind < argc)
-        return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-    if (!o.steppers)
-        o.steppers = "all";
+    double dt_min, dt_max, t_end, ref_dt, tol_min, tol_max;
+    long levels;
+    int ref_computed, norm, tolmode, defaults, json, csv;
     const ts_system_type *stype;
+    ts_params p;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    ts_params p;
-    if (cli_common_resolve(cmd, &o, &stype, &p, types, MAX_STEPPERS, &ntypes))
-        return CLI_EXIT_USAGE;
-    int skeleton = cli_drop_unimplemented(cmd, types, &ntypes, strcmp(o.steppers, "all") == 0);
-    if (skeleton)
-        return skeleton;
-    if ((dt_min == 0) != (dt_max == 0))
-        return cli_usage_error(cmd, "give both --dt-min and --dt-max, or neither (defaults "
-                                    "per stepper, see --help)");
-    if (dt_min > dt_max)
-        return cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", dt_min, dt_max);
-    if (t_end > 0 && dt_max > t_end)
-        return cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", dt_max, t_end);
-    if ((tol_min == 0) != (tol_max == 0))
-        return cli_usage_error(cmd, "give both --tol-min and --tol-max, or neither");
-    if (tol_min > tol_max)
-        return cli_usage_error(cmd, "--tol-min %g is larger than --tol-max %g", tol_min, tol_max);
-    if (tol_max >= 1.0)
-        return cli_usage_error(cmd, "--tol-max %g: a relative tolerance must be below 1", tol_max);
-    int tolmode = tol_max > 0.0;
-    if (levels > MAX_LEVELS)
-        return cli_usage_error(cmd, "--levels: %ld is more than %d", levels, MAX_LEVELS);
-    if (t_end > 0 && dt_min > 0 && t_end / dt_min > 1e9)
-        return cli_usage_error(cmd, "--t-end / --dt-min is more than 1e9 steps");
+    double rate, lo[MAX_STEPPERS], hi[MAX_STEPPERS];
+    ts_sweep_reference ref;
+    double order[MAX_STEPPERS];
+    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][TS_SWEEP_EXCLUSIONS];
+    FILE *out, *plotdata;
+    cli_json j;
+    cli_progress prog;
+} sweep_job;
 
-    /* Probe the system once: it must exist with these parameters; implicit
-     * steppers need its Jacobian. */
+/* The options and the checks that need no system; 1 with *rc to return. */
+static int sweep_options(const char *cmd, int argc, char **argv, sweep_job *w, int *rc)
+{
+    static const char *const refs[] = {"auto", "computed", NULL};
+    static const char *const norms[] = {"scaled", "state", "positions", NULL};
+    static const int norm_values[] = {TS_NORM_SCALED, TS_NORM_STATE, TS_NORM_POSITIONS};
+    cli_common *o = &w->o;
+    const cli_opt opts[] = {
+        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o), CLI_POSITIVE("dt-min", &w->dt_min),
+        CLI_POSITIVE("dt-max", &w->dt_max), CLI_COUNT("levels", &w->levels, 1),
+        CLI_POSITIVE("t-end", &w->t_end), CLI_OPTS_PARAM(o), CLI_OPTS_FORMAT(o),
+        CLI_OPTS_OUT(o), CLI_HELP(help), CLI_OPTS_PLOT(o),
+        CLI_CHOICE("reference", &w->ref_computed, refs, "auto or computed"),
+        CLI_POSITIVE("reference-dt", &w->ref_dt),
+        {.name = "norm", .kind = CLI_OPT_CHOICE, .to = &w->norm, .names = norms,
+         .values = norm_values, .says = "scaled, state or positions"},
+        CLI_POSITIVE("tol-max", &w->tol_max), CLI_POSITIVE("tol-min", &w->tol_min),
+        CLI_OPTS_SOLVER(o), CLI_END};
+    if (cli_options(cmd, argc, argv, opts, rc))
+        return 1;
+    if (!o->steppers)
+        o->steppers = "all";
+    if ((*rc = cli_common_steppers(cmd, o, &w->stype, &w->p, w->types, MAX_STEPPERS,
+                                   &w->ntypes)))
+        return 1;
+    if ((w->dt_min == 0) != (w->dt_max == 0))
+        *rc = cli_usage_error(cmd, "give both --dt-min and --dt-max, or neither (defaults "
+                                   "per stepper, see --help)");
+    else if (w->dt_min > w->dt_max)
+        *rc = cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", w->dt_min,
+                              w->dt_max);
+    else if (w->t_end > 0 && w->dt_max > w->t_end)
+        *rc = cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", w->dt_max,
+                              w->t_end);
+    else if ((w->tol_min == 0) != (w->tol_max == 0))
+        *rc = cli_usage_error(cmd, "give both --tol-min and --tol-max, or neither");
+    else if (w->tol_min > w->tol_max)
+        *rc = cli_usage_error(cmd, "--tol-min %g is larger than --tol-max %g", w->tol_min,
+                              w->tol_max);
+    else if (w->tol_max >= 1.0)
+        *rc = cli_usage_error(cmd, "--tol-max %g: a relative tolerance must be below 1",
+                              w->tol_max);
+    else if (w->levels > MAX_LEVELS)
+        *rc = cli_usage_error(cmd, "--levels: %ld is more than %d", w->levels, MAX_LEVELS);
+    else if (w->t_end > 0 && w->dt_min > 0 && w->t_end / w->dt_min > 1e9)
+        *rc = cli_usage_error(cmd, "--t-end / --dt-min is more than 1e9 steps");
+    w->tolmode = w->tol_max > 0.0;
+    return *rc != 0;
+}
+
+/* Probe the system once: it must exist with these parameters; a stepper
+ * it cannot run (no Jacobian products, no energy, ...) is refused by
+ * ts_stepper_new with TS_ERR_UNSUPPORTED: skipped under all, else an error. */
+static int drop_unsupported(const char *cmd, sweep_job *w)
+{
     ts_system *probe;
-    int rc = cli_make_system(cmd, stype, &p, &probe);
+    int rc = cli_make_system(cmd, w->stype, &w->p, &probe);
     if (rc)
         return rc;
-    /* a stepper the system cannot run (no Jacobian products, no energy, ...)
-     * is refused by ts_stepper_new with TS_ERR_UNSUPPORTED */
-    int all = strcmp(o.steppers, "all") == 0;
-    for (int i = 0; i < ntypes; i++) {
+    int all = strcmp(w->o.steppers, "all") == 0;
+    for (int i = 0; i < w->ntypes && !rc; i++) {
         ts_stepper *trial;
-        int s = ts_stepper_new(types[i], probe, &o.solver, &trial);
+        int s = ts_stepper_new(w->types[i], probe, &w->o.solver, &trial);
         ts_stepper_free(trial);
-        if (s == TS_ERR_UNSUPPORTED) {
-            if (!all) {
-                ts_system_free(probe);
-                return cli_usage_error(cmd, "%s", ts_error_detail());
-            }
-            fprintf(stderr, "tstep sweep: skipping '%s': %s\n", types[i]->name,
+        if (s == TS_ERR_UNSUPPORTED && !all) {
+            rc = cli_usage_error(cmd, "%s", ts_error_detail());
+        } else if (s == TS_ERR_UNSUPPORTED) {
+            fprintf(stderr, "tstep sweep: skipping '%s': %s\n", w->types[i]->name,
                     ts_error_detail());
-            memmove(&types[i], &types[i + 1], (size_t)(ntypes - i - 1) * sizeof *types);
-            ntypes--, i--;
+            memmove(&w->types[i], &w->types[i + 1],
+                    (size_t)(w->ntypes - i - 1) * sizeof *w->types);
+            w->ntypes--, i--;
         } else if (s) {
-            ts_system_free(probe);
-            return cli_fail(cmd, s);
+            rc = cli_fail(cmd, s);
         }
     }
     ts_system_free(probe);
+    return rc;
+}
 
-    /* default t_end and per-stepper ranges from the stiffest mode's rate */
-    double rate = 0.0, lo[MAX_STEPPERS], hi[MAX_STEPPERS], lo_all = INFINITY;
-    int defaults = dt_min == 0;
-    if ((t_end == 0 || defaults) && (rc = ts_sweep_stiffness(stype, &p, &rate)))
+/* The default t_end and per-stepper ranges from the stiffest mode's rate. */
+static int choose_ranges(const char *cmd, sweep_job *w, double *lo_all)
+{
+    int rc;
+    w->defaults = w->dt_min == 0;
+    *lo_all = INFINITY;
+    if ((w->t_end == 0 || w->defaults) && (rc = ts_sweep_stiffness(w->stype, &w->p, &w->rate)))
         return cli_fail(cmd, rc);
-    if (t_end == 0)
-        t_end = ts_sweep_default_t_end(rate);
-    if (dt_max > t_end)
+    if (w->t_end == 0)
+        w->t_end = ts_sweep_default_t_end(w->rate);
+    if (w->dt_max > w->t_end)
         return cli_usage_error(cmd, "--dt-max %g is larger than the default t_end %g: give "
-                                    "--t-end", dt_max, t_end);
-    for (int i = 0; i < ntypes; i++) {
-        if (defaults)
-            ts_sweep_default_dt(rate, t_end, types[i]->order, &lo[i], &hi[i]);
+                                    "--t-end", w->dt_max, w->t_end);
+    for (int i = 0; i < w->ntypes; i++) {
+        if (w->defaults)
+            ts_sweep_default_dt(w->rate, w->t_end, w->types[i]->order, &w->lo[i], &w->hi[i]);
         else
-            lo[i] = dt_min, hi[i] = dt_max;
-        lo_all = fmin(lo_all, lo[i]);
+            w->lo[i] = w->dt_min, w->hi[i] = w->dt_max;
+        *lo_all = fmin(*lo_all, w->lo[i]);
     }
+    return 0;
+}
 
-    ts_sweep_reference ref;
-    ts_sweep_reference_options ropt = ts_sweep_reference_options_for(lo_all, t_end);
-    ropt.computed = ref_computed;
-    ropt.norm = norm;
-    if (ref_dt > 0.0)
-        ropt.dt = ref_dt;
-    cli_progress prog;
-    cli_progress_init(&prog, "tstep sweep");
-    cli_progress_update(&prog, 0.0, "reference solution");
+/* The reference solution, stoppable by SIGINT/SIGTERM (nothing written). */
+static int compute_reference(const char *cmd, sweep_job *w, double lo_all)
+{
+    ts_sweep_reference_options ropt = ts_sweep_reference_options_for(lo_all, w->t_end);
+    ropt.computed = w->ref_computed;
+    ropt.norm = (ts_error_norm)w->norm;
+    if (w->ref_dt > 0.0)
+        ropt.dt = w->ref_dt;
+    cli_progress_init(&w->prog, "tstep sweep");
+    cli_progress_update(&w->prog, 0.0, "reference solution");
     cli_catch_stop_signals();
-    int s = ts_sweep_reference_compute(stype, &p, t_end, &ropt, &ref);
-    if (s == TS_ERR_INTERRUPTED) {
-        cli_progress_done(&prog);
+    int s = ts_sweep_reference_compute(w->stype, &w->p, w->t_end, &ropt, &w->ref);
+    if (s)
+        cli_progress_done(&w->prog);
+    if (s == TS_ERR_INTERRUPTED)
         return cli_stopped(cmd, "while computing the reference solution: nothing written");
-    }
-    if (s) {
-        cli_progress_done(&prog);
-        return cli_fail(cmd, s);
-    }
+    return s ? cli_fail(cmd, s) : 0;
+}
 
-    FILE *out = NULL, *plotdata = NULL;
-    if ((o.out || !o.plot) && (rc = cli_open_output(cmd, o.out, &out))) {
-        cli_progress_done(&prog);
-        ts_sweep_reference_release(&ref);
+/* Open --out and the --plot data, and write the table's header. */
+static int open_outputs(const char *cmd, sweep_job *w)
+{
+    int rc;
+    const cli_common *o = &w->o;
+    if ((o->out || !o->plot) && (rc = cli_open_output(cmd, o->out, &w->out)))
         return rc;
-    }
-    if (o.plot && !(plotdata = tmpfile())) {
-        cli_progress_done(&prog);
-        ts_sweep_reference_release(&ref);
-        if (out)
-            cli_close_output(cmd, o.out, out);
+    if (o->plot && !(w->plotdata = tmpfile()))
         return cli_usage_error(cmd, "--plot: cannot make a temporary file");
+    w->csv = o->format == CLI_FORMAT_CSV, w->json = o->format == CLI_FORMAT_JSON;
+    FILE *out = w->out;
+    if (out && w->json) { /* one object: the rows' numbers per stepper (docs/grading.md) */
+        cli_json_init(&w->j, out);
+        cli_json_object(&w->j, NULL);
+        cli_json_string(&w->j, "command", "sweep");
+        cli_json_string(&w->j, "system", w->stype->name);
+        cli_json_number(&w->j, "t_end", w->t_end);
+        cli_json_number(&w->j, "reference_error", w->ref.error);
+        cli_json_array(&w->j, "steppers");
     }
-    int csv = o.format == CLI_FORMAT_CSV, json = o.format == CLI_FORMAT_JSON;
-    cli_json j;
-    if (out && json) { /* one object: the rows' numbers per stepper (docs/grading.md) */
-        cli_json_init(&j, out);
-        cli_json_object(&j, NULL);
-        cli_json_string(&j, "command", "sweep");
-        cli_json_string(&j, "system", stype->name);
-        cli_json_number(&j, "t_end", t_end);
-        cli_json_number(&j, "reference_error", ref.error);
-        cli_json_array(&j, "steppers");
-    }
-    if (out && !csv && !json)
-        describe_reference(out, "# ", &ref);
-    if (out && !json)
-        fprintf(out, csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
-                           "jacobian_products,newton_iters,linear_iters,seconds,"
-                           "reference_error%s\n"
-                         : "# stepper dt steps error excluded observed_order force_evals "
-                           "jacobian_products newton_iters linear_iters seconds "
-                           "reference_error%s\n",
-                tolmode ? (csv ? ",tol" : " tol") : "");
-    double order[MAX_STEPPERS];
-    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][TS_SWEEP_EXCLUSIONS];
-    ts_sweep_point pts[MAX_LEVELS];
-    for (int i = 0; i < ntypes; i++) {
-        cli_progress_update(&prog, (double)i / ntypes, "%s (%d of %d)", types[i]->name, i + 1,
-                            ntypes);
-        int by_tol = tolmode && (types[i]->flags & TS_ADAPTIVE);
-        s = by_tol ? ts_sweep_tolerances(stype, &p, types[i], &o.solver, tol_min, tol_max,
-                                         (int)levels, &ref, pts)
-                   : ts_sweep_against(stype, &p, types[i], &o.solver, lo[i], hi[i], (int)levels,
-                                      &ref, pts);
-        if (s == TS_ERR_INTERRUPTED) { /* the finished steppers' rows are complete */
-            cli_progress_done(&prog);
-            ts_sweep_reference_release(&ref);
-            rc = out ? cli_close_output(cmd, o.out, out) : 0;
-            if (plotdata)
-                fclose(plotdata);
-            int r2 = cli_stopped(cmd, "during '%s': the output has the %d stepper%s finished "
-                                      "before it",
-                                 types[i]->name, i, i == 1 ? "" : "s");
-            return rc ? rc : r2;
-        }
-        if (s) {
-            cli_progress_done(&prog);
-            ts_sweep_reference_release(&ref);
-            if (out)
-                cli_close_output(cmd, o.out, out);
-            if (plotdata)
-                fclose(plotdata);
-            return cli_fail(cmd, s);
-        }
-        order[i] = by_tol ? ts_tolerance_slope(pts, (int)levels, &used[i])
-                          : ts_observed_order(pts, (int)levels, &used[i]);
-        if (out && !csv && !json && i > 0)
-            fprintf(out, "\n\n");
-        if (out && json) {
-            cli_json_object(&j, NULL);
-            cli_json_string(&j, "stepper", types[i]->name);
-            cli_json_int(&j, "nominal_order", types[i]->order);
-            cli_json_number(&j, "observed_order", order[i]);
-            cli_json_int(&j, "points_used", used[i]);
-            cli_json_string(&j, "slope_of", by_tol ? "tolerance" : "dt");
-            cli_json_array(&j, "points");
-        }
-        if (plotdata && i > 0 && used[i - 1] > 0)
-            fprintf(plotdata, "\n\n");
-        memset(nexcl[i], 0, sizeof nexcl[i]);
-        for (long k = 0; k < levels; k++) {
-            const ts_sweep_point *q = &pts[k];
-            nexcl[i][q->excluded]++;
-            if (plotdata && !q->excluded)
-                fprintf(plotdata, "%.15g %.15g\n", q->dt, q->error);
-            if (!out)
-                continue;
-            if (json) {
-                cli_json_object(&j, NULL);
-                cli_json_number(&j, "dt", q->dt);
-                cli_json_int(&j, "steps", q->steps);
-                cli_json_number(&j, "error", q->error);
-                cli_json_string(&j, "excluded", q->excluded ? excluded_name(q->excluded) : NULL);
-                cli_json_int(&j, "force_evals", q->stats.force_evals);
-                cli_json_int(&j, "jacobian_products", q->stats.jacobian_products);
-                cli_json_int(&j, "newton_iters", q->stats.newton_iters);
-                cli_json_int(&j, "linear_iters", q->stats.linear_iters);
-                cli_json_number(&j, "seconds", q->seconds);
-                if (tolmode)
-                    cli_json_number(&j, "tol", q->tol);
-                cli_json_close(&j);
-                continue;
-            }
-            const char *sep = csv ? "," : " ";
-            fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g%s%.3g",
-                    types[i]->name, sep, q->dt, sep, q->steps, sep, q->error, sep,
-                    csv ? excluded_name(q->excluded)
-                        : (q->excluded ? excluded_name(q->excluded) : "-"),
-                    sep, order[i], sep, q->stats.force_evals, sep, q->stats.jacobian_products,
-                    sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds,
-                    sep, ref.error);
-            if (tolmode)
-                fprintf(out, "%s%.3g", sep, q->tol);
-            fputc('\n', out);
-        }
-        if (out && !json)
-            fflush(out); /* a stepper's rows are complete: out there even if stopped */
-        if (out && json) {
-            cli_json_close(&j);
-            cli_json_object(&j, "excluded");
-            cli_json_int(&j, "round_off", nexcl[i][TS_SWEEP_ROUNDOFF]);
-            cli_json_int(&j, "unstable", nexcl[i][TS_SWEEP_UNSTABLE]);
-            cli_json_int(&j, "reference", nexcl[i][TS_SWEEP_REFERENCE]);
-            cli_json_close(&j);
-            cli_json_close(&j);
-        }
-    }
-    if (out && json) {
-        cli_json_close(&j);
-        cli_json_close(&j);
-    }
-    cli_progress_done(&prog);
-    if (out && (rc = cli_close_output(cmd, o.out, out))) {
-        if (plotdata)
-            fclose(plotdata);
-        ts_sweep_reference_release(&ref);
-        return rc;
-    }
+    if (out && !w->csv && !w->json)
+        describe_reference(out, "# ", &w->ref);
+    if (out && !w->json)
+        fprintf(out, w->csv ? "stepper,dt,steps,error,excluded,observed_order,force_evals,"
+                              "jacobian_products,newton_iters,linear_iters,seconds,"
+                              "reference_error%s\n"
+                            : "# stepper dt steps error excluded observed_order force_evals "
+                              "jacobian_products newton_iters linear_iters seconds "
+                              "reference_error%s\n",
+                w->tolmode ? (w->csv ? ",tol" : " tol") : "");
+    return 0;
+}
 
-    if (defaults)
+static void json_point(sweep_job *w, const ts_sweep_point *q)
+{
+    cli_json *j = &w->j;
+    cli_json_object(j, NULL);
+    cli_json_number(j, "dt", q->dt);
+    cli_json_int(j, "steps", q->steps);
+    cli_json_number(j, "error", q->error);
+    cli_json_string(j, "excluded", q->excluded ? excluded_name(q->excluded) : NULL);
+    cli_json_int(j, "force_evals", q->stats.force_evals);
+    cli_json_int(j, "jacobian_products", q->stats.jacobian_products);
+    cli_json_int(j, "newton_iters", q->stats.newton_iters);
+    cli_json_int(j, "linear_iters", q->stats.linear_iters);
+    cli_json_number(j, "seconds", q->seconds);
+    if (w->tolmode)
+        cli_json_number(j, "tol", q->tol);
+    cli_json_close(j);
+}
+
+/* Stepper i's rows (its points pts) to the outputs. */
+static void write_stepper(sweep_job *w, int i, int by_tol, const ts_sweep_point *pts)
+{
+    FILE *out = w->out;
+    const char *name = w->types[i]->name, *sep = w->csv ? "," : " ";
+    if (out && !w->csv && !w->json && i > 0)
+        fprintf(out, "\n\n");
+    if (out && w->json) {
+        cli_json_object(&w->j, NULL);
+        cli_json_string(&w->j, "stepper", name);
+        cli_json_int(&w->j, "nominal_order", w->types[i]->order);
+        cli_json_number(&w->j, "observed_order", w->order[i]);
+        cli_json_int(&w->j, "points_used", w->used[i]);
+        cli_json_string(&w->j, "slope_of", by_tol ? "tolerance" : "dt");
+        cli_json_array(&w->j, "points");
+    }
+    if (w->plotdata && i > 0 && w->used[i - 1] > 0)
+        fprintf(w->plotdata, "\n\n");
+    memset(w->nexcl[i], 0, sizeof w->nexcl[i]);
+    for (long k = 0; k < w->levels; k++) {
+        const ts_sweep_point *q = &pts[k];
+        w->nexcl[i][q->excluded]++;
+        if (w->plotdata && !q->excluded)
+            fprintf(w->plotdata, "%.15g %.15g\n", q->dt, q->error);
+        if (out && w->json)
+            json_point(w, q);
+        if (!out || w->json)
+            continue;
+        fprintf(out, "%s%s%.15g%s%ld%s%.15g%s%s%s%.6g%s%ld%s%ld%s%ld%s%ld%s%.6g%s%.3g", name,
+                sep, q->dt, sep, q->steps, sep, q->error, sep,
+                w->csv ? excluded_name(q->excluded)
+                       : (q->excluded ? excluded_name(q->excluded) : "-"),
+                sep, w->order[i], sep, q->stats.force_evals, sep, q->stats.jacobian_products,
+                sep, q->stats.newton_iters, sep, q->stats.linear_iters, sep, q->seconds, sep,
+                w->ref.error);
+        if (w->tolmode)
+            fprintf(out, "%s%.3g", sep, q->tol);
+        fputc('\n', out);
+    }
+    if (out && !w->json)
+        fflush(out); /* a stepper's rows are complete: out there even if stopped */
+    if (out && w->json) {
+        cli_json_close(&w->j);
+        cli_json_object(&w->j, "excluded");
+        cli_json_int(&w->j, "round_off", w->nexcl[i][TS_SWEEP_ROUNDOFF]);
+        cli_json_int(&w->j, "unstable", w->nexcl[i][TS_SWEEP_UNSTABLE]);
+        cli_json_int(&w->j, "reference", w->nexcl[i][TS_SWEEP_REFERENCE]);
+        cli_json_close(&w->j);
+        cli_json_close(&w->j);
+    }
+}
+
+/* Sweep every stepper; 0, or the exit status (the finished steppers' rows
+ * are complete when a signal stops it). */
+static int sweep_steppers(const char *cmd, sweep_job *w)
+{
+    ts_sweep_point pts[MAX_LEVELS];
+    for (int i = 0; i < w->ntypes; i++) {
+        const ts_stepper_type *t = w->types[i];
+        cli_progress_update(&w->prog, (double)i / w->ntypes, "%s (%d of %d)", t->name, i + 1,
+                            w->ntypes);
+        int by_tol = w->tolmode && (t->flags & TS_ADAPTIVE);
+        int s = by_tol ? ts_sweep_tolerances(w->stype, &w->p, t, &w->o.solver, w->tol_min,
+                                             w->tol_max, (int)w->levels, &w->ref, pts)
+                       : ts_sweep_against(w->stype, &w->p, t, &w->o.solver, w->lo[i], w->hi[i],
+                                          (int)w->levels, &w->ref, pts);
+        if (s)
+            cli_progress_done(&w->prog);
+        if (s == TS_ERR_INTERRUPTED)
+            return cli_stopped(cmd, "during '%s': the output has the %d stepper%s finished "
+                                    "before it",
+                               t->name, i, i == 1 ? "" : "s");
+        if (s)
+            return cli_fail(cmd, s);
+        w->order[i] = by_tol ? ts_tolerance_slope(pts, (int)w->levels, &w->used[i])
+                             : ts_observed_order(pts, (int)w->levels, &w->used[i]);
+        write_stepper(w, i, by_tol, pts);
+    }
+    if (w->out && w->json) {
+        cli_json_close(&w->j);
+        cli_json_close(&w->j);
+    }
+    return 0;
+}
+
+/* Standard error: the reference and a table of observed orders. */
+static void summary(const sweep_job *w)
+{
+    if (w->defaults)
         fprintf(stderr, "observed order on %s, t_end = %g, dt per stepper from c_p/|lambda| "
                         "down by %g (%g for p >= 5), |lambda| = %g:\n",
-                stype->name, t_end, TS_SWEEP_RANGE_RATIO, TS_SWEEP_RANGE_RATIO_5, rate);
+                w->stype->name, w->t_end, TS_SWEEP_RANGE_RATIO, TS_SWEEP_RANGE_RATIO_5, w->rate);
     else
-        fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", stype->name,
-                t_end, dt_max, dt_min);
-    describe_reference(stderr, "  ", &ref);
-    ts_sweep_reference_release(&ref);
+        fprintf(stderr, "observed order on %s, t_end = %g, dt from %g to %g:\n", w->stype->name,
+                w->t_end, w->dt_max, w->dt_min);
+    describe_reference(stderr, "  ", &w->ref);
     fprintf(stderr, "  %-22s %7s %8s %6s  %-38s %s\n", "stepper", "nominal", "observed", "points",
-            "excluded", defaults ? "dt from .. to" : "");
-    for (int i = 0; i < ntypes; i++) {
+            "excluded", w->defaults ? "dt from .. to" : "");
+    for (int i = 0; i < w->ntypes; i++) {
+        const int *ne = w->nexcl[i];
         char obs[16], excl[64] = "-";
-        if (isnan(order[i]))
+        if (isnan(w->order[i]))
             snprintf(obs, sizeof obs, "n/a");
         else
-            snprintf(obs, sizeof obs, "%.2f", order[i]);
-        if (nexcl[i][TS_SWEEP_REFERENCE])
+            snprintf(obs, sizeof obs, "%.2f", w->order[i]);
+        if (ne[TS_SWEEP_REFERENCE])
             snprintf(excl, sizeof excl, "%d round-off, %d unstable, %d reference",
-                     nexcl[i][TS_SWEEP_ROUNDOFF], nexcl[i][TS_SWEEP_UNSTABLE],
-                     nexcl[i][TS_SWEEP_REFERENCE]);
-        else if (nexcl[i][TS_SWEEP_ROUNDOFF] || nexcl[i][TS_SWEEP_UNSTABLE])
-            snprintf(excl, sizeof excl, "%d round-off, %d unstable", nexcl[i][TS_SWEEP_ROUNDOFF],
-                     nexcl[i][TS_SWEEP_UNSTABLE]);
-        fprintf(stderr, "  %-22s %7d %8s %6d  ", types[i]->name, types[i]->order, obs, used[i]);
-        if (tolmode && (types[i]->flags & TS_ADAPTIVE))
+                     ne[TS_SWEEP_ROUNDOFF], ne[TS_SWEEP_UNSTABLE], ne[TS_SWEEP_REFERENCE]);
+        else if (ne[TS_SWEEP_ROUNDOFF] || ne[TS_SWEEP_UNSTABLE])
+            snprintf(excl, sizeof excl, "%d round-off, %d unstable", ne[TS_SWEEP_ROUNDOFF],
+                     ne[TS_SWEEP_UNSTABLE]);
+        fprintf(stderr, "  %-22s %7d %8s %6d  ", w->types[i]->name, w->types[i]->order, obs,
+                w->used[i]);
+        if (w->tolmode && (w->types[i]->flags & TS_ADAPTIVE))
             fprintf(stderr, "%-38s tol %.3g .. %.3g: slope of log error vs log tol\n", excl,
-                    tol_max, tol_min);
-        else if (defaults)
-            fprintf(stderr, "%-38s %.3g .. %.3g\n", excl, hi[i], lo[i]);
+                    w->tol_max, w->tol_min);
+        else if (w->defaults)
+            fprintf(stderr, "%-38s %.3g .. %.3g\n", excl, w->hi[i], w->lo[i]);
         else
             fprintf(stderr, "%s\n", excl);
     }
-    if (plotdata) {
-        fflush(stderr);
-        rc = draw_plot(cmd, plotdata, stype->name, t_end, types, order, used, ntypes);
-        fclose(plotdata);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    const char *cmd = "sweep";
+    static sweep_job w; /* large: the results of up to MAX_STEPPERS steppers */
+    memset(&w, 0, sizeof w);
+    w.levels = 7;
+    w.norm = TS_NORM_SCALED;
+    cli_common_init(&w.o, 0);
+    w.o.json_ok = 1;
+    /* tight solver tolerances: the solver's error must not pollute the order */
+    w.o.solver.newton_tol = SWEEP_NEWTON_TOL;
+    w.o.solver.cg_tol = SWEEP_CG_TOL;
+    double lo_all;
+    int rc;
+    if (sweep_options(cmd, argc, argv, &w, &rc))
+        return rc;
+    if ((rc = drop_unsupported(cmd, &w)) || (rc = choose_ranges(cmd, &w, &lo_all)) ||
+        (rc = compute_reference(cmd, &w, lo_all)))
+        return rc;
+    if (!(rc = open_outputs(cmd, &w)))
+        rc = sweep_steppers(cmd, &w);
+    cli_progress_done(&w.prog);
+    if (w.out) {
+        int r2 = cli_close_output(cmd, w.o.out, w.out);
+        rc = rc ? rc : r2;
     }
+    if (!rc) {
+        summary(&w);
+        if (w.plotdata) {
+            fflush(stderr);
+            rc = draw_plot(cmd, w.plotdata, w.stype->name, w.t_end, w.types, w.order, w.used,
+                           w.ntypes);
+        }
+    }
+    if (w.plotdata)
+        fclose(w.plotdata);
+    ts_sweep_reference_release(&w.ref);
     return rc;
 }

@@ -18,7 +18,7 @@ const ts_linsolve_type *const ts_linsolve_registry[] = {&ts_linsolve_cg, &ts_lin
                                                         NULL};
 const ts_precond_type *const ts_precond_registry[] = {&ts_precond_jacobi,
                                                       &ts_precond_block_jacobi, &ts_precond_ic0,
-                                                      NULL};
+                                                      &ts_precond_amg, NULL};
 
 const ts_linsolve_type *ts_linsolve_find(const char *name)
 {
@@ -325,7 +325,10 @@ static int prepare(ts_linsolve *ls, ts_system *sys)
     }
     /* a preconditioner from the definite (clamped) matrix when A may not be
      * definite; the products then go back to the exact linearization */
-    int definite = ls->ptype && ls->ptype->definite && sys->has_definite_fix && !sys->definite_fix;
+    /* a preconditioner that keeps its last setup needs neither */
+    int fresh = !(ls->ptype && ls->ptype->reuse && ls->ptype->reuse(ls->pstate, ls, sys));
+    int definite = fresh && ls->ptype && ls->ptype->definite && sys->has_definite_fix &&
+                   !sys->definite_fix;
     if (definite) {
         sys->definite_fix = 1;
         st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta);
@@ -333,9 +336,9 @@ static int prepare(ts_linsolve *ls, ts_system *sys)
         if (st)
             return st;
     }
-    if (ls->A && (st = ts_sparse_assemble(ls->A, sys)))
+    if (ls->A && (fresh || ls->type->needs_matrix) && (st = ts_sparse_assemble(ls->A, sys)))
         return st;
-    if (ls->ptype && ls->ptype->setup && (st = ls->ptype->setup(ls->pstate, ls, sys)))
+    if (fresh && ls->ptype && ls->ptype->setup && (st = ls->ptype->setup(ls->pstate, ls, sys)))
         return st;
     if (definite && (st = ts_system_linearize(sys, ls->t, ls->x, ls->v, ls->alpha, ls->beta)))
         return st;
@@ -367,6 +370,7 @@ static int solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol
         ts_vec_copy(n, sol, start);
         st = ls->type->solve(ls->state, ls, sys, rhs, sol, tol, &it, achieved);
         stats->linear_iters += it;
+        ls->last_iters = it, ls->last_achieved = *achieved;
         if (st != TS_ERR_INDEFINITE)
             return st;
         ts_vec_copy(n, start, sol);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <lapacke.h>
 #include "tstep/linalg.h"
+#include "tstep/run.h"
 #include "tstep/spectrum.h"
 
 void ts_fill_pseudo_random(size_t n, unsigned long seed, double *u)
@@ -129,6 +130,11 @@ static int dense_spectrum(lin_op *op)
         goto done;
     }
     for (size_t j = 0; j < m && !s; j++) {
+        if (ts_stop_signal) { /* see tstep/run.h */
+            s = ts_error(TS_ERR_INTERRUPTED, "spectrum: stopped by signal %d",
+                         (int)ts_stop_signal);
+            break;
+        }
         e[j] = 1.0;
         s = lin_apply(op, 0, e, sp->kx_ + j * m);
         if (!s && sp->order == 2)
@@ -215,6 +221,10 @@ static int arnoldi_spectrum(lin_op *op)
                 workl, &lworkl, &info, 1, 2);
         if (ido != 1 && ido != -1)
             break;
+        if (ts_stop_signal) {
+            s = ts_error(TS_ERR_INTERRUPTED, "arnoldi: stopped by signal %d", (int)ts_stop_signal);
+            goto done;
+        }
         if ((s = first_order_apply(op, workd + ipntr[0] - 1, workd + ipntr[1] - 1, tmp)))
             goto done;
     }

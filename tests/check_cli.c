@@ -11,17 +11,6 @@
 
 static char out[1 << 16], err[1 << 14];
 
-#define EXPECT(args, code, needle)                                                          \
-    do {                                                                                    \
-        int rc_ = cli_run(args, out, sizeof out, err, sizeof err);                          \
-        ck_assert_msg(rc_ == (code), "tstep %s: exit %d, want %d; stderr: %s", args, rc_,    \
-                      code, err);                                                           \
-        const char *needle_ = (needle);                                                     \
-        if (needle_)                                                                        \
-            ck_assert_msg(strstr(err, needle_) != NULL,                                     \
-                          "tstep %s: stderr lacks \"%s\": %s", args, needle_, err);          \
-    } while (0)
-
 static const struct {
     const char *args;
     const char *needle; /* must appear in stderr */

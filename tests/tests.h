@@ -3,6 +3,8 @@
 #define TSTEP_TESTS_H
 
 #include <check.h>
+#include <string.h>
+#include "cli_run.h"
 
 Suite *linalg_suite(void);
 Suite *steppers_suite(void);
@@ -25,11 +27,26 @@ Suite *reference_suite(void);
 Suite *spectrum_suite(void);
 Suite *perf_suite(void);
 Suite *robust_suite(void);
+Suite *options_suite(void);
 Suite *memory_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #ifndef TSTEP_BIN /* the Makefile passes $(BUILD)/tstep */
 #define TSTEP_BIN "build/tstep"
 #endif
+
+/* Run `tstep ARGS` (tests/cli_run.h) into the calling file's buffers out[]
+ * and err[]; assert the exit status and, when needle is not NULL, that
+ * standard error holds it. */
+#define EXPECT(args, code, needle)                                                          \
+    do {                                                                                    \
+        int rc_ = cli_run(args, out, sizeof out, err, sizeof err);                          \
+        ck_assert_msg(rc_ == (code), "tstep %s: exit %d, want %d; stderr: %s", args, rc_,    \
+                      code, err);                                                           \
+        const char *needle_ = (needle);                                                     \
+        if (needle_)                                                                        \
+            ck_assert_msg(strstr(err, needle_) != NULL,                                     \
+                          "tstep %s: stderr lacks \"%s\": %s", args, needle_, err);          \
+    } while (0)
 
 #endif

@@ -18,6 +18,7 @@
  *   preconditioners  src/precond_jacobi.c     jacobi: the diagonal of A
  *                    src/precond_block_jacobi.c  block-jacobi: A's 3x3 diagonal blocks
  *                    src/precond_ichol.c      ic0: incomplete Cholesky IC(0) of A
+ *                    src/precond_amg.c        amg: smoothed-aggregation multigrid
  *
  * and src/linsolve.c holds the registries and the driver every solver
  * shares.  The driver's fallbacks are the same for every choice:
@@ -60,6 +61,10 @@ typedef struct ts_precond_type {
     int (*setup)(void *state, const ts_linsolve *ls, ts_system *sys);
     void (*apply)(void *state, const double *r, double *z);
     void (*free)(void *state); /* accepts NULL */
+    /* Optional: 1 to keep the last setup at a new linearization (the driver
+     * then skips the assembly and setup), 0 to set up again.  It may read
+     * ls->last_iters and ls->last_achieved, the last solve's outcome. */
+    int (*reuse)(void *state, const ts_linsolve *ls, ts_system *sys);
 } ts_precond_type;
 
 /* A linear solver type.  solve is called only for symmetric A, at the last
@@ -124,6 +129,9 @@ struct ts_linsolve {
     /* the last setup's linearization */
     double t, alpha, beta;
     const double *x, *v;
+    /* the last solve: iterations and relative residual reached */
+    int last_iters;
+    double last_achieved;
 };
 
 /* Registries (NULL-terminated) and look-up by name (NULL if unknown). */
@@ -132,7 +140,8 @@ extern const ts_precond_type *const ts_precond_registry[];
 const ts_linsolve_type *ts_linsolve_find(const char *name);
 const ts_precond_type *ts_precond_find(const char *name);
 extern const ts_linsolve_type ts_linsolve_cg, ts_linsolve_direct;
-extern const ts_precond_type ts_precond_jacobi, ts_precond_block_jacobi, ts_precond_ic0;
+extern const ts_precond_type ts_precond_jacobi, ts_precond_block_jacobi, ts_precond_ic0,
+    ts_precond_amg;
 /* The defaults when ts_solver_options leaves them NULL. */
 #define TS_LINSOLVE_DEFAULT (&ts_linsolve_cg)
 #define TS_PRECOND_DEFAULT (&ts_precond_jacobi)

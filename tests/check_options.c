@@ -1,0 +1,217 @@
+/* The option tables (src/cli.c, cli_options): unknown options, ambiguous
+ * prefixes, missing values, values past their type, repeatable options kept
+ * in order, the shared options accepted where declared; and a stop signal
+ * during stability's spectrum (before anything is written). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tests.h"
+
+static char out[1 << 16], err[1 << 14];
+
+/* --- the parser ------------------------------------------------------------------ */
+
+static const struct {
+    const char *args;
+    int code;
+    const char *needle; /* in stderr */
+} parsed[] = {
+    /* unknown, for each kind of command */
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --frobnicate 1", 2,
+     "unrecognized option or missing value: '--frobnicate'"},
+    {"phase --stepper rk4 --system test1d", 2, "unrecognized option or missing value: '--system'"},
+    {"list --dt 1", 2, "unrecognized option or missing value: '--dt'"},
+    {"grade --stepper rk4 --param k=1", 2, "unrecognized option or missing value: '--param'"},
+    {"run -x", 2, "invalid option or missing value: '-x'"},
+    /* ambiguous prefixes name every candidate */
+    {"run --system test1d --stepper rk4 --dt 0.1 --step 2", 2,
+     "ambiguous option '--step': it could be --stepper, --steps"},
+    {"stability --system test1d --stepper rk4 --at 1", 2,
+     "ambiguous option '--at': it could be --at-time, --at-stepper, --at-dt"},
+    {"sweep --system test1d --stepper rk4 --dt-m 0.1", 2,
+     "ambiguous option '--dt-m': it could be --dt-min, --dt-max"},
+    /* an unambiguous prefix is the option */
+    {"run --system test1d --stepper rk4 --dt 0.1 --ste 2", 2, "ambiguous option '--ste'"},
+    {"run --sys test1d --stepp rk4 --dt 0.1 --t-e 0.2 --out /dev/null", 0, NULL},
+    /* missing values, values given to flags */
+    {"run --system test1d --stepper rk4 --steps 2 --dt", 2, "--dt needs a value"},
+    {"stability --system test1d --stepper rk4 --newton-max", 2, "--newton-max needs a value"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 2 --plot=yes", 2,
+     "--plot takes no value: '--plot=yes'"},
+    /* ints against their type, on every command that takes them */
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 2 --newton-max 2147483648", 2,
+     "--newton-max: '2147483648' is more than 2147483647"},
+    {"stability --system test1d --stepper rk4 --newton-max 2147483648", 2,
+     "--newton-max: '2147483648' is more than 2147483647"},
+    {"phase --stepper rk4 --cg-max 2147483648", 2, "--cg-max: '2147483648' is more than 2147483647"},
+    {"amplification --stepper rk4 --newton-max 0", 2, "--newton-max: '0' must be at least 1"},
+    {"region --stepper rk4 --threads 4097", 2, "--threads: '4097' is more than 4096"},
+    {"sweep --system test1d --stepper rk4 --levels 1x", 2, "--levels: '1x' is not a whole number"},
+    {"grade --stepper rk4 --order 21", 2, "--order: '21' is more than 20"},
+    {"check-system --system string --seed -1", 2, "--seed: '-1' must be at least 0"},
+    /* numbers, choices and the checks of the shared options */
+    {"run --system test1d --stepper rk4 --dt 1e999 --steps 1", 2, "--dt: '1e999' is not a finite number"},
+    {"stability --system test1d --stepper rk4 --bound 0.5", 2, "--bound: '0.5' must be greater than 1"},
+    {"stability --system test1d --stepper rk4 --bound -1", 2, "--bound: '-1' must be greater than 0"},
+    {"stability --system test1d --stepper rk4 --eig qr", 2,
+     "--eig: 'qr' is not one of auto, dense, arnoldi"},
+    {"sweep --system test1d --norm l2", 2, "--norm: 'l2' is not scaled, state or positions"},
+    {"region --stepper rk4 --plane w", 2, "--plane: 'w' is not one of z, oscillator"},
+    {"list --format yaml", 2, "--format: 'yaml' is not text or json"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --cg-tol 1", 2,
+     "--cg-tol must be below 1 (a relative residual), got '1'"},
+    {"sweep --system test1d --precond none", 2, "--precond: unknown preconditioner 'none'"},
+    {"phase --stepper rk4 --linear-solver lu", 2, "--linear-solver: unknown solver 'lu'"},
+    {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat or csv, not frames"},
+    {"amplification --stepper rk4 --format json", 2, "--format: amplification writes dat or csv, not json"},
+    /* positional arguments */
+    {"region --stepper rk4 extra", 2, "unexpected argument 'extra'"},
+    {"list extra", 2, "unexpected argument 'extra'"},
+    /* --help and -h print the help and nothing else */
+    {"check-system -h", 0, NULL},
+};
+
+START_TEST(option_table_parsing)
+{
+    EXPECT(parsed[_i].args, parsed[_i].code, parsed[_i].needle);
+    if (parsed[_i].code == 2)
+        ck_assert_msg(strstr(err, "Try 'tstep "), "tstep %s: %s", parsed[_i].args, err);
+}
+END_TEST
+
+/* --param is repeatable and applied in order: the last of two values of one
+ * key wins, whichever it is */
+START_TEST(param_order_kept)
+{
+    EXPECT("run --system oscillator --param k=4 --param k=9 --stepper rk4 --dt 0.5 --steps 1 "
+           "--format csv",
+           0, NULL);
+    char first[sizeof out];
+    snprintf(first, sizeof first, "%s", out);
+    EXPECT("run --system oscillator --param k=9 --stepper rk4 --dt 0.5 --steps 1 --format csv", 0,
+           NULL);
+    ck_assert_str_eq(first, out);
+    EXPECT("run --system oscillator --param k=9 --param k=4 --stepper rk4 --dt 0.5 --steps 1 "
+           "--format csv",
+           0, NULL);
+    ck_assert_str_ne(first, out);
+    /* one step of rk4 on x'' = -k x from (1, 0), h = 1/2: x1 = 1 - z/2 + z^2/24 with
+     * z = k h^2 (the Taylor polynomial of cos to degree 4 in w h) */
+    double z = 4 * 0.25, x1 = 1 - z / 2 + z * z / 24;
+    const char *row = strchr(out, '\n');
+    ck_assert_ptr_nonnull(row);
+    row = strchr(row + 1, '\n'); /* past the row at t = 0 */
+    ck_assert_ptr_nonnull(row);
+    double t, x;
+    ck_assert_int_eq(sscanf(row + 1, "%lf,%lf", &t, &x), 2);
+    ck_assert_msg(t == 0.5 && fabs(x - x1) < 1e-15, "t %g x %.17g, want %.17g", t, x, x1);
+    /* too many */
+    char args[8192] = "run --system oscillator --stepper rk4 --dt 0.5 --steps 1";
+    for (int i = 0; i < 200; i++)
+        strcat(args, " --param k=1");
+    EXPECT(args, 2, "too many --param options");
+}
+END_TEST
+
+/* the help texts are the commands' own: their first line */
+static const struct {
+    const char *cmd, *usage;
+} helps[] = {
+    {"run", "Usage: tstep run "},        {"sweep", "Usage: tstep sweep "},
+    {"stability", "Usage: tstep stability "}, {"amplification", "Usage: tstep amplification "},
+    {"region", "Usage: tstep region "},  {"phase", "Usage: tstep phase "},
+    {"check-system", "Usage: tstep check-system"}, {"grade", "Usage: tstep grade"},
+    {"list", "Usage: tstep list "},
+};
+
+START_TEST(help_from_the_table)
+{
+    char args[128];
+    snprintf(args, sizeof args, "%s --help --no-such-option", helps[_i].cmd);
+    EXPECT(args, 0, NULL); /* --help first: the help, whatever follows */
+    ck_assert_msg(strncmp(out, helps[_i].usage, strlen(helps[_i].usage)) == 0, "%s", out);
+    ck_assert_str_eq(err, "");
+}
+END_TEST
+
+/* --- a stop signal during stability's spectrum -------------------------------------- */
+
+/* 1 once process pid runs tstep and catches signal sig (its command name and
+ * SigCgt mask in /proc): the forked child inherits the test's handlers
+ * until it calls exec */
+static int catches(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    int tstep = 0, yes = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "Name:", 5) == 0)
+            tstep = strcmp(line, "Name:\ttstep\n") == 0;
+        if (strncmp(line, "SigCgt:", 7) == 0)
+            yes = (strtoull(line + 7, NULL, 16) >> (sig - 1)) & 1;
+    }
+    if (f)
+        fclose(f);
+    return tstep && yes;
+}
+
+START_TEST(stability_stopped_in_the_spectrum)
+{
+    int sig = _i ? SIGTERM : SIGINT, want = 128 + sig;
+    char errp[] = "/tmp/tstep-options-XXXXXX";
+    int fd = mkstemp(errp);
+    ck_assert_int_ge(fd, 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) { /* ARPACK on a 60 x 60 cloth: seconds of Jacobian products */
+        dup2(fd, STDERR_FILENO);
+        signal(sig, SIG_DFL);
+        execl(TSTEP_BIN, "tstep", "stability", "--system", "cloth", "--param", "nx=60", "--param",
+              "ny=60", "--stepper", "rk4", "--eig", "arnoldi", "--out", "/dev/null", (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    /* the signal once the handler is there (it is there before the spectrum) */
+    struct timespec tick = {0, 1000000};
+    for (int i = 0; i < 60000 && !catches(pid, sig); i++)
+        nanosleep(&tick, NULL);
+    kill(pid, sig);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    FILE *f = fopen(errp, "r");
+    size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+    err[n] = '\0';
+    if (f)
+        fclose(f);
+    remove(errp);
+    ck_assert_msg(WIFEXITED(status), "ended by signal %d: %s", WTERMSIG(status), err);
+    ck_assert_msg(WEXITSTATUS(status) == want, "exit %d, want %d: %s", WEXITSTATUS(status), want,
+                  err);
+    ck_assert_msg(strstr(err, sig == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM") &&
+                      strstr(err, "before the measurements") && strstr(err, "nothing written"),
+                  "%s", err);
+}
+END_TEST
+
+Suite *options_suite(void)
+{
+    Suite *s = suite_create("options");
+    TCase *tc = tcase_create("parser");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, option_table_parsing, 0, (int)(sizeof parsed / sizeof *parsed));
+    tcase_add_test(tc, param_order_kept);
+    tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
+    suite_add_tcase(s, tc);
+    TCase *sg = tcase_create("signals");
+    tcase_set_timeout(sg, 120);
+    tcase_add_loop_test(sg, stability_stopped_in_the_spectrum, 0, 2);
+    suite_add_tcase(s, sg);
+    return s;
+}
