@@ -269,6 +269,54 @@ static int reached(const ts_krylov *k, double rnorm, double bnorm)
     return TS_OK;
 }
 
+/* The two passes of a Jacobi-preconditioned CG iteration fused (the
+ * diagonal preconditioner, k->precond NULL): each chunk of the reductions
+ * is updated and then summed while it is in cache, with the same
+ * operations in the same order as the separate passes, so the results are
+ * the same bits. */
+
+/* q = S q (filtered), returns p . q */
+static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p, double *q)
+{
+    size_t c = red_chunk(n), nc = (n + c - 1) / c;
+    double part[RED_PARTS];
+#pragma omp parallel for schedule(static) if (nc > 1)
+    for (size_t k = 0; k < nc; k++) {
+        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
+        filter(len, mask ? mask + i0 : NULL, q + i0);
+        part[k] = dot_chunk(len, p + i0, q + i0);
+    }
+    double s = 0.0;
+    for (size_t k = 0; k < nc; k++)
+        s += part[k];
+    return s;
+}
+
+/* x += alpha p, r -= alpha q, z = S D^-1 r; returns |r|^2 in *rr and r . z in *rz */
+static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *p,
+                      const double *q, double *x, double *r, double *z, double *rr, double *rz)
+{
+    size_t c = red_chunk(n), nc = (n + c - 1) / c;
+    double part_rr[RED_PARTS], part_rz[RED_PARTS];
+    const double *d = k->diag;
+#pragma omp parallel for schedule(static) if (nc > 1)
+    for (size_t j = 0; j < nc; j++) {
+        size_t i0 = j * c, i1 = i0 + c < n ? i0 + c : n;
+        for (size_t i = i0; i < i1; i++) {
+            x[i] += alpha * p[i];
+            r[i] += -alpha * q[i];
+            z[i] = d ? r[i] / d[i] : r[i];
+        }
+        filter(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
+        part_rr[j] = dot_chunk(i1 - i0, r + i0, r + i0);
+        part_rz[j] = dot_chunk(i1 - i0, r + i0, z + i0);
+    }
+    double a = 0.0, b = 0.0;
+    for (size_t j = 0; j < nc; j++)
+        a += part_rr[j], b += part_rz[j];
+    *rr = a, *rz = b;
+}
+
 int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                 const ts_krylov *k, int *iters)
 {
@@ -292,22 +340,29 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
         *iters = it;
         if ((s = A(ctx, p, q)))
             return s;
-        filter(n, k->mask, q);
-        double pq = ts_vec_dot(n, p, q);
+        double pq = cg_filter_dot(n, k->mask, p, q);
         if (!(pq > 0.0))
             return ts_error(TS_ERR_INDEFINITE,
                             "CG: matrix not positive definite (p.Ap = %g at iteration %d)", pq,
                             it);
-        double alpha = rz / pq;
-        ts_vec_axpy(n, alpha, p, x);
-        ts_vec_axpy(n, -alpha, q, r);
-        double rnorm = ts_vec_norm2(n, r);
+        double alpha = rz / pq, rnorm, rz_new;
+        if (!k->precond) { /* Jacobi: one fused pass */
+            double rr;
+            cg_update(n, k, alpha, p, q, x, r, z, &rr, &rz_new);
+            rnorm = sqrt(rr);
+        } else {
+            ts_vec_axpy(n, alpha, p, x);
+            ts_vec_axpy(n, -alpha, q, r);
+            rnorm = ts_vec_norm2(n, r);
+        }
         if (!isfinite(rnorm))
             return ts_error(TS_ERR_LINEAR, "CG: non-finite residual at iteration %d", it);
         if (rnorm <= k->tol * bnorm)
             return reached(k, rnorm, bnorm);
-        precondition(n, k, r, z);
-        double rz_new = ts_vec_dot(n, r, z);
+        if (k->precond) {
+            precondition(n, k, r, z);
+            rz_new = ts_vec_dot(n, r, z);
+        }
         ts_vec_axpby(n, 1.0, z, rz_new / rz, p);
         rz = rz_new;
     }

@@ -294,7 +294,9 @@ void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, double tol,
 {
     *k = (ts_krylov){.tol = tol, .max_iter = ls->max_iter, .diag = ls->diag,
                      .mask = sys->pinned, .work = ls->work, .achieved = achieved};
-    if (ls->ptype) {
+    if (ls->ptype == &ts_precond_jacobi) {
+        /* the diagonal itself: CG fuses its application into its update pass */
+    } else if (ls->ptype) {
         k->precond = ls->ptype->apply;
         k->precond_ctx = ls->pstate;
     } else if (ls->type->fallback_apply) {
