@@ -288,11 +288,9 @@ static void rap_values(amg_state *s, const level *L, csr *c)
 
 /* --- the hierarchy's structure (first setup) -------------------------------------- */
 
-static void amg_free(void *state)
+/* Everything the first setup allocated; the state is as after amg_alloc. */
+static void hierarchy_free(amg_state *s)
 {
-    amg_state *s = state;
-    if (!s)
-        return;
     for (int l = 0; l < AMG_MAX_LEVELS; l++) {
         level *L = &s->lev[l];
         csr_free(&L->A);
@@ -307,6 +305,19 @@ static void amg_free(void *state)
     free(s->pos);
     free(s->acc);
     free(s->list);
+    size_t n = s->n;
+    int bs = s->bs;
+    const double *diag = s->diag;
+    memset(s, 0, sizeof *s);
+    s->n = n, s->bs = bs, s->diag = diag, s->base_per_digit = -1.0;
+}
+
+static void amg_free(void *state)
+{
+    amg_state *s = state;
+    if (!s)
+        return;
+    hierarchy_free(s);
     free(s);
 }
 
@@ -621,6 +632,8 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
         qprev[i] = 0.0;
     }
     qn = sqrt(qn);
+    if (!(qn > 0.0)) /* every unknown pinned */
+        return gersh > 0.0 ? gersh : 1.0;
     for (size_t i = 0; i < n; i++)
         q[i] /= qn;
     ts_system *keep = s->sys;
@@ -776,8 +789,10 @@ static int amg_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     amg_state *s = state;
     int st;
     s->sys = sys;
-    if (!s->nlev && (st = build(s, ls, sys)))
+    if (!s->nlev && (st = build(s, ls, sys))) {
+        hierarchy_free(s); /* out of memory: the next setup starts afresh */
         return st;
+    }
     if ((st = rebuild(s, ls)))
         return st;
     s->ready = 1, s->uses = 0;
