@@ -4,13 +4,14 @@
  * run, each the median of REPS repeats, the two interleaved (a, b, a, b,
  * ...) so that a noisy, shared machine disturbs both alike:
  *
- *   product   the cached Jacobian product (the CG matvec) in ns per spring
- *             on cloths of 32^2 to 1000^2 particles, against the time a
- *             STREAM triad (McCalpin 1995: a[i] = b[i] + s c[i], on arrays
- *             far beyond cache) needs to move the product's compulsory
- *             traffic: per spring two indices and six block entries (56 B),
- *             per degree of freedom u and the mass read and out read and
- *             written (32 B).  Goal: <= 1.3 beyond cache.
+ *   product   the fast-path Jacobian product (the CG matvec) in ns per
+ *             spring on cloths of 32^2 to 1000^2 particles, against the
+ *             time a STREAM triad (McCalpin 1995: a[i] = b[i] + s c[i], on
+ *             arrays far beyond cache) needs to move the product's
+ *             compulsory traffic: per spring two indices, 1/l, the rest
+ *             length and the kind (25 B), per degree of freedom the
+ *             linearization point x, u and the mass read and out read and
+ *             written (40 B).  Goal: <= 1.3 beyond cache.
  *   threads   the force loop (300^2) and a backward-euler-linear step (100^2,
  *             cg-tol 1e-3, the state reset before each) with 2 threads
  *             against 1: the speed-up.
@@ -19,10 +20,12 @@
  *             writes it (dat text, npy, and a frame of positions; to
  *             /dev/null) against an rk4 step on it.
  *   memory    peak resident memory growth per particle of a 300^2 cloth:
- *             the system, then a backward-euler-linear stepper (the scratch
- *             every implicit Euler stepper allocates) and one step (in a
- *             child process, so nothing else counts).  Goal: <= 500 B per
- *             particle for implicit stepping.
+ *             the system, then a stepper and one step (in a child process,
+ *             so nothing else counts): backward-euler-linear (cg-tol 1e-3,
+ *             dt 1/60) and backward-euler (Newton, default solver, dt 1e-3,
+ *             so that it converges quickly but in more than one Newton
+ *             iteration: every vector of its scratch is touched).  Goal:
+ *             <= 500 B per particle for implicit stepping.
  *
  * Results: build/bench/kernels.csv (figure, size, value, unit, baseline,
  * ratio, goal) and a summary on standard output.  With arguments (memory,
@@ -95,7 +98,7 @@ static double triad_once(void)
 static void bench_product(void)
 {
     static const int sizes[] = {32, 100, 300, 1000};
-    printf("product: cached Jacobian product against a STREAM triad (1 thread)\n");
+    printf("product: fast-path Jacobian product against a STREAM triad (1 thread)\n");
     for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
         ts_system *sys = cloth(sizes[z]);
         ts_springs *s = ts_springs_of(sys);
@@ -104,7 +107,7 @@ static void bench_product(void)
         for (size_t i = 0; i < n; i++)
             u[i] = (double)(i % 7) - 3.0;
         ts_system_linearize(sys, 0.0, sys->x, sys->v, -1e-3, -3e-2);
-        double bytes = 56.0 * (double)s->ns + 32.0 * (double)n;
+        double bytes = 25.0 * (double)s->ns + 40.0 * (double)n;
         /* enough products per timing for about 20 ms */
         int per = (int)(2e7 / bytes) + 1;
         double tp[REPS], tt[REPS];
@@ -285,9 +288,11 @@ static long peak_kb(void)
     return ru.ru_maxrss;
 }
 
-static void bench_memory(void)
+/* In a child process: the cloth, then the stepper and one step of dt;
+ * r: system and stepper bytes per particle, springs per particle, Newton
+ * iterations of the step. */
+static void memory_child(const ts_stepper_type *type, double dt, double cg_tol, double r[4])
 {
-    printf("memory: peak resident growth per particle, 300^2 cloth\n");
     int fd[2];
     if (pipe(fd))
         exit(1);
@@ -298,36 +303,49 @@ static void bench_memory(void)
         ts_system *sys = cloth(300);
         long k1 = peak_kb();
         ts_solver_options o = ts_default_solver_options();
-        o.cg_tol = 1e-3;
+        o.cg_tol = cg_tol;
         ts_stepper *st;
-        if (ts_stepper_new(&ts_backward_euler_linear, sys, &o, &st) ||
-            ts_stepper_step(st, sys, 0.0, 1.0 / 60.0))
+        if (ts_stepper_new(type, sys, &o, &st) || ts_stepper_step(st, sys, 0.0, dt))
             _exit(1);
         long k2 = peak_kb();
         double np = (double)(sys->n / 3), ns = (double)ts_springs_of(sys)->ns;
-        double r[3] = {1024.0 * (double)(k1 - k0) / np, 1024.0 * (double)(k2 - k1) / np,
-                       ns / np};
-        if (write(fd[1], r, sizeof r) != (ssize_t)sizeof r)
+        double q[4] = {1024.0 * (double)(k1 - k0) / np, 1024.0 * (double)(k2 - k1) / np,
+                       ns / np, (double)st->last.newton_iters};
+        if (write(fd[1], q, sizeof q) != (ssize_t)sizeof q)
             _exit(1);
         _exit(0);
     }
     close(fd[1]);
-    double r[3];
     int status;
-    ssize_t got = read(fd[0], r, sizeof r);
+    ssize_t got = read(fd[0], r, 4 * sizeof *r);
     waitpid(pid, &status, 0);
     close(fd[0]);
-    if (got != (ssize_t)sizeof r || status != 0) {
+    if (got != (ssize_t)(4 * sizeof *r) || status != 0) {
         fprintf(stderr, "bench: memory child failed\n");
         exit(1);
     }
-    printf("  (%.2f springs per particle)\n", r[2]);
+}
+
+static void bench_memory(void)
+{
+    printf("memory: peak resident growth per particle, 300^2 cloth\n");
+    double r[4], b[4];
+    /* backward-euler-linear at cg-tol 1e-3 and dt 1/60; backward-euler
+     * (Newton, default solver) at dt 1e-3, where it converges in a few
+     * Newton iterations that touch every vector of its scratch */
+    memory_child(&ts_backward_euler_linear, 1.0 / 60.0, 1e-3, r);
+    memory_child(&ts_backward_euler, 1e-3, 0.0, b);
+    printf("  (%.2f springs per particle; backward-euler: %.0f Newton iterations)\n", r[2],
+           b[3]);
     report("system (springs+state+cache)", "300^2", r[0], "B/particle", 500.0, r[0] / 500.0,
            "");
-    report("implicit stepper + 1 step", "300^2", r[1], "B/particle", 500.0,
+    report("backward-euler-linear + 1 step", "300^2", r[1], "B/particle", 500.0,
            r[1] / 500.0, "");
-    report("implicit stepping total", "300^2", r[0] + r[1], "B/particle", 500.0,
+    report("backward-euler + 1 step", "300^2", b[1], "B/particle", 500.0, b[1] / 500.0, "");
+    report("implicit stepping total (linear)", "300^2", r[0] + r[1], "B/particle", 500.0,
            (r[0] + r[1]) / 500.0, "goal <= 1 (500 B)");
+    report("implicit stepping total (Newton)", "300^2", b[0] + b[1], "B/particle", 500.0,
+           (b[0] + b[1]) / 500.0, "goal <= 1 (500 B)");
 }
 
 /* bench_kernels [memory|product|threads|output]...: those figures only */

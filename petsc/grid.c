@@ -104,7 +104,7 @@ static int build_patch(grid *g, ts_system *whole)
         if (!owned(g, ia, ja) && !owned(g, ib, jb))
             continue;
         /* rest length = the distance at the start, as in the whole cloth */
-        s = ts_springs_add(p, patch_index(g, ia, ja), patch_index(g, ib, jb), w->k[k], w->kd[k],
+        s = ts_springs_add(p, patch_index(g, ia, ja), patch_index(g, ib, jb), ts_springs_k(w, k), ts_springs_kd(w, k),
                            w->kind[k]);
     }
     if (!s)

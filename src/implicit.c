@@ -11,19 +11,30 @@
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 
+/* The scratch holds only what a step needs besides the system's state:
+ * the iterate (xk, vk), the unknown w (kept between steps: the next first
+ * solve starts from it), the Newton update dw and the residual rhs, 5 n
+ * doubles, and f0 = f(ts, x0, v0) only for methods that reuse it in every
+ * residual (c0 != 0: Crank-Nicolson).  The start state (x0, v0) is the
+ * system's stored state, unchanged until the step ends; the base state is
+ * the method's (xhat, vhat) or that stored state; forces are evaluated
+ * straight into rhs; a Newton trial w + lambda dw is formed on the fly; the
+ * first step's df/dx v0 goes into dw, unused until the first Newton update. */
 typedef struct {
     ts_solver_options opt;
     size_t n;
-    double *x0, *v0, *xhat, *vhat, *xk, *vk, *w, *wprev, *dw, *rhs, *f, *f0, *tmp;
+    double *xk, *vk, *w, *dw, *rhs, *f0; /* f0: NULL unless allocated with keep_f0 */
+    const double *x0, *v0, *xhat, *vhat; /* this step's start and base states */
     ts_linsolve *lin; /* the linear solver (tstep/linsolve.h) */
     int have_warm; /* w holds the previous step's solution */
 } implicit_scratch;
 
-int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+int ts_implicit_alloc_with(const ts_system *sys, const ts_solver_options *opt, int keep_f0,
+                           void **scratch)
 {
-    size_t n = sys->n;
+    size_t n = sys->n, nvec = keep_f0 ? 6 : 5;
     implicit_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(13 * n + 1, sizeof *block);
+    double *block = calloc(nvec * n + 1, sizeof *block);
     if (!s || !block) {
         free(s);
         free(block);
@@ -37,12 +48,16 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
     }
     s->opt = *opt;
     s->n = n;
-    double **vecs[] = {&s->x0, &s->v0, &s->xhat, &s->vhat, &s->xk, &s->vk, &s->w,
-                       &s->wprev, &s->dw, &s->rhs, &s->f, &s->f0, &s->tmp};
-    for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
+    double **vecs[] = {&s->xk, &s->vk, &s->w, &s->dw, &s->rhs, &s->f0};
+    for (size_t i = 0; i < nvec; i++)
         *vecs[i] = block + i * n;
     *scratch = s;
     return TS_OK;
+}
+
+int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    return ts_implicit_alloc_with(sys, opt, 0, scratch);
 }
 
 void ts_implicit_free(void *scratch)
@@ -50,7 +65,7 @@ void ts_implicit_free(void *scratch)
     implicit_scratch *s = scratch;
     if (!s)
         return;
-    free(s->x0); /* the block */
+    free(s->xk); /* the block */
     ts_linsolve_free(s->lin);
     free(s);
 }
@@ -122,21 +137,31 @@ static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const dou
     return ts_implicit_solve(s->lin, sys, t, x, v, alpha, beta, eta, s->rhs, sol, stats);
 }
 
-/* The evaluation point from the unknown w:
+/* The unknown of a trial: w, or w + lambda dw when dw is given (a Newton
+ * trial, formed on the fly as the axpy w += lambda dw would). */
+static double trial(const double *w, const double *dw, double lambda, size_t i)
+{
+    return dw ? w[i] + lambda * dw[i] : w[i];
+}
+
+/* The evaluation point from the unknown (w + lambda dw, see trial):
  *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w
  *   order 1: xk = xhat + cx w
  * Pinned positions stay at x0. */
-static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m)
+static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m,
+                          const double *w, const double *dw, double lambda)
 {
     size_t n = s->n;
+    const double *xhat = s->xhat, *vhat = s->vhat;
     if (sys->order == 2) {
         for (size_t i = 0; i < n; i++) {
-            s->vk[i] = s->vhat[i] + m->cv * s->w[i];
-            s->xk[i] = s->xhat[i] + m->px * s->vhat[i] + m->cx * s->w[i];
+            double wi = trial(w, dw, lambda, i);
+            s->vk[i] = vhat[i] + m->cv * wi;
+            s->xk[i] = xhat[i] + m->px * vhat[i] + m->cx * wi;
         }
     } else {
         for (size_t i = 0; i < n; i++)
-            s->xk[i] = s->xhat[i] + m->cx * s->w[i];
+            s->xk[i] = xhat[i] + m->cx * trial(w, dw, lambda, i);
     }
     if (sys->pinned)
         for (size_t i = 0; i < n; i++)
@@ -144,19 +169,21 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_im
                 s->xk[i] = s->x0[i];
 }
 
-/* The iterate from w, and rhs = c0 f0 + gamma f(tf, xk, vk) - M w, the
- * residual of the implicit equation (filtered); *norm its 2-norm, *measure
- * Newton's stop measure |M^-1 r|_inf / max(1, |vk|_inf) (order 1: |xk|_inf). */
+/* The iterate from the unknown (w, or the trial w + lambda dw when dw is
+ * not NULL), and rhs = c0 f0 + gamma f(tf, xk, vk) - M w, the residual of
+ * the implicit equation (filtered); *norm its 2-norm, *measure Newton's
+ * stop measure |M^-1 r|_inf / max(1, |vk|_inf) (order 1: |xk|_inf). */
 static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                    double *norm, double *measure)
+                    const double *dw, double lambda, double *norm, double *measure)
 {
     size_t n = s->n;
-    iterate_state(s, sys, m);
-    int st = ts_system_forces(sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, s->f);
+    const double *w = s->w;
+    iterate_state(s, sys, m, w, dw, lambda);
+    int st = ts_system_forces(sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, s->rhs);
     if (st)
         return st;
     for (size_t i = 0; i < n; i++)
-        s->rhs[i] = m->gamma * s->f[i] - sys->mass[i] * s->w[i];
+        s->rhs[i] = m->gamma * s->rhs[i] - sys->mass[i] * trial(w, dw, lambda, i);
     if (m->c0 != 0.0)
         ts_vec_axpy(n, m->c0, s->f0, s->rhs);
     ts_system_filter(sys, s->rhs);
@@ -175,34 +202,34 @@ static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_metho
  * (f at the base point xhat + px vhat replaced by its Taylor expansion about
  * x0, exact for linear forces).  Otherwise Newton from w = 0 at the base
  * point (xb, vb) = (xhat + px vhat, vhat):  r(0) = c0 f0 + gamma f(tf, xb, vb).
- * *lx, *lv, *lt: where the first solve linearizes. */
+ * *lx, *lv, *lt: where the first solve linearizes.  dw is free here (the
+ * first Newton update zeroes it): it holds df/dx v0, or the w = 0 of the
+ * base point. */
 static int first_rhs(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
                      const double **lx, const double **lv, double *lt)
 {
     size_t n = s->n;
     int order2 = sys->order == 2, st;
-    double *v0 = order2 ? s->v0 : NULL;
+    const double *v0 = order2 ? s->v0 : NULL;
+    /* f0 into its own vector when residuals reuse it, else straight into rhs */
+    double *f0 = m->c0 != 0.0 ? s->f0 : s->rhs;
     if (m->at_start || m->c0 != 0.0)
-        if ((st = ts_system_forces(sys, m->ts, s->x0, v0, s->f0)))
+        if ((st = ts_system_forces(sys, m->ts, s->x0, v0, f0)))
             return st;
     if (m->at_start) {
-        ts_vec_copy(n, s->f0, s->rhs);
+        ts_vec_copy(n, f0, s->rhs);
         ts_vec_scale(n, m->c0 + m->gamma, s->rhs);
         if (order2 && m->px != 0.0) {
-            if ((st = ts_system_dfdx_mul(sys, m->ts, s->x0, s->v0, s->v0, s->tmp)))
+            if ((st = ts_system_dfdx_mul(sys, m->ts, s->x0, s->v0, s->v0, s->dw)))
                 return st;
-            ts_vec_axpy(n, m->gamma * m->px, s->tmp, s->rhs);
+            ts_vec_axpy(n, m->gamma * m->px, s->dw, s->rhs);
         }
         *lx = s->x0, *lv = v0, *lt = m->ts;
     } else {
-        ts_vec_zero(n, s->wprev); /* w = 0: the base point */
-        double *w = s->w;
-        s->w = s->wprev;
-        iterate_state(s, sys, m);
-        s->w = w;
-        if ((st = ts_system_forces(sys, m->tf, s->xk, order2 ? s->vk : NULL, s->f)))
+        ts_vec_zero(n, s->dw); /* w = 0: the base point */
+        iterate_state(s, sys, m, s->dw, NULL, 0.0);
+        if ((st = ts_system_forces(sys, m->tf, s->xk, order2 ? s->vk : NULL, s->rhs)))
             return st;
-        ts_vec_copy(n, s->f, s->rhs);
         ts_vec_scale(n, m->gamma, s->rhs);
         if (m->c0 != 0.0)
             ts_vec_axpy(n, m->c0, s->f0, s->rhs);
@@ -224,12 +251,14 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
     double tol = s->opt.newton_tol;
     int st;
 
-    ts_vec_copy(n, sys->x, s->x0);
-    if (order2)
-        ts_vec_copy(n, sys->v, s->v0);
-    ts_vec_copy(n, m->xhat ? m->xhat : s->x0, s->xhat);
-    if (order2)
-        ts_vec_copy(n, m->vhat ? m->vhat : s->v0, s->vhat);
+    if (m->c0 != 0.0 && !s->f0)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "implicit method with c0 != 0: allocate with ts_implicit_alloc_with(keep_f0)");
+    /* the stored state stays as it is until the end state is written */
+    s->x0 = sys->x;
+    s->v0 = order2 ? sys->v : NULL;
+    s->xhat = m->xhat ? m->xhat : s->x0;
+    s->vhat = order2 ? (m->vhat ? m->vhat : s->v0) : NULL;
     if (!s->have_warm)
         ts_vec_zero(n, s->w);
 
@@ -269,7 +298,7 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
      * the Eisenstat-Walker forcing rule unless cg_tol fixes them. */
     int converged = 0;
     double rnorm = 0.0, measure = 0.0;
-    if ((st = residual(s, sys, m, &rnorm, &measure)))
+    if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
         return st;
     for (int it = 1;;) {
         if (measure <= tol) {
@@ -289,22 +318,21 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
         double scale = ts_newton_scale(sys, s->xk, s->vk);
         if (ts_vec_norm_inf(n, s->dw) <= tol * scale) {
             ts_vec_axpy(n, 1.0, s->dw, s->w); /* a full update this small: converged */
-            if ((st = residual(s, sys, m, &rnorm, &measure)))
+            if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
                 return st;
             converged = 1;
             break;
         }
-        ts_vec_copy(n, s->w, s->wprev);
+        /* trials w + lambda dw, w itself kept until one is taken */
         double lambda = 1.0, rtrial = 0.0;
         for (int ls = 0;; ls++) {
-            ts_vec_copy(n, s->wprev, s->w);
-            ts_vec_axpy(n, lambda, s->dw, s->w);
-            if ((st = residual(s, sys, m, &rtrial, &measure)))
+            if ((st = residual(s, sys, m, s->dw, lambda, &rtrial, &measure)))
                 return st;
             if (rtrial <= (1.0 - 1e-4 * lambda) * rnorm || ls == TS_NEWTON_BACKTRACKS)
                 break;
             lambda *= 0.5;
         }
+        ts_vec_axpy(n, lambda, s->dw, s->w);
         rprev = rnorm;
         rnorm = rtrial;
     }
@@ -321,11 +349,14 @@ accept:
     for (size_t i = 0; i < n; i++) {
         if (sys->pinned && sys->pinned[i])
             continue;
+        /* read before writing: the base may be the stored state itself */
+        double xh = s->xhat[i], wi = s->w[i];
         if (order2) {
-            sys->v[i] = s->vhat[i] + s->w[i];
-            sys->x[i] = s->xhat[i] + m->qx * s->vhat[i] + m->ex * s->w[i];
+            double vh = s->vhat[i];
+            sys->v[i] = vh + wi;
+            sys->x[i] = xh + m->qx * vh + m->ex * wi;
         } else {
-            sys->x[i] = s->xhat[i] + m->ex * s->w[i];
+            sys->x[i] = xh + m->ex * wi;
         }
     }
     s->have_warm = 1; /* the next step starts its first solve from this w */

@@ -373,8 +373,10 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
 int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                       const ts_krylov *k, int *iters)
 {
-    double *r = k->work, *rhat = r + n, *p = rhat + n, *v = p + n, *sv = v + n, *t = sv + n,
-           *phat = t + n, *shat = phat + n;
+    /* 6 vectors: s = r - alpha v is formed in r, and P^-1 s in phat once
+     * x has taken its alpha phat (x is not read in between, so the sums
+     * are those of the textbook order) */
+    double *r = k->work, *rhat = r + n, *p = rhat + n, *v = p + n, *t = v + n, *phat = t + n;
     double bnorm = filtered_norm(n, b, k->mask);
     double rho = 1.0, alpha = 1.0, omega = 1.0;
     int s;
@@ -413,21 +415,17 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rhat.v = 0) at iteration %d",
                             it);
         alpha = rho_new / rv;
-        ts_vec_copy(n, r, sv);
-        ts_vec_axpy(n, -alpha, v, sv);
-        if (ts_vec_norm2(n, sv) <= k->tol * bnorm) {
-            ts_vec_axpy(n, alpha, phat, x);
-            return reached(k, ts_vec_norm2(n, sv), bnorm);
-        }
-        precondition(n, k, sv, shat);
-        if ((s = A(ctx, shat, t)))
+        ts_vec_axpy(n, -alpha, v, r); /* s */
+        ts_vec_axpy(n, alpha, phat, x);
+        if (ts_vec_norm2(n, r) <= k->tol * bnorm)
+            return reached(k, ts_vec_norm2(n, r), bnorm);
+        precondition(n, k, r, phat); /* shat */
+        if ((s = A(ctx, phat, t)))
             return s;
         filter(n, k->mask, t);
         double tt = ts_vec_dot(n, t, t);
-        omega = tt > 0.0 ? ts_vec_dot(n, t, sv) / tt : 0.0;
-        ts_vec_axpy(n, alpha, phat, x);
-        ts_vec_axpy(n, omega, shat, x);
-        ts_vec_copy(n, sv, r);
+        omega = tt > 0.0 ? ts_vec_dot(n, t, r) / tt : 0.0;
+        ts_vec_axpy(n, omega, phat, x);
         ts_vec_axpy(n, -omega, t, r);
         double rnorm = ts_vec_norm2(n, r);
         if (!isfinite(rnorm))

@@ -88,7 +88,7 @@ static void springs_destroy(ts_system *sys)
     free(s->k);
     free(s->kd);
     free(s->kind);
-    free(s->block);
+    free(s->lin_inv);
     free(s->chunk_first);
     ts_system_release(sys);
     free(s);
@@ -209,13 +209,34 @@ static void permute(void *array, size_t size, const spring_order *ord, size_t ns
     memcpy(a, t, ns * size);
 }
 
+/* One stiffness and damping per kind when the springs allow it: then the
+ * per-spring arrays go (16 bytes a spring). */
+static void keep_per_kind(ts_springs *s)
+{
+    int seen[TS_SPRING_KINDS] = {0};
+    for (size_t m = 0; m < s->ns; m++) {
+        int c = s->kind[m];
+        if (!seen[c]) {
+            seen[c] = 1;
+            s->kind_k[c] = s->k[m];
+            s->kind_kd[c] = s->kd[m];
+        } else if (memcmp(&s->kind_k[c], &s->k[m], sizeof(double)) != 0 ||
+                   memcmp(&s->kind_kd[c], &s->kd[m], sizeof(double)) != 0) {
+            return; /* two values in one kind: per spring */
+        }
+    }
+    free(s->k);
+    free(s->kd);
+    s->k = s->kd = NULL;
+}
+
 int ts_springs_finish(ts_springs *s)
 {
     size_t ns = s->ns;
+    keep_per_kind(s);
     spring_order *ord = malloc((ns ? ns : 1) * sizeof *ord);
     double *tmp = malloc((ns ? ns : 1) * sizeof *tmp);
-    s->block = calloc(6 * (ns ? ns : 1), sizeof *s->block);
-    if (!ord || !tmp || !s->block) {
+    if (!ord || !tmp) {
         free(ord);
         free(tmp);
         return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
@@ -226,11 +247,17 @@ int ts_springs_finish(ts_springs *s)
     permute(s->si, sizeof *s->si, ord, ns, tmp);
     permute(s->sj, sizeof *s->sj, ord, ns, tmp);
     permute(s->rest, sizeof *s->rest, ord, ns, tmp);
-    permute(s->k, sizeof *s->k, ord, ns, tmp);
-    permute(s->kd, sizeof *s->kd, ord, ns, tmp);
+    if (s->k) {
+        permute(s->k, sizeof *s->k, ord, ns, tmp);
+        permute(s->kd, sizeof *s->kd, ord, ns, tmp);
+    }
     permute(s->kind, sizeof *s->kind, ord, ns, tmp);
     free(ord);
     free(tmp);
+    /* after the sort's arrays are freed, so that it can take their place */
+    s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
+    if (!s->lin_inv)
+        return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
     /* particle chunks for the threads: at least the largest span sj - si */
     size_t span = 1;
     for (size_t m = 0; m < ns; m++)
@@ -325,7 +352,7 @@ static void forces_init(const ts_springs *s, size_t p0, size_t p1, const spring_
 static void forces_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
 {
     const uint32_t *si = s->si, *sj = s->sj;
-    const double *x = a->x, *v = a->v, *k = s->k, *kd = s->kd, *rest = s->rest;
+    const double *x = a->x, *v = a->v, *rest = s->rest;
     double *f = a->out;
     size_t e = e0;
     while (e < e1) {
@@ -340,7 +367,8 @@ static void forces_springs(const ts_springs *s, size_t e0, size_t e1, const spri
             double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
             double inv = l > 0.0 ? 1.0 / l : 0.0;
             /* mag / l, with n = d / l: -[k (l - L) + kd (d . u) / l] / l */
-            double c = (-k[e] * (l - rest[e]) - kd[e] * (d0 * u0 + d1 * u1 + d2 * u2) * inv) *
+            double c = (-ts_springs_k(s, e) * (l - rest[e]) -
+                        ts_springs_kd(s, e) * (d0 * u0 + d1 * u1 + d2 * u2) * inv) *
                        inv;
             double g0 = c * d0, g1 = c * d1, g2 = c * d2;
             a0 += g0, a1 += g1, a2 += g2;
@@ -385,9 +413,10 @@ static void dfdx_springs(const ts_springs *s, size_t e0, size_t e1, const spring
             pd[b] = dd[b] - n[b] * nd; /* P dd */
             pu[b] = u[b] - n[b] * nu;  /* P u */
         }
-        double c = 1.0 - s->rest[e] / l, kdl = s->kd[e] / l, pud = dot3(pu, dd);
+        double c = 1.0 - s->rest[e] / l, kdl = ts_springs_kd(s, e) / l, pud = dot3(pu, dd);
+        double k = ts_springs_k(s, e);
         for (int b = 0; b < 3; b++)
-            g3[b] = -s->k[e] * (n[b] * nd + c * pd[b]) - kdl * (n[b] * pud + nu * pd[b]);
+            g3[b] = -k * (n[b] * nd + c * pd[b]) - kdl * (n[b] * pud + nu * pd[b]);
         add_pair(out, i, j, g3);
     }
 }
@@ -416,7 +445,7 @@ static void dfdv_springs(const ts_springs *s, size_t e0, size_t e1, const spring
         double d[3], n[3], dd[3], g3[3];
         spring_axis(a->x, i, j, d, n);
         sub3(a->u + 3 * (size_t)i, a->u + 3 * (size_t)j, dd);
-        double c = -s->kd[e] * dot3(n, dd);
+        double c = -ts_springs_kd(s, e) * dot3(n, dd);
         g3[0] = c * n[0], g3[1] = c * n[1], g3[2] = c * n[2];
         add_pair(a->out, i, j, g3);
     }
@@ -434,45 +463,73 @@ static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const dou
 
 /* --- the fast path ------------------------------------------------------------ */
 
-/* B = alpha K + beta D per spring, K without the damping term and with
+/* B = alpha K + beta D of spring e, K without the damping term and with
  * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I, stored as
- * xx xy xz yy yz zz.  No spring adds into another's memory: a plain
- * parallel loop. */
+ * xx xy xz yy yz zz; xi and xj are the ends at the linearization point. */
+static inline void spring_block(const ts_springs *s, size_t e, const double *xi,
+                                const double *xj, double *b)
+{
+    double alpha = s->lin_alpha, beta = s->lin_beta;
+    double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
+    double inv = s->lin_inv[e];
+    int apart = inv >= 0.0; /* l > 0 */
+    if (!apart)
+        inv = 0.0;
+    double n0 = d0 * inv, n1 = d1 * inv, n2 = d2 * inv;
+    double c = apart ? 1.0 - s->rest[e] * inv : 0.0;
+    if (s->lin_clamp && c < 0.0)
+        c = 0.0;
+    /* alpha k and beta kd: per kind from linearize, or per spring */
+    double ak = s->k ? alpha * s->k[e] : s->lin_ak[s->kind[e]];
+    double bkd = s->kd ? beta * s->kd[e] : s->lin_bkd[s->kind[e]];
+    double q = ak * c;
+    double p = ak * (1.0 - c) + bkd;
+    if (!apart)
+        p = q = 0.0;
+    b[0] = p * n0 * n0 + q;
+    b[1] = p * n0 * n1;
+    b[2] = p * n0 * n2;
+    b[3] = p * n1 * n1 + q;
+    b[4] = p * n1 * n2;
+    b[5] = p * n2 * n2 + q;
+}
+
+void ts_springs_block(const ts_springs *s, size_t e, double b[6])
+{
+    if (!s->lin_x) {
+        memset(b, 0, 6 * sizeof *b);
+        return;
+    }
+    spring_block(s, e, s->lin_x + 3 * (size_t)s->si[e], s->lin_x + 3 * (size_t)s->sj[e], b);
+}
+
+/* Keep the point, the coefficients and each spring's 1/l (-1 when l is
+ * not > 0); the blocks are formed where they are used (tstep/springs.h). */
 static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
                              double alpha, double beta)
 {
     ts_springs *s = (ts_springs *)sys;
     (void)t, (void)v;
-    s->lin_alpha = alpha;
-    s->lin_beta = beta;
-    s->lin_wdrag = beta * s->opt.drag;
-    int clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
-                (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
     const uint32_t *si = s->si, *sj = s->sj;
-    const double *k = s->k, *kd = s->kd, *rest = s->rest;
-    double *block = s->block;
+    double *linv = s->lin_inv;
     size_t ns = s->ns;
 #pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
     for (size_t e = 0; e < ns; e++) {
         const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
         double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
-        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2), *b = block + 6 * e;
-        double inv = l > 0.0 ? 1.0 / l : 0.0;
-        double n0 = d0 * inv, n1 = d1 * inv, n2 = d2 * inv;
-        double c = l > 0.0 ? 1.0 - rest[e] * inv : 0.0;
-        if (clamp && c < 0.0)
-            c = 0.0;
-        double q = alpha * k[e] * c;
-        double p = alpha * k[e] * (1.0 - c) + beta * kd[e];
-        if (!(l > 0.0))
-            p = q = 0.0;
-        b[0] = p * n0 * n0 + q;
-        b[1] = p * n0 * n1;
-        b[2] = p * n0 * n2;
-        b[3] = p * n1 * n1 + q;
-        b[4] = p * n1 * n2;
-        b[5] = p * n2 * n2 + q;
+        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        linv[e] = l > 0.0 ? 1.0 / l : -1.0;
     }
+    s->lin_x = x;
+    s->lin_alpha = alpha;
+    s->lin_beta = beta;
+    for (int c = 0; c < TS_SPRING_KINDS; c++) {
+        s->lin_ak[c] = alpha * s->kind_k[c];
+        s->lin_bkd[c] = beta * s->kind_kd[c];
+    }
+    s->lin_wdrag = beta * s->opt.drag;
+    s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
+                   (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
     return TS_OK;
 }
 
@@ -484,11 +541,11 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
         out[q] = -wd * m[q] * u[q];
 }
 
-/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) from the cached blocks */
+/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) */
 static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
 {
     const uint32_t *si = s->si, *sj = s->sj;
-    const double *blk = s->block, *u = a->u;
+    const double *x = s->lin_x, *u = a->u;
     double *out = a->out;
     size_t e = e0;
     while (e < e1) {
@@ -496,8 +553,9 @@ static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spr
         double u0 = u[i], u1 = u[i + 1], u2 = u[i + 2];
         double a0 = 0.0, a1 = 0.0, a2 = 0.0;
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
-            const double *b = blk + 6 * e;
+            double b[6];
             size_t j = 3 * (size_t)sj[e];
+            spring_block(s, e, x + i, x + j, b);
             double d0 = u0 - u[j], d1 = u1 - u[j + 1], d2 = u2 - u[j + 2];
             double y0 = b[0] * d0 + b[1] * d1 + b[2] * d2;
             double y1 = b[1] * d0 + b[3] * d1 + b[4] * d2;
@@ -509,11 +567,16 @@ static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spr
     }
 }
 
-/* out = (alpha df/dx + beta df/dv) u from the cached blocks */
+/* out = (alpha df/dx + beta df/dv) u at the last linearization */
 static int springs_jacobian_mul(ts_system *sys, const double *u, double *out)
 {
+    ts_springs *s = (ts_springs *)sys;
     spring_args a = {.u = u, .out = out};
-    run_chunks((ts_springs *)sys, product_init, product_springs, &a);
+    if (!s->lin_x) { /* not linearized yet: no term */
+        ts_vec_zero(sys->n, out);
+        return TS_OK;
+    }
+    run_chunks(s, product_init, product_springs, &a);
     return TS_OK;
 }
 
@@ -526,7 +589,8 @@ static void diag_init(const ts_springs *s, size_t p0, size_t p1, const spring_ar
 static void diag_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
 {
     for (size_t e = e0; e < e1; e++) {
-        const double *b = s->block + 6 * e;
+        double b[6];
+        ts_springs_block(s, e, b);
         double *di = a->out + 3 * (size_t)s->si[e], *dj = a->out + 3 * (size_t)s->sj[e];
         di[0] -= b[0], di[1] -= b[3], di[2] -= b[5];
         dj[0] -= b[0], dj[1] -= b[3], dj[2] -= b[5];
@@ -556,7 +620,8 @@ static int springs_jacobian_block_diag(ts_system *sys, double *blocks)
             blocks[9 * p + 4 * a] = -s->lin_wdrag * sys->mass[3 * p + a];
     static const int full[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5}; /* 3x3 from xx xy xz yy yz zz */
     for (size_t e = 0; e < s->ns; e++) {
-        const double *b = s->block + 6 * e;
+        double b[6];
+        ts_springs_block(s, e, b);
         double *bi = blocks + 9 * (size_t)s->si[e], *bj = blocks + 9 * (size_t)s->sj[e];
         for (int a = 0; a < 9; a++)
             bi[a] -= b[full[a]], bj[a] -= b[full[a]];
@@ -599,7 +664,8 @@ static int springs_jacobian_triplets(ts_system *sys, size_t *count, size_t *row,
         for (int k = 0; k < 6; k++)
             val[6 * p + k] = ra[k] == cb[k] ? -s->lin_wdrag * sys->mass[3 * p + ra[k]] : 0.0;
     for (size_t e = 0; e < s->ns; e++) {
-        const double *b = s->block + 6 * e;
+        double b[6];
+        ts_springs_block(s, e, b);
         double *vi = val + 6 * (size_t)s->si[e], *vj = val + 6 * (size_t)s->sj[e];
         for (int k = 0; k < 6; k++)
             vi[k] -= b[low[k]], vj[k] -= b[low[k]];
@@ -625,7 +691,7 @@ static int springs_energy(ts_system *sys, double t, const double *x, const doubl
     for (size_t e = 0; e < s->ns; e++) {
         double d[3], n[3];
         double ext = spring_axis(x, s->si[e], s->sj[e], d, n) - s->rest[e];
-        pe += 0.5 * s->k[e] * ext * ext;
+        pe += 0.5 * ts_springs_k(s, e) * ext * ext;
     }
     *kinetic = ke;
     *potential = pe;

@@ -174,12 +174,19 @@ void ts_system_set_y(ts_system *sys, const double *y)
 
 int ts_system_deriv(ts_system *sys, double t, const double *y, double *dy)
 {
-    size_t n = sys->n;
     assert(dy != y);
-    const double *v = sys->order == 2 ? y + n : NULL, *m = sys->mass;
+    return ts_system_deriv_xv(sys, t, y, sys->order == 2 ? y + sys->n : NULL, dy);
+}
+
+int ts_system_deriv_xv(ts_system *sys, double t, const double *x, const double *v, double *dy)
+{
+    size_t n = sys->n;
+    const double *m = sys->mass;
     const unsigned char *pin = sys->pinned;
     double *a = sys->order == 2 ? dy + n : dy;
-    int s = ts_system_forces(sys, t, y, v, a);
+    if (sys->order != 2)
+        v = NULL;
+    int s = ts_system_forces(sys, t, x, v, a);
     if (s)
         return s;
     /* one pass: a = M^-1 f, dx = v, both zero where pinned */

@@ -15,6 +15,11 @@
  * & Wanner, Solving ODEs I, II.7 and II, IV.3 (A- and L-stability). */
 #include "tstep/implicit.h"
 
+static int cn_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    return ts_implicit_alloc_with(sys, opt, 1, scratch); /* f0 is in every residual */
+}
+
 static int cn_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
     int o2 = sys->order == 2;
@@ -29,7 +34,7 @@ const ts_stepper_type ts_crank_nicolson = {
     .summary = "implicit trapezoid: A-stable, not L-stable (stiff modes ring); Newton-CG",
     .order = 2,
     .flags = TS_IMPLICIT | TS_NEEDS_JACOBIAN,
-    .alloc = ts_implicit_alloc,
+    .alloc = cn_alloc,
     .step = cn_step,
     .free = ts_implicit_free,
     .reset = ts_implicit_reset,

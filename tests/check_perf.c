@@ -82,7 +82,7 @@ static void ref_forces(const ts_springs *s, double t, const double *x, const dou
         l = sqrt(l);
         for (int a = 0; a < 3; a++)
             nu += d[a] / l * u[a];
-        double mag = -s->k[e] * (l - s->rest[e]) - s->kd[e] * nu;
+        double mag = -ts_springs_k(s, e) * (l - s->rest[e]) - ts_springs_kd(s, e) * nu;
         for (int a = 0; a < 3; a++) {
             f[3 * s->si[e] + a] += mag * d[a] / l;
             f[3 * s->sj[e] + a] -= mag * d[a] / l;
@@ -90,13 +90,14 @@ static void ref_forces(const ts_springs *s, double t, const double *x, const dou
     }
 }
 
-/* the serial reference product from the cached blocks */
+/* the serial reference product from the linearization's blocks */
 static void ref_product(const ts_springs *s, const double *u, double *out)
 {
     for (size_t q = 0; q < s->base.n; q++)
         out[q] = -s->lin_wdrag * s->base.mass[q] * u[q];
     for (size_t e = 0; e < s->ns; e++) {
-        const double *b = s->block + 6 * e;
+        double b[6];
+        ts_springs_block(s, e, b);
         double B[3][3] = {{b[0], b[1], b[2]}, {b[1], b[3], b[4]}, {b[2], b[4], b[5]}};
         for (int r = 0; r < 3; r++) {
             double y = 0.0;

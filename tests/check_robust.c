@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "cli_run.h"
 #include "tests.h"
+#include "tstep/springs.h"
 #include "tstep/obj.h"
 #include "tstep/status.h"
 
@@ -144,7 +145,8 @@ START_TEST(large_system_refused_with_estimate)
      * shear 2 (n-1)^2, flexion 2 n (n-2) */
     long n = 10000;
     long springs = 2 * n * (n - 1) + 2 * (n - 1) * (n - 1) + 2 * n * (n - 2);
-    double need = 200.0 * (double)n * n + 160.0 * (double)springs;
+    double need = TS_SPRINGS_BYTES_PER_PARTICLE * (double)n * n +
+                  TS_SPRINGS_BYTES_PER_SPRING * (double)springs;
     EXPECT("list", 0, NULL);
     const char *lim = strstr(out, "this machine has ");
     ck_assert_msg(lim != NULL, "tstep list shows no limits");

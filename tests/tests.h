@@ -28,6 +28,7 @@ Suite *spectrum_suite(void);
 Suite *perf_suite(void);
 Suite *robust_suite(void);
 Suite *options_suite(void);
+Suite *memory_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #ifndef TSTEP_BIN /* the Makefile passes $(BUILD)/tstep */

@@ -68,6 +68,12 @@ typedef struct {
 } ts_implicit_method;
 
 int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch);
+/* The same, with keep_f0 set for methods whose residual reuses f0 (c0 != 0:
+ * one more vector); ts_implicit_alloc is this with keep_f0 = 0, and
+ * ts_implicit_newton refuses a method with c0 != 0 then.  Scratch: 5 n
+ * doubles (6 n with f0) and the linear solver's (tstep/linsolve.h). */
+int ts_implicit_alloc_with(const ts_system *sys, const ts_solver_options *opt, int keep_f0,
+                           void **scratch);
 void ts_implicit_free(void *scratch);
 /* The reset hook: forget the last step's solution (the first linear
  * solve's starting guess), so that a run repeats bit for bit. */

@@ -51,7 +51,7 @@ typedef struct {
     ts_precond_fn precond;      /* if not NULL, the preconditioner (diag is then unused) */
     void *precond_ctx;
     const unsigned char *mask;  /* filter: mask[i] != 0 keeps x[i] = 0; or NULL */
-    double *work;               /* 5n doubles for CG, 8n for BiCGSTAB */
+    double *work;               /* 4n doubles for CG, 6n for BiCGSTAB */
     double *achieved;           /* if not NULL, receives |r|_2 / |b|_2 at a successful return */
 } ts_krylov;
 
@@ -71,7 +71,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
  * Gaussian elimination with partial pivoting (Golub & Van Loan, 3.4).  Used
  * where BiCGSTAB breaks down, e.g. skew-symmetric A (r.A r = 0), which
  * backward Euler meets on x' = (1 + i omega) x.  Needs n <= TS_DENSE_MAX
- * (k->work holds n^2 + n doubles within the 8n of BiCGSTAB); honours
+ * (k->work holds n^2 + n doubles, within 8n for n <= 7); honours
  * k->mask; ignores tol, max_iter and diag.  TS_ERR_LINEAR if A is singular
  * to working precision; *iters = n products. */
 #define TS_DENSE_MAX 7

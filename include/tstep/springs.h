@@ -41,10 +41,16 @@
  * dfdx_mul is never clamped.  Unclamped, with kd = 0 (or v = 0), the fast
  * path equals alpha dfdx_mul + beta dfdv_mul exactly.
  *
- * The fast path caches, per spring, the symmetric 3x3 block
+ * The fast path's product uses, per spring, the symmetric 3x3 block
  *   B = alpha K + beta D   (6 entries: xx xy xz yy yz zz)
- * at each linearization, and every CG product reuses it (Kauppila, sec.
- * 4.1): out_i -= B (u_i - u_j), out_j += B (u_i - u_j).  No matrix is
+ * of the last linearization (Kauppila, sec. 4.1): out_i -= B (u_i - u_j),
+ * out_j += B (u_i - u_j).  The blocks are not stored: linearize keeps the
+ * point x (which, as for every system, must stay valid and unchanged while
+ * products are taken) and each spring's 1/l, and each product forms B from
+ * them with the same arithmetic, so the results are those of a cache of
+ * blocks, bit for bit, with 8 bytes a spring instead of 48 (memory is what
+ * limits the size of a cloth; the product does about 20 more flops a
+ * spring and reads 32 bytes less).  No matrix is
  * assembled and nothing is allocated after ts_springs_finish.
  *
  * Threads: forces, the exact products, the fast path's products and its
@@ -131,16 +137,25 @@ typedef struct {
     size_t np;        /* particles; base.n = 3 np */
     size_t ns, cap;   /* springs, and allocated room */
     uint32_t *si, *sj;    /* ends, si[s] < sj[s], sorted by (si, sj) */
-    double *rest, *k, *kd; /* rest length L, stiffness, damping */
+    double *rest;         /* rest length L */
+    /* stiffness and damping: per kind (kind_k, kind_kd) when every spring
+     * of a kind has the same values (grids, strings, hair), else per spring
+     * (k, kd; NULL otherwise); read them with ts_springs_k and ts_springs_kd */
+    double *k, *kd;
+    double kind_k[TS_SPRING_KINDS], kind_kd[TS_SPRING_KINDS];
     unsigned char *kind;  /* TS_SPRING_* */
     ts_springs_options opt;
     /* post-step projections */
     double strain_max;     /* tau > 0 enables the strain limit */
     unsigned strain_kinds; /* bit (1u << kind) set: this kind is limited */
     double sphere_c[3], sphere_r; /* sphere_r > 0 enables the collider */
-    /* the fast path's cache, filled by linearize */
-    double *block;         /* 6 per spring */
+    /* the fast path's linearization: the point, 1/l per spring (-1 when
+     * l is not > 0), and the coefficients */
+    const double *lin_x;
+    double *lin_inv;
+    int lin_clamp;         /* 1: 1 - L/l clamped at 0 */
     double lin_alpha, lin_beta;
+    double lin_ak[TS_SPRING_KINDS], lin_bkd[TS_SPRING_KINDS]; /* alpha k, beta kd per kind */
     double lin_wdrag;      /* beta * c, the drag part per unit mass */
     /* threads: particles cut into chunks of chunk_np (>= the largest
      * sj - si, so chunk c's springs touch chunks c and c + 1 only); chunk
@@ -171,21 +186,37 @@ void ts_springs_set_mass(ts_springs *s, size_t p, double m);
 /* Pin particle p: it never moves. */
 int ts_springs_pin(ts_springs *s, size_t p);
 
-/* Sort the springs and allocate the fast path's cache; call once, after the
- * last ts_springs_add. */
+/* Sort the springs, keep k and kd per kind where they allow it, cut the
+ * particles into the threads' chunks; call once, after the last
+ * ts_springs_add. */
 int ts_springs_finish(ts_springs *s);
+
+/* Stiffness and damping of spring e. */
+static inline double ts_springs_k(const ts_springs *s, size_t e)
+{
+    return s->k ? s->k[e] : s->kind_k[s->kind[e]];
+}
+static inline double ts_springs_kd(const ts_springs *s, size_t e)
+{
+    return s->kd ? s->kd[e] : s->kind_kd[s->kind[e]];
+}
+
+/* Spring e's block B = alpha K + beta D at the last linearization (xx xy xz
+ * yy yz zz), as the fast path's product uses it. */
+void ts_springs_block(const ts_springs *s, size_t e, double b[6]);
 
 /* The network behind a system, or NULL if `sys` is not a spring network. */
 ts_springs *ts_springs_of(ts_system *sys);
 
 /* Memory a network of np particles and ns springs takes with any stepper,
  * estimated (bytes): TS_SPRINGS_BYTES_PER_PARTICLE a particle (state, masses
- * and the steppers' vectors) and TS_SPRINGS_BYTES_PER_SPRING a spring (its
- * arrays, room to grow, the fast path's cache).  Measured: a 300 x 300
- * cloth (90000 particles, 537000 springs) peaks at 85 MB with
- * backward-euler; the estimate says 104 MB. */
-#define TS_SPRINGS_BYTES_PER_PARTICLE 200.0
-#define TS_SPRINGS_BYTES_PER_SPRING 160.0
+ * and the steppers' vectors: dopri5's are the most) and
+ * TS_SPRINGS_BYTES_PER_SPRING a spring (its arrays, 1/l of the fast path,
+ * the sort's transient arrays).  Measured: a 300 x 300 cloth (90000
+ * particles, 537000 springs) peaks at 64 MB with backward-euler and 87 MB
+ * with dopri5; the estimate says 89 MB. */
+#define TS_SPRINGS_BYTES_PER_PARTICLE 700.0
+#define TS_SPRINGS_BYTES_PER_SPRING 48.0
 double ts_springs_memory_estimate(size_t np, size_t ns);
 /* This machine's physical memory in bytes (0 when unknown). */
 double ts_memory_physical(void);

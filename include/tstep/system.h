@@ -163,6 +163,8 @@ void ts_system_get_y(const ts_system *sys, double *y);
 void ts_system_set_y(ts_system *sys, const double *y);
 /* dy = F(t, y); dy must not alias y. */
 int ts_system_deriv(ts_system *sys, double t, const double *y, double *dy);
+/* The same at Y = [x; v] held in two arrays (order 1: v ignored). */
+int ts_system_deriv_xv(ts_system *sys, double t, const double *x, const double *v, double *dy);
 /* The exact solution in Y layout; TS_ERR_UNSUPPORTED if unknown. */
 int ts_system_exact_y(ts_system *sys, double t, double *y);
 
