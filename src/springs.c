@@ -89,6 +89,7 @@ static void springs_destroy(ts_system *sys)
     free(s->kd);
     free(s->kind);
     free(s->lin_inv);
+    free(s->lin_block);
     free(s->chunk_first);
     ts_system_release(sys);
     free(s);
@@ -258,6 +259,8 @@ int ts_springs_finish(ts_springs *s)
     s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
     if (!s->lin_inv)
         return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
+    /* the blocks' cache: faster products; optional (see tstep/springs.h) */
+    s->lin_block = malloc(6 * (ns ? ns : 1) * sizeof *s->lin_block);
     /* particle chunks for the threads: at least the largest span sj - si */
     size_t span = 1;
     for (size_t m = 0; m < ns; m++)
@@ -500,11 +503,15 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6])
         memset(b, 0, 6 * sizeof *b);
         return;
     }
+    if (s->lin_block) {
+        memcpy(b, s->lin_block + 6 * e, 6 * sizeof *b);
+        return;
+    }
     spring_block(s, e, s->lin_x + 3 * (size_t)s->si[e], s->lin_x + 3 * (size_t)s->sj[e], b);
 }
 
-/* Keep the point, the coefficients and each spring's 1/l (-1 when l is
- * not > 0); the blocks are formed where they are used (tstep/springs.h). */
+/* Keep the point, the coefficients, each spring's 1/l (-1 when l is not
+ * > 0) and, with the cache, the blocks (tstep/springs.h). */
 static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
                              double alpha, double beta)
 {
@@ -530,6 +537,12 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     s->lin_wdrag = beta * s->opt.drag;
     s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
                    (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
+    if (s->lin_block) {
+        double *blk = s->lin_block;
+#pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
+        for (size_t e = 0; e < ns; e++)
+            spring_block(s, e, x + 3 * (size_t)si[e], x + 3 * (size_t)sj[e], blk + 6 * e);
+    }
     return TS_OK;
 }
 
@@ -545,7 +558,7 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
 static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
 {
     const uint32_t *si = s->si, *sj = s->sj;
-    const double *x = s->lin_x, *u = a->u;
+    const double *x = s->lin_x, *u = a->u, *blk = s->lin_block;
     double *out = a->out;
     size_t e = e0;
     while (e < e1) {
@@ -553,9 +566,13 @@ static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spr
         double u0 = u[i], u1 = u[i + 1], u2 = u[i + 2];
         double a0 = 0.0, a1 = 0.0, a2 = 0.0;
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
-            double b[6];
+            double bf[6];
+            const double *b = bf;
             size_t j = 3 * (size_t)sj[e];
-            spring_block(s, e, x + i, x + j, b);
+            if (blk)
+                b = blk + 6 * e;
+            else
+                spring_block(s, e, x + i, x + j, bf);
             double d0 = u0 - u[j], d1 = u1 - u[j + 1], d2 = u2 - u[j + 2];
             double y0 = b[0] * d0 + b[1] * d1 + b[2] * d2;
             double y1 = b[1] * d0 + b[3] * d1 + b[4] * d2;

@@ -178,6 +178,48 @@ START_TEST(fast_path_products_match_force_differences)
 }
 END_TEST
 
+/* The blocks' cache and the blocks formed in each product: the same bits
+ * (product and diagonal), on a deformed moving cloth, with and without the
+ * definiteness fix's clamping. */
+START_TEST(block_cache_same_bits)
+{
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    ck_assert_int_eq(ts_params_set_pair(&p, "nx=7"), TS_OK);
+    ck_assert_int_eq(ts_params_set_pair(&p, "ny=6"), TS_OK);
+    ts_system *sys = NULL;
+    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    ts_springs *s = ts_springs_of(sys);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_ptr_nonnull(s->lin_block);
+    size_t n = sys->n;
+    double *x = malloc(n * sizeof *x), *u = malloc(n * sizeof *u), *o1 = malloc(n * sizeof *o1),
+           *o2 = malloc(n * sizeof *o2), *d1 = malloc(n * sizeof *d1), *d2 = malloc(n * sizeof *d2);
+    for (size_t q = 0; q < n; q++) {
+        x[q] = sys->x[q] * (q % 5 == 0 ? 0.97 : 1.02) + 0.01 * sin(0.7 * (double)q);
+        sys->v[q] = 0.3 * cos(0.3 * (double)q);
+        u[q] = sin(1.9 * (double)q + 0.2);
+    }
+    for (int fix = 0; fix < 2; fix++) {
+        sys->definite_fix = fix;
+        ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, 1e-3, 0.03), TS_OK);
+        ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o1), TS_OK);
+        ck_assert_int_eq(sys->ops->jacobian_diag(sys, d1), TS_OK);
+        double *keep = s->lin_block;
+        s->lin_block = NULL; /* formed in each product */
+        ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, 1e-3, 0.03), TS_OK);
+        ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o2), TS_OK);
+        ck_assert_int_eq(sys->ops->jacobian_diag(sys, d2), TS_OK);
+        s->lin_block = keep;
+        ck_assert(memcmp(o1, o2, n * sizeof *o1) == 0);
+        ck_assert(memcmp(d1, d2, n * sizeof *d1) == 0);
+    }
+    sys->definite_fix = 0;
+    free(x), free(u), free(o1), free(o2), free(d1), free(d2);
+    ts_system_free(sys);
+}
+END_TEST
+
 static ts_system *small_cloth(void)
 {
     ts_params p;
@@ -300,6 +342,7 @@ Suite *memory_suite(void)
     TCase *tc = tcase_create("lean");
     tcase_add_test(tc, stiffness_per_kind_or_per_spring);
     tcase_add_test(tc, fast_path_products_match_force_differences);
+    tcase_add_test(tc, block_cache_same_bits);
     tcase_add_test(tc, failed_implicit_step_leaves_the_state);
     tcase_add_test(tc, reused_f0_needs_its_vector);
     tcase_add_test(tc, rk4_equals_the_formula);

@@ -44,14 +44,16 @@
  * The fast path's product uses, per spring, the symmetric 3x3 block
  *   B = alpha K + beta D   (6 entries: xx xy xz yy yz zz)
  * of the last linearization (Kauppila, sec. 4.1): out_i -= B (u_i - u_j),
- * out_j += B (u_i - u_j).  The blocks are not stored: linearize keeps the
- * point x (which, as for every system, must stay valid and unchanged while
- * products are taken) and each spring's 1/l, and each product forms B from
- * them with the same arithmetic, so the results are those of a cache of
- * blocks, bit for bit, with 8 bytes a spring instead of 48 (memory is what
- * limits the size of a cloth; the product does about 20 more flops a
- * spring and reads 32 bytes less).  No matrix is
- * assembled and nothing is allocated after ts_springs_finish.
+ * out_j += B (u_i - u_j).  linearize keeps the point x (which, as for
+ * every system, must stay valid and unchanged while products are taken),
+ * each spring's 1/l, and the blocks themselves in a cache of 48 bytes a
+ * spring: a product then reads 6 numbers a spring instead of forming them
+ * (measured 1.6-1.9x faster for a Jacobi-CG step on the 100x100 cloth).
+ * ts_springs_finish allocates the cache when it can; without it (memory
+ * short) each product forms B from x and 1/l with the same arithmetic, so
+ * the results are the same bits either way (8 bytes a spring instead of
+ * 56).  No matrix is assembled and nothing is allocated after
+ * ts_springs_finish.
  *
  * Threads: forces, the exact products, the fast path's products and its
  * diagonal run on all OpenMP threads by particle chunks coloured even/odd
@@ -153,6 +155,7 @@ typedef struct {
      * l is not > 0), and the coefficients */
     const double *lin_x;
     double *lin_inv;
+    double *lin_block;     /* 6 per spring, the blocks B; NULL: formed in each product */
     int lin_clamp;         /* 1: 1 - L/l clamped at 0 */
     double lin_alpha, lin_beta;
     double lin_ak[TS_SPRING_KINDS], lin_bkd[TS_SPRING_KINDS]; /* alpha k, beta kd per kind */
@@ -211,12 +214,13 @@ ts_springs *ts_springs_of(ts_system *sys);
 /* Memory a network of np particles and ns springs takes with any stepper,
  * estimated (bytes): TS_SPRINGS_BYTES_PER_PARTICLE a particle (state, masses
  * and the steppers' vectors: dopri5's are the most) and
- * TS_SPRINGS_BYTES_PER_SPRING a spring (its arrays, 1/l of the fast path,
- * the sort's transient arrays).  Measured: a 300 x 300 cloth (90000
- * particles, 537000 springs) peaks at 64 MB with backward-euler and 87 MB
- * with dopri5; the estimate says 89 MB. */
+ * TS_SPRINGS_BYTES_PER_SPRING a spring (its arrays, 1/l and the blocks'
+ * cache of the fast path, the sort's transient arrays).  Measured: a 300 x
+ * 300 cloth (90000 particles, 537000 springs) peaks at 64 MB with
+ * backward-euler and 87 MB with dopri5 without the cache; the cache adds
+ * 48 B a spring (26 MB); the estimate says 115 MB. */
 #define TS_SPRINGS_BYTES_PER_PARTICLE 700.0
-#define TS_SPRINGS_BYTES_PER_SPRING 48.0
+#define TS_SPRINGS_BYTES_PER_SPRING 96.0
 double ts_springs_memory_estimate(size_t np, size_t ns);
 /* This machine's physical memory in bytes (0 when unknown). */
 double ts_memory_physical(void);
