@@ -130,27 +130,21 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
     return a->p && a->j && a->v ? TS_OK : TS_ERR_NOMEM;
 }
 
-static void csr_mul(const csr *a, const double *u, double *out)
+/* out = a u, or out += a u when add */
+static void csr_mul_to(const csr *a, const double *u, double *out, int add)
 {
 #pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
     for (size_t i = 0; i < a->n; i++) {
         double s = 0.0;
         for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
             s += a->v[k] * u[a->j[k]];
-        out[i] = s;
+        out[i] = add ? out[i] + s : s;
     }
 }
 
-/* out += a u */
-static void csr_mul_add(const csr *a, const double *u, double *out)
+static void csr_mul(const csr *a, const double *u, double *out)
 {
-    #pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
-    for (size_t i = 0; i < a->n; i++) {
-        double s = 0.0;
-        for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-            s += a->v[k] * u[a->j[k]];
-        out[i] += s;
-    }
+    csr_mul_to(a, u, out, 0);
 }
 
 /* out = a^T u */
@@ -883,7 +877,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
         L->t[i] = b[i] - L->t[i];
     csr_mul_transpose(&L->P, L->t, C->b);
     cycle(s, l + 1, C->b, C->x);
-    csr_mul_add(&L->P, C->x, x);
+    csr_mul_to(&L->P, C->x, x, 1);
     chebyshev(s, l, b, x, 0, deg);
 }
 

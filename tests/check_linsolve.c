@@ -309,16 +309,19 @@ END_TEST
 /* CG iterations to solve one system on a 20 x 20 cloth rotated in its
  * plane (on an axis-aligned grid the 3x3 diagonal blocks are diagonal and
  * block-Jacobi is Jacobi) */
-static int cg_iterations_on(const ts_precond_type *pc, int nx)
+/* CG iterations to solve (M - alpha df/dx - beta df/dv) x = b to 1e-8 on
+ * `sys` (freed here) from x = 0 */
+static int solve_iterations(ts_system *sys, const ts_precond_type *pc, double alpha,
+                            double beta)
 {
-    ts_system *sys = make_cloth(nx, 1.01, 0.5);
     size_t n = sys->n;
     ts_solver_options o = ts_default_solver_options();
     o.precond = pc;
     ts_linsolve *ls;
     ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
     ts_step_stats stats = {0};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, alpha, beta, &stats),
+                     TS_OK);
     double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
     fill_rhs(sys, b, x);
     ts_vec_zero(n, x);
@@ -328,6 +331,11 @@ static int cg_iterations_on(const ts_precond_type *pc, int nx)
     ts_linsolve_free(ls);
     ts_system_free(sys);
     return (int)stats.linear_iters;
+}
+
+static int cg_iterations_on(const ts_precond_type *pc, int nx)
+{
+    return solve_iterations(make_cloth(nx, 1.01, 0.5), pc, H * H, H);
 }
 
 static int cg_iterations(const ts_precond_type *pc)
@@ -410,26 +418,9 @@ static int soft_cloth_iterations(const ts_precond_type *pc)
         ck_assert_int_eq(ts_params_set_pair(&p, soft[i]), TS_OK);
     ts_system *sys;
     ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK); /* flat, hanging */
-    size_t n = sys->n;
-    for (size_t q = 0; q < n; q++)
+    for (size_t q = 0; q < sys->n; q++)
         sys->v[q] = sys->pinned[q] ? 0.0 : 0.3 * cos(0.3 * (double)q);
-    ts_solver_options o = ts_default_solver_options();
-    o.precond = pc;
-    ts_linsolve *ls;
-    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
-    ts_step_stats stats = {0};
-    /* Crank-Nicolson's coefficients at h = 0.01 */
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, 0.25e-4, 0.005, &stats),
-                     TS_OK);
-    double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
-    fill_rhs(sys, b, x);
-    ts_vec_zero(n, x);
-    ck_assert_int_eq(ts_linsolve_solve(ls, sys, b, x, 1e-8, &stats), TS_OK);
-    free(b);
-    free(x);
-    ts_linsolve_free(ls);
-    ts_system_free(sys);
-    return (int)stats.linear_iters;
+    return solve_iterations(sys, pc, 0.25e-4, 0.005); /* Crank-Nicolson's, h = 0.01 */
 }
 
 START_TEST(test_amg_mass_dominated)
