@@ -304,8 +304,9 @@ static void hierarchy_free(amg_state *s)
     size_t n = s->n;
     int bs = s->bs;
     const double *diag = s->diag;
+    ts_system *sys = s->sys;
     memset(s, 0, sizeof *s);
-    s->n = n, s->bs = bs, s->diag = diag, s->base_per_digit = -1.0;
+    s->n = n, s->bs = bs, s->diag = diag, s->sys = sys, s->base_per_digit = -1.0;
 }
 
 static void amg_free(void *state)
