@@ -779,11 +779,14 @@ static void region_help(void)
         "           splot 'build/region.dat' index 'rk4' using 2:3:4 with pm3d\n");
 }
 
-/* The grid's rows, stepper by stepper; 0 or TS_ERR_NOMEM. */
+/* The grid's rows, stepper by stepper; 0 or TS_ERR_NOMEM.  A stop signal
+ * ends it after the row under way: *rows_done then counts the complete rows
+ * written (of ntypes * nre). */
 static int write_region(FILE *out, int csv, int oscillator, const ts_stepper_type *const *types,
                         int ntypes, const double *lim, double step, long nre, long nim,
-                        const ts_solver_options *solver)
+                        const ts_solver_options *solver, long *rows_done)
 {
+    *rows_done = 0;
     const char *sep = csv ? "," : " ";
     if (oscillator)
         fputs(csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", out);
@@ -809,6 +812,9 @@ static int write_region(FILE *out, int csv, int oscillator, const ts_stepper_typ
             }
             if (!csv)
                 fputc('\n', out);
+            ++*rows_done;
+            if (ts_stop_signal)
+                return 0;
         }
     }
     return 0;
@@ -856,10 +862,17 @@ int cmd_region(int argc, char **argv)
     FILE *out;
     if ((rc = cli_open_output(cmd, o.out, &out)))
         return rc;
+    cli_catch_stop_signals();
+    long done;
     if ((rc = write_region(out, o.format == CLI_FORMAT_CSV, oscillator, types, ntypes, lim, step,
-                           (long)nre, (long)nim, &o.solver))) {
+                           (long)nre, (long)nim, &o.solver, &done))) {
         cli_close_output(cmd, o.out, out);
         return cli_fail(cmd, rc);
     }
-    return cli_close_output(cmd, o.out, out);
+    rc = cli_close_output(cmd, o.out, out);
+    if (ts_stop_signal && done < ntypes * (long)nre)
+        return cli_stopped(cmd, "after %ld of %ld rows (%.0f points each): the output holds the "
+                                "rows before it, complete",
+                           done, ntypes * (long)nre, nim);
+    return rc;
 }

@@ -4,6 +4,7 @@
  * during stability's spectrum (before anything is written). */
 #define _GNU_SOURCE
 #include <math.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,64 @@ START_TEST(stability_stopped_in_the_spectrum)
 }
 END_TEST
 
+/* a stop signal during region's grid: the rows computed so far, complete */
+START_TEST(region_stopped_in_the_grid)
+{
+    char dir[] = "/tmp/tstep-region-XXXXXX", outp[256], errp[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(outp, sizeof outp, "%s/r.dat", dir);
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) { /* every stepper on 1.6 million points: minutes */
+        dup2(fd, STDERR_FILENO);
+        signal(SIGINT, SIG_DFL);
+        execl(TSTEP_BIN, "tstep", "region", "--stepper", "all", "--re-min", "-60", "--re-max",
+              "3", "--im-min", "-60", "--im-max", "60", "--step", "0.06", "--out", outp,
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fd);
+    struct timespec tick = {0, 1000000};
+    for (int i = 0; i < 60000 && !catches(pid, SIGINT); i++)
+        nanosleep(&tick, NULL);
+    struct timespec wait = {0, 300000000}; /* some rows first */
+    nanosleep(&wait, NULL);
+    kill(pid, SIGINT);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    FILE *f = fopen(errp, "r");
+    size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+    err[n] = '\0';
+    if (f)
+        fclose(f);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status,
+                  err);
+    ck_assert_msg(strstr(err, "stopped by SIGINT") && strstr(err, "rows"), "%s", err);
+    /* every line of the output complete: a name and three numbers, or blank, or a comment */
+    f = fopen(outp, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[256];
+    long lines = 0;
+    while (fgets(line, sizeof line, f)) {
+        ck_assert_msg(strchr(line, '\n') != NULL, "cut line: %s", line);
+        char name[64];
+        double a, b, c;
+        ck_assert_msg(line[0] == '#' || line[0] == '\n' ||
+                          sscanf(line, "%63s %lf %lf %lf", name, &a, &b, &c) == 4,
+                      "line %ld: %s", lines + 1, line);
+        lines++;
+    }
+    fclose(f);
+    ck_assert_int_gt(lines, 1);
+    remove(outp);
+    remove(errp);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -212,6 +271,7 @@ Suite *options_suite(void)
     TCase *sg = tcase_create("signals");
     tcase_set_timeout(sg, 120);
     tcase_add_loop_test(sg, stability_stopped_in_the_spectrum, 0, 2);
+    tcase_add_test(sg, region_stopped_in_the_grid);
     suite_add_tcase(s, sg);
     return s;
 }
