@@ -108,7 +108,7 @@ static void bench_product(void)
         for (size_t i = 0; i < n; i++)
             u[i] = (double)(i % 7) - 3.0;
         ts_system_linearize(sys, 0.0, sys->x, sys->v, -1e-3, -3e-2);
-        double bytes = s->lin_coef ? 24.0 * (double)s->ns + 40.0 * (double)n
+        double bytes = s->lin_coef ? 40.0 * (double)s->ns + 32.0 * (double)n
                                    : 25.0 * (double)s->ns + 40.0 * (double)n;
         /* enough products per timing for about 20 ms */
         int per = (int)(2e7 / bytes) + 1;

@@ -256,9 +256,9 @@ int ts_springs_finish(ts_springs *s)
     free(ord);
     free(tmp);
     /* after the sort's arrays are freed, so that it can take their place */
-    /* the blocks' cache (q, g): faster products; optional, and without it
+    /* the blocks' cache (q and w, 4 a spring): faster products; optional, and without it
      * 1/l per spring (see tstep/springs.h) */
-    s->lin_coef = malloc(2 * (ns ? ns : 1) * sizeof *s->lin_coef);
+    s->lin_coef = malloc(4 * (ns ? ns : 1) * sizeof *s->lin_coef);
     if (!s->lin_coef) {
         s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
         if (!s->lin_inv)
@@ -471,13 +471,14 @@ static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const dou
 
 /* B = alpha K + beta D of spring e, K without the damping term and with
  * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I with
- * n = d / l, d = x_i - x_j at the linearization point.  Two numbers per
- * spring and the ends' positions give it: q and g = sign(p) sqrt(|p|) / l,
- * with w = |g| d,
+ * n = d / l, d = x_i - x_j at the linearization point.  With
+ * g = sign(p) sqrt(|p|) / l and w = |g| d,
  *   B u = q u + sign(g) (w . u) w.
  * For a unit vector u = e_c that is q e_c + (sign(g) w_c) w, and entry
  * (r, c) = (sign(g) w_c) w_r = entry (c, r) bit for bit: the product is
  * exactly symmetric and equals the assembled blocks (ts_springs_block).
+ * p = alpha k L/l + beta kd with k, kd >= 0, so every spring's g has one
+ * sign (lin_sign) unless alpha and beta have opposite signs.
  * inv = 1/l (-1 when l is not > 0: no term). */
 static inline void spring_coef(const ts_springs *s, size_t e, double inv, double *q, double *g)
 {
@@ -496,16 +497,36 @@ static inline void spring_coef(const ts_springs *s, size_t e, double inv, double
     *g = copysign(sqrt(fabs(p)) * inv, p);
 }
 
-/* (q, g) of spring e at the last linearization: the cache's, or formed
- * from 1/l */
-static inline void spring_qg(const ts_springs *s, size_t e, double *q, double *g)
+/* w = |g| (xi - xj); |g| as g * sign when every g has that sign */
+static inline void spring_w(double g, int sign, const double *xi, const double *xj, double *w)
 {
-    if (s->lin_coef) {
-        *q = s->lin_coef[2 * e];
-        *g = s->lin_coef[2 * e + 1];
-    } else {
-        spring_coef(s, e, s->lin_inv[e], q, g);
+    double m = sign ? g * sign : fabs(g);
+    w[0] = m * (xi[0] - xj[0]), w[1] = m * (xi[1] - xj[1]), w[2] = m * (xi[2] - xj[2]);
+}
+
+/* Spring e's q, w and sign(g) at the last linearization.  The cache holds
+ * 4 numbers a spring: q and w when every g has one sign, else q and g
+ * (w formed here); without the cache (q, g) are formed from 1/l.  The
+ * same arithmetic on every path: the same bits.  cached and sign are
+ * constants where this is inlined into a loop. */
+static inline __attribute__((always_inline)) double
+spring_qw(const ts_springs *s, size_t e, int cached, int sign, const double *xi,
+          const double *xj, double *w, double *sg)
+{
+    double q, g;
+    if (cached && sign) {
+        const double *c = s->lin_coef + 4 * e;
+        w[0] = c[1], w[1] = c[2], w[2] = c[3];
+        *sg = sign;
+        return c[0];
     }
+    if (cached)
+        q = s->lin_coef[4 * e], g = s->lin_coef[4 * e + 1];
+    else
+        spring_coef(s, e, s->lin_inv[e], &q, &g);
+    spring_w(g, sign, xi, xj, w);
+    *sg = sign ? sign : copysign(1.0, g);
+    return q;
 }
 
 void ts_springs_block(const ts_springs *s, size_t e, double b[6])
@@ -514,22 +535,20 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6])
         memset(b, 0, 6 * sizeof *b);
         return;
     }
-    double q, g, d[3];
-    spring_qg(s, e, &q, &g);
-    sub3(s->lin_x + 3 * (size_t)s->si[e], s->lin_x + 3 * (size_t)s->sj[e], d);
-    double a = fabs(g), sg = copysign(1.0, g);
-    double w0 = a * d[0], w1 = a * d[1], w2 = a * d[2];
+    double w[3], sg;
+    const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
+    double q = spring_qw(s, e, s->lin_coef != NULL, s->lin_sign, xi, xj, w, &sg);
     /* as the product forms them (see spring_coef) */
-    b[0] = q * 1.0 + (sg * w0) * w0;
-    b[1] = (sg * w1) * w0;
-    b[2] = (sg * w2) * w0;
-    b[3] = q * 1.0 + (sg * w1) * w1;
-    b[4] = (sg * w2) * w1;
-    b[5] = q * 1.0 + (sg * w2) * w2;
+    b[0] = q * 1.0 + (sg * w[0]) * w[0];
+    b[1] = (sg * w[1]) * w[0];
+    b[2] = (sg * w[2]) * w[0];
+    b[3] = q * 1.0 + (sg * w[1]) * w[1];
+    b[4] = (sg * w[2]) * w[1];
+    b[5] = q * 1.0 + (sg * w[2]) * w[2];
 }
 
-/* Keep the point, the coefficients and per spring, with the cache, (q, g),
- * else 1/l (-1 when l is not > 0) (tstep/springs.h). */
+/* Keep the point, the coefficients and per spring, with the cache, q and
+ * w (or g), else 1/l (-1 when l is not > 0) (tstep/springs.h). */
 static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
                              double alpha, double beta)
 {
@@ -547,6 +566,8 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     s->lin_wdrag = beta * s->opt.drag;
     s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
                    (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
+    int sign = alpha >= 0.0 && beta >= 0.0 ? 1 : alpha <= 0.0 && beta <= 0.0 ? -1 : 0;
+    s->lin_sign = sign;
     double *coef = s->lin_coef, *linv = s->lin_inv;
 #pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
     for (size_t e = 0; e < ns; e++) {
@@ -554,10 +575,16 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
         double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
         double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
         double inv = l > 0.0 ? 1.0 / l : -1.0;
-        if (coef)
-            spring_coef(s, e, inv, coef + 2 * e, coef + 2 * e + 1);
-        else
+        if (!coef) {
             linv[e] = inv;
+            continue;
+        }
+        double *c = coef + 4 * e, g;
+        spring_coef(s, e, inv, c, &g);
+        if (sign)
+            spring_w(g, sign, xi, xj, c + 1);
+        else
+            c[1] = g;
     }
     return TS_OK;
 }
@@ -570,11 +597,12 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
         out[q] = -wd * m[q] * u[q];
 }
 
-/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) */
-/* cached: s->lin_coef != NULL, a constant where it is inlined so that each
- * case compiles to its own loop */
+/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j); cached and sign as in
+ * spring_qw, constants where this is inlined, so that each case compiles
+ * to its own loop */
 static inline __attribute__((always_inline)) void
-product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int cached)
+product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int cached,
+              int sign)
 {
     const uint32_t *si = s->si, *sj = s->sj;
     const double *x = s->lin_x, *u = a->u;
@@ -583,20 +611,19 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, i
     while (e < e1) {
         size_t i = 3 * (size_t)si[e];
         double u0 = u[i], u1 = u[i + 1], u2 = u[i + 2];
-        double x0 = x[i], x1 = x[i + 1], x2 = x[i + 2];
         double a0 = 0.0, a1 = 0.0, a2 = 0.0;
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
-            double q, g;
-            if (cached)
-                q = s->lin_coef[2 * e], g = s->lin_coef[2 * e + 1];
-            else
-                spring_coef(s, e, s->lin_inv[e], &q, &g);
             size_t j = 3 * (size_t)sj[e];
-            double a = fabs(g);
+            double w[3], sg;
+            double q = spring_qw(s, e, cached, sign, x + i, x + j, w, &sg);
             double d0 = u0 - u[j], d1 = u1 - u[j + 1], d2 = u2 - u[j + 2];
-            double w0 = a * (x0 - x[j]), w1 = a * (x1 - x[j + 1]), w2 = a * (x2 - x[j + 2]);
-            double c = copysign(1.0, g) * (w0 * d0 + w1 * d1 + w2 * d2);
-            double y0 = q * d0 + c * w0, y1 = q * d1 + c * w1, y2 = q * d2 + c * w2;
+            double c = w[0] * d0 + w[1] * d1 + w[2] * d2, y0, y1, y2;
+            if (!sign)
+                c = sg * c;
+            if (sign < 0) /* q d + (-c) w, the same bits */
+                y0 = q * d0 - c * w[0], y1 = q * d1 - c * w[1], y2 = q * d2 - c * w[2];
+            else
+                y0 = q * d0 + c * w[0], y1 = q * d1 + c * w[1], y2 = q * d2 + c * w[2];
             a0 -= y0, a1 -= y1, a2 -= y2;
             out[j] += y0, out[j + 1] += y1, out[j + 2] += y2;
         }
@@ -606,10 +633,19 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, i
 
 static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
 {
-    if (s->lin_coef)
-        product_range(s, e0, e1, a, 1);
+    int cached = s->lin_coef != NULL;
+    if (cached && s->lin_sign > 0)
+        product_range(s, e0, e1, a, 1, 1);
+    else if (cached && s->lin_sign < 0)
+        product_range(s, e0, e1, a, 1, -1);
+    else if (cached)
+        product_range(s, e0, e1, a, 1, 0);
+    else if (s->lin_sign > 0)
+        product_range(s, e0, e1, a, 0, 1);
+    else if (s->lin_sign < 0)
+        product_range(s, e0, e1, a, 0, -1);
     else
-        product_range(s, e0, e1, a, 0);
+        product_range(s, e0, e1, a, 0, 0);
 }
 
 /* out = (alpha df/dx + beta df/dv) u at the last linearization */

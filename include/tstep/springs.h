@@ -152,15 +152,17 @@ typedef struct {
     unsigned strain_kinds; /* bit (1u << kind) set: this kind is limited */
     double sphere_c[3], sphere_r; /* sphere_r > 0 enables the collider */
     /* the fast path's linearization: the point and the coefficients; per
-     * spring e its block B = q I + sign(g) g^2 d d^T (d = x_i - x_j at the
-     * point; src/springs.c) as (q, g) in lin_coef[2e], lin_coef[2e + 1]
-     * (the cache), or, when that allocation failed (lin_coef NULL), 1/l in
-     * lin_inv (-1 when l is not > 0) and (q, g) formed in each product:
-     * the same bits either way */
+     * spring e its block B = q I + sign(g) w w^T, w = |g| (x_i - x_j) at
+     * the point (src/springs.c).  The cache, 4 numbers a spring from
+     * lin_coef[4e]: q and w when every g has one sign (lin_sign), else q
+     * and g.  When that allocation failed (lin_coef NULL), 1/l in lin_inv
+     * (-1 when l is not > 0) and q, g, w formed in each product: the same
+     * bits either way */
     const double *lin_x;
     double *lin_coef;
     double *lin_inv;       /* NULL while lin_coef is not */
     int lin_clamp;         /* 1: 1 - L/l clamped at 0 */
+    int lin_sign;          /* every g's sign (+1, -1), 0 when they differ */
     double lin_alpha, lin_beta;
     double lin_ak[TS_SPRING_KINDS], lin_bkd[TS_SPRING_KINDS]; /* alpha k, beta kd per kind */
     double lin_wdrag;      /* beta * c, the drag part per unit mass */
