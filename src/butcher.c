@@ -110,8 +110,27 @@ static int state_is(const ts_system *sys, const double *y)
 
 /* --- one pass over the state, in blocks --------------------------------- */
 
+/* The vector loops are compiled for the wider instruction sets too, the
+ * one this processor has chosen when the program loads; the arithmetic is
+ * the same (IEEE operations element by element, no contraction), so are
+ * the results. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__has_attribute) && !defined(TS_NO_CLONES)
+#if __has_attribute(target_clones)
+#define WIDE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef WIDE_CLONES
+#define WIDE_CLONES
+#endif
+/* the block kernels, inlined into each clone */
+#if defined(__GNUC__)
+#define BLOCK_KERNEL static inline __attribute__((always_inline))
+#else
+#define BLOCK_KERNEL static inline
+#endif
+
 /* the first pinned index in [i0, i0 + len), or i0 + len (eight flags a load) */
-static size_t next_pin(const unsigned char *pin, size_t i, size_t end)
+BLOCK_KERNEL size_t next_pin(const unsigned char *pin, size_t i, size_t end)
 {
     for (; i + 8 <= end; i += 8) {
         uint64_t w;
@@ -124,40 +143,59 @@ static size_t next_pin(const unsigned char *pin, size_t i, size_t end)
     return i;
 }
 
-/* Finish a stage over the block [i0, i0 + len): a = M^-1 f and, order 2,
- * dx = the stage's velocity sv, both zero where pinned (as
- * ts_system_deriv_xv), into a and dx (which may be f and sv).  Returns the
- * velocity half to read: dx, or sv itself when it needed no change. */
-static const double *finish_block(const ts_system *sys, size_t i0, size_t len, const double *f,
-                                  const double *sv, double *a, double *dx)
+/* a = M^-1 f over the block [i0, i0 + len), zero where pinned (a may be f) */
+BLOCK_KERNEL void accel_block(const ts_system *sys, size_t i0, size_t len, const double *f, double *a)
 {
     const double *m = sys->mass + i0;
     const unsigned char *pin = sys->pinned;
 #pragma omp simd
     for (size_t i = 0; i < len; i++)
         a[i] = f[i] / m[i];
+    if (pin)
+        for (size_t p = next_pin(pin, i0, i0 + len); p < i0 + len;
+             p = next_pin(pin, p + 1, i0 + len))
+            a[p - i0] = 0.0;
+}
+
+/* A stage's dx over the block: its velocity sv, zero where pinned.  In
+ * place (dx == sv), or into dx (buffer) only when the block has a pin;
+ * returns where dx is to be read. */
+BLOCK_KERNEL const double *dx_block(const ts_system *sys, size_t i0, size_t len, const double *sv,
+                              double *dx)
+{
+    const unsigned char *pin = sys->pinned;
     size_t p = pin ? next_pin(pin, i0, i0 + len) : i0 + len;
-    if (sv && (p < i0 + len || dx != sv)) {
-        if (dx != sv)
-            memcpy(dx, sv, len * sizeof *dx);
-        sv = dx;
-    }
-    for (; p < i0 + len; p = next_pin(pin, p + 1, i0 + len)) {
-        a[p - i0] = 0.0;
-        if (dx)
-            dx[p - i0] = 0.0;
-    }
-    return sv;
+    if (p == i0 + len)
+        return sv;
+    if (dx != sv)
+        memcpy(dx, sv, len * sizeof *dx);
+    for (; p < i0 + len; p = next_pin(pin, p + 1, i0 + len))
+        dx[p - i0] = 0.0;
+    return dx;
 }
 
 /* z = y + sum_{j < count, c_j != 0} (h c_j) v_j over [0, len) (z may be
- * y): a copy, then one product and add per nonzero c_j, in order */
-static void combine_block(size_t len, const double *y, double h, const double *c, int count,
+ * y): the operations of a copy followed by one product and add per nonzero
+ * c_j, in order (the copy and the first add in one loop) */
+BLOCK_KERNEL void combine_block(size_t len, const double *y, double h, const double *c, int count,
                           const double *const *v, double *z)
 {
-    if (z != y)
-        memcpy(z, y, len * sizeof *z);
-    for (int j = 0; j < count; j++) {
+    int j = 0;
+    if (z != y) {
+        while (j < count && c[j] == 0.0)
+            j++;
+        if (j == count) {
+            memcpy(z, y, len * sizeof *z);
+            return;
+        }
+        double f = h * c[j];
+        const double *vj = v[j];
+#pragma omp simd
+        for (size_t i = 0; i < len; i++)
+            z[i] = y[i] + f * vj[i];
+        j++;
+    }
+    for (; j < count; j++) {
         if (c[j] == 0.0)
             continue;
         double f = h * c[j];
@@ -168,50 +206,76 @@ static void combine_block(size_t len, const double *y, double h, const double *c
     }
 }
 
-/* One pass over the state: finish stage j (if finish; in place if keep,
- * else in a block of its own, for this pass only), then combine
- * zx = x + h sum_{l<count} c_l dx_l and zv = v + h sum c_l a_l (order 2;
- * zx = x + h sum c_l a_l on order 1) and, with err,
- * err = 0 + h sum (b_l - bhat_l) k_l over every stage. */
-static void stage_pass(butcher_scratch *b, const ts_system *sys, int j, int finish, int keep,
-                       double h, const double *c, int count, double *zx, double *zv,
+/* What one pass does (see stage_pass). */
+typedef struct {
+    int j, finish, keep, count;
+    double h;
+    const double *c;
+    double *zx, *zv, *err;
+} pass_args;
+
+WIDE_CLONES
+static void stage_block(const butcher_scratch *b, const ts_system *sys, const pass_args *g,
+                        size_t i0, size_t len)
+{
+    int s = b->tab->stages, order2 = sys->order == 2, v_is_dx1 = order2 && !b->tab->fsal;
+    int j = g->j, keep = g->keep;
+    size_t n = sys->n;
+    double la[BLOCK], ldx[BLOCK], lv[BLOCK];
+    const double *pa[TS_BUTCHER_MAX_STAGES], *px[TS_BUTCHER_MAX_STAGES];
+    for (int l = 0; l < s; l++) {
+        pa[l] = b->ka[l] + i0;
+        px[l] = order2 ? b->k[l] + i0 : pa[l];
+    }
+    if (v_is_dx1)
+        px[0] = dx_block(sys, i0, len, sys->v + i0, lv);
+    if (g->finish) {
+        double *a = keep ? b->ka[j] + i0 : la;
+        accel_block(sys, i0, len, b->ka[j] + i0, a);
+        pa[j] = a;
+        if (!order2) {
+            px[j] = a;
+        } else if (j > 0 || !v_is_dx1) { /* a stage's velocity, or v (fsal) */
+            px[j] = dx_block(sys, i0, len, j == 0 ? sys->v + i0 : b->k[j] + i0,
+                             keep ? b->k[j] + i0 : ldx);
+            if (keep && px[j] != b->k[j] + i0)
+                memcpy(b->k[j] + i0, px[j], len * sizeof *b->k[j]);
+        }
+    }
+    double h = g->h, *err = g->err;
+    if (err) {
+        memset(err + i0, 0, len * sizeof *err);
+        combine_block(len, err + i0, h, b->db, s, px, err + i0);
+        if (order2) {
+            memset(err + n + i0, 0, len * sizeof *err);
+            combine_block(len, err + n + i0, h, b->db, s, pa, err + n + i0);
+        }
+    }
+    if (g->count > 0) {
+        combine_block(len, sys->x + i0, h, g->c, g->count, px, g->zx + i0);
+        if (order2)
+            combine_block(len, sys->v + i0, h, g->c, g->count, pa, g->zv + i0);
+    }
+}
+
+/* One pass over the state, block by block: finish stage j (if finish; in
+ * place if keep, else in a block of its own, for this pass only), then,
+ * with err, err = 0 + h sum (b_l - bhat_l) k_l over every stage, and
+ * combine zx = x + h sum_{l<count} c_l dx_l and zv = v + h sum c_l a_l
+ * (order 2; zx = x + h sum c_l a_l on order 1).  Without FSAL, dx_1 is not
+ * stored: it is v, read where it is stored (each block reads it before it
+ * overwrites it). */
+static void stage_pass(const butcher_scratch *b, const ts_system *sys, int j, int finish,
+                       int keep, double h, const double *c, int count, double *zx, double *zv,
                        double *err)
 {
-    int s = b->tab->stages, order2 = sys->order == 2;
+    pass_args g = {.j = j, .finish = finish, .keep = keep, .count = count, .h = h, .c = c,
+                   .zx = zx, .zv = zv, .err = err};
     size_t n = sys->n, nb = (n + BLOCK - 1) / BLOCK;
 #pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t blk = 0; blk < nb; blk++) {
-        size_t i0 = blk * BLOCK, len = i0 + BLOCK < n ? BLOCK : n - i0;
-        double la[BLOCK], ldx[BLOCK];
-        const double *pa[TS_BUTCHER_MAX_STAGES], *px[TS_BUTCHER_MAX_STAGES];
-        for (int l = 0; l < s; l++) {
-            pa[l] = b->ka[l] + i0;
-            px[l] = order2 ? b->k[l] + i0 : pa[l];
-        }
-        if (finish) {
-            double *a = keep ? b->ka[j] + i0 : la, *dx = NULL;
-            const double *sv = NULL;
-            if (order2) { /* the first stage's velocity is the stored v */
-                sv = j == 0 ? sys->v + i0 : b->k[j] + i0;
-                dx = keep ? b->k[j] + i0 : ldx;
-            }
-            const double *vx = finish_block(sys, i0, len, b->ka[j] + i0, sv, a, dx);
-            pa[j] = a;
-            px[j] = order2 ? vx : a;
-        }
-        if (count > 0) {
-            combine_block(len, sys->x + i0, h, c, count, px, zx + i0);
-            if (order2)
-                combine_block(len, sys->v + i0, h, c, count, pa, zv + i0);
-        }
-        if (err) {
-            memset(err + i0, 0, len * sizeof *err);
-            combine_block(len, err + i0, h, b->db, s, px, err + i0);
-            if (order2) {
-                memset(err + n + i0, 0, len * sizeof *err);
-                combine_block(len, err + n + i0, h, b->db, s, pa, err + n + i0);
-            }
-        }
+        size_t i0 = blk * BLOCK;
+        stage_block(b, sys, &g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
     }
 }
 
