@@ -8,15 +8,20 @@
  * built in its own array: the force evaluation writes f into its second
  * half, and on an order-2 system the first half, dx = v_j, is where the
  * stage's velocity was formed (Y_j is held as [ys; dx_j], so no velocity is
- * copied).  What is left of F (a = M^-1 f, and zero at pinned degrees of
+ * copied; the first stage's dx is v itself, not stored, unless the tableau
+ * is FSAL).  What is left of F (a = M^-1 f, and zero at pinned degrees of
  * freedom in both halves) is done by the pass that next reads k_j: the one
- * forming Y_{j+1} = Y_n + h sum a_{j+1,l} k_l, or the final combination.
+ * forming Y_{j+1} = Y_n + h sum a_{j+1,l} k_l, or the final combination
+ * (which finishes the last stage in cache only, unless FSAL keeps it).
  * So each stage costs its force evaluation and one pass over the state,
- * done in blocks that stay in cache while k_j is finished and every half
- * of Y_{j+1} combined.  Each entry sees the operations of the plain
- * formulation in the same order (a copy of Y_n, then one product and add
- * per nonzero coefficient, in stage order), so the results are bit for bit
- * those of k_j = F(Y_j) followed by separate combinations. */
+ * done in blocks of BLOCK entries that stay in cache while k_j is finished
+ * and every half of Y_{j+1} combined.  Each entry sees the operations of
+ * the plain formulation in the same order (a copy of Y_n, then one product
+ * and add per nonzero coefficient, in stage order), so the results are bit
+ * for bit those of k_j = F(Y_j) followed by separate combinations
+ * (tests/check_butcher.c).  The block loops are compiled for AVX-512, AVX2
+ * and the baseline instruction set (GCC/Clang target_clones on x86-64;
+ * -DTS_NO_CLONES builds the baseline only). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,9 +54,11 @@ int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch
                         TS_BUTCHER_MAX_STAGES, tab->stages);
     butcher_scratch *b = calloc(1, sizeof *b);
     /* ys (n: an order-2 stage's velocity lives in its k), then err, ystart
-     * and yend only for the tableaus that use them */
+     * and yend only for the tableaus that use them; k_1 without its dx
+     * when that is v (order 2, no FSAL: see stage_block) */
     size_t extra = (tab->bhat ? 1 : 0) + (tab->fsal ? 2 : 0);
-    double *block = calloc(n + (extra + s) * m + s + 1, sizeof *block);
+    size_t no_dx1 = sys->order == 2 && !tab->fsal ? n : 0;
+    double *block = calloc(n + (extra + s) * m - no_dx1 + s + 1, sizeof *block);
     double **k = calloc(2 * s, sizeof *k);
     if (!b || !block || !k) {
         free(b);
@@ -76,10 +83,13 @@ int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch
     }
     b->k = k;
     b->ka = k + s;
+    next -= no_dx1; /* k[0] + n is its first entry */
     for (size_t i = 0; i < s; i++) {
         k[i] = next + i * m;
         b->ka[i] = k[i] + (m - n);
     }
+    if (no_dx1)
+        k[0] = b->ka[0]; /* never read as dx */
     *scratch = b;
     return TS_OK;
 }
@@ -129,7 +139,7 @@ static int state_is(const ts_system *sys, const double *y)
 #define BLOCK_KERNEL static inline
 #endif
 
-/* the first pinned index in [i0, i0 + len), or i0 + len (eight flags a load) */
+/* the first pinned index in [i, end), or end (eight flags a load) */
 BLOCK_KERNEL size_t next_pin(const unsigned char *pin, size_t i, size_t end)
 {
     for (; i + 8 <= end; i += 8) {
