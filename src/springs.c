@@ -89,7 +89,7 @@ static void springs_destroy(ts_system *sys)
     free(s->kd);
     free(s->kind);
     free(s->lin_inv);
-    free(s->lin_block);
+    free(s->lin_coef);
     free(s->chunk_first);
     ts_system_release(sys);
     free(s);
@@ -256,11 +256,14 @@ int ts_springs_finish(ts_springs *s)
     free(ord);
     free(tmp);
     /* after the sort's arrays are freed, so that it can take their place */
-    s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
-    if (!s->lin_inv)
-        return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
-    /* the blocks' cache: faster products; optional (see tstep/springs.h) */
-    s->lin_block = malloc(6 * (ns ? ns : 1) * sizeof *s->lin_block);
+    /* the blocks' cache (q, g): faster products; optional, and without it
+     * 1/l per spring (see tstep/springs.h) */
+    s->lin_coef = malloc(2 * (ns ? ns : 1) * sizeof *s->lin_coef);
+    if (!s->lin_coef) {
+        s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
+        if (!s->lin_inv)
+            return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
+    }
     /* particle chunks for the threads: at least the largest span sj - si */
     size_t span = 1;
     for (size_t m = 0; m < ns; m++)
@@ -467,34 +470,42 @@ static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const dou
 /* --- the fast path ------------------------------------------------------------ */
 
 /* B = alpha K + beta D of spring e, K without the damping term and with
- * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I, stored as
- * xx xy xz yy yz zz; xi and xj are the ends at the linearization point. */
-static inline void spring_block(const ts_springs *s, size_t e, const double *xi,
-                                const double *xj, double *b)
+ * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I with
+ * n = d / l, d = x_i - x_j at the linearization point.  Two numbers per
+ * spring and the ends' positions give it: q and g = sign(p) sqrt(|p|) / l,
+ * with w = |g| d,
+ *   B u = q u + sign(g) (w . u) w.
+ * For a unit vector u = e_c that is q e_c + (sign(g) w_c) w, and entry
+ * (r, c) = (sign(g) w_c) w_r = entry (c, r) bit for bit: the product is
+ * exactly symmetric and equals the assembled blocks (ts_springs_block).
+ * inv = 1/l (-1 when l is not > 0: no term). */
+static inline void spring_coef(const ts_springs *s, size_t e, double inv, double *q, double *g)
 {
-    double alpha = s->lin_alpha, beta = s->lin_beta;
-    double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
-    double inv = s->lin_inv[e];
-    int apart = inv >= 0.0; /* l > 0 */
-    if (!apart)
-        inv = 0.0;
-    double n0 = d0 * inv, n1 = d1 * inv, n2 = d2 * inv;
-    double c = apart ? 1.0 - s->rest[e] * inv : 0.0;
+    if (!(inv >= 0.0)) { /* l = 0 */
+        *q = *g = 0.0;
+        return;
+    }
+    double c = 1.0 - s->rest[e] * inv;
     if (s->lin_clamp && c < 0.0)
         c = 0.0;
     /* alpha k and beta kd: per kind from linearize, or per spring */
-    double ak = s->k ? alpha * s->k[e] : s->lin_ak[s->kind[e]];
-    double bkd = s->kd ? beta * s->kd[e] : s->lin_bkd[s->kind[e]];
-    double q = ak * c;
+    double ak = s->k ? s->lin_alpha * s->k[e] : s->lin_ak[s->kind[e]];
+    double bkd = s->kd ? s->lin_beta * s->kd[e] : s->lin_bkd[s->kind[e]];
     double p = ak * (1.0 - c) + bkd;
-    if (!apart)
-        p = q = 0.0;
-    b[0] = p * n0 * n0 + q;
-    b[1] = p * n0 * n1;
-    b[2] = p * n0 * n2;
-    b[3] = p * n1 * n1 + q;
-    b[4] = p * n1 * n2;
-    b[5] = p * n2 * n2 + q;
+    *q = ak * c;
+    *g = copysign(sqrt(fabs(p)) * inv, p);
+}
+
+/* (q, g) of spring e at the last linearization: the cache's, or formed
+ * from 1/l */
+static inline void spring_qg(const ts_springs *s, size_t e, double *q, double *g)
+{
+    if (s->lin_coef) {
+        *q = s->lin_coef[2 * e];
+        *g = s->lin_coef[2 * e + 1];
+    } else {
+        spring_coef(s, e, s->lin_inv[e], q, g);
+    }
 }
 
 void ts_springs_block(const ts_springs *s, size_t e, double b[6])
@@ -503,30 +514,29 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6])
         memset(b, 0, 6 * sizeof *b);
         return;
     }
-    if (s->lin_block) {
-        memcpy(b, s->lin_block + 6 * e, 6 * sizeof *b);
-        return;
-    }
-    spring_block(s, e, s->lin_x + 3 * (size_t)s->si[e], s->lin_x + 3 * (size_t)s->sj[e], b);
+    double q, g, d[3];
+    spring_qg(s, e, &q, &g);
+    sub3(s->lin_x + 3 * (size_t)s->si[e], s->lin_x + 3 * (size_t)s->sj[e], d);
+    double a = fabs(g), sg = copysign(1.0, g);
+    double w0 = a * d[0], w1 = a * d[1], w2 = a * d[2];
+    /* as the product forms them (see spring_coef) */
+    b[0] = q * 1.0 + (sg * w0) * w0;
+    b[1] = (sg * w1) * w0;
+    b[2] = (sg * w2) * w0;
+    b[3] = q * 1.0 + (sg * w1) * w1;
+    b[4] = (sg * w2) * w1;
+    b[5] = q * 1.0 + (sg * w2) * w2;
 }
 
-/* Keep the point, the coefficients, each spring's 1/l (-1 when l is not
- * > 0) and, with the cache, the blocks (tstep/springs.h). */
+/* Keep the point, the coefficients and per spring, with the cache, (q, g),
+ * else 1/l (-1 when l is not > 0) (tstep/springs.h). */
 static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
                              double alpha, double beta)
 {
     ts_springs *s = (ts_springs *)sys;
     (void)t, (void)v;
     const uint32_t *si = s->si, *sj = s->sj;
-    double *linv = s->lin_inv;
     size_t ns = s->ns;
-#pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
-    for (size_t e = 0; e < ns; e++) {
-        const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
-        double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
-        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
-        linv[e] = l > 0.0 ? 1.0 / l : -1.0;
-    }
     s->lin_x = x;
     s->lin_alpha = alpha;
     s->lin_beta = beta;
@@ -537,11 +547,17 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     s->lin_wdrag = beta * s->opt.drag;
     s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
                    (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
-    if (s->lin_block) {
-        double *blk = s->lin_block;
+    double *coef = s->lin_coef, *linv = s->lin_inv;
 #pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
-        for (size_t e = 0; e < ns; e++)
-            spring_block(s, e, x + 3 * (size_t)si[e], x + 3 * (size_t)sj[e], blk + 6 * e);
+    for (size_t e = 0; e < ns; e++) {
+        const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
+        double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
+        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        double inv = l > 0.0 ? 1.0 / l : -1.0;
+        if (coef)
+            spring_coef(s, e, inv, coef + 2 * e, coef + 2 * e + 1);
+        else
+            linv[e] = inv;
     }
     return TS_OK;
 }
@@ -555,33 +571,45 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
 }
 
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) */
-static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+/* cached: s->lin_coef != NULL, a constant where it is inlined so that each
+ * case compiles to its own loop */
+static inline __attribute__((always_inline)) void
+product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int cached)
 {
     const uint32_t *si = s->si, *sj = s->sj;
-    const double *x = s->lin_x, *u = a->u, *blk = s->lin_block;
+    const double *x = s->lin_x, *u = a->u;
     double *out = a->out;
     size_t e = e0;
     while (e < e1) {
         size_t i = 3 * (size_t)si[e];
         double u0 = u[i], u1 = u[i + 1], u2 = u[i + 2];
+        double x0 = x[i], x1 = x[i + 1], x2 = x[i + 2];
         double a0 = 0.0, a1 = 0.0, a2 = 0.0;
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
-            double bf[6];
-            const double *b = bf;
-            size_t j = 3 * (size_t)sj[e];
-            if (blk)
-                b = blk + 6 * e;
+            double q, g;
+            if (cached)
+                q = s->lin_coef[2 * e], g = s->lin_coef[2 * e + 1];
             else
-                spring_block(s, e, x + i, x + j, bf);
+                spring_coef(s, e, s->lin_inv[e], &q, &g);
+            size_t j = 3 * (size_t)sj[e];
+            double a = fabs(g);
             double d0 = u0 - u[j], d1 = u1 - u[j + 1], d2 = u2 - u[j + 2];
-            double y0 = b[0] * d0 + b[1] * d1 + b[2] * d2;
-            double y1 = b[1] * d0 + b[3] * d1 + b[4] * d2;
-            double y2 = b[2] * d0 + b[4] * d1 + b[5] * d2;
+            double w0 = a * (x0 - x[j]), w1 = a * (x1 - x[j + 1]), w2 = a * (x2 - x[j + 2]);
+            double c = copysign(1.0, g) * (w0 * d0 + w1 * d1 + w2 * d2);
+            double y0 = q * d0 + c * w0, y1 = q * d1 + c * w1, y2 = q * d2 + c * w2;
             a0 -= y0, a1 -= y1, a2 -= y2;
             out[j] += y0, out[j + 1] += y1, out[j + 2] += y2;
         }
         out[i] += a0, out[i + 1] += a1, out[i + 2] += a2;
     }
+}
+
+static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    if (s->lin_coef)
+        product_range(s, e0, e1, a, 1);
+    else
+        product_range(s, e0, e1, a, 0);
 }
 
 /* out = (alpha df/dx + beta df/dv) u at the last linearization */
