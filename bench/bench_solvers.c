@@ -19,7 +19,7 @@
  * medians of REPS repeats, interleaved across the solvers so that a slow
  * spell of a shared machine hits them all; 300^2 and beyond take
  * REPS_LARGE repeats.  Results to build/bench/solvers.csv and stdout.
- * OPENBLAS_NUM_THREADS=1 is advisable (CHOLMOD's BLAS). */
+ * One thread; OPENBLAS_NUM_THREADS=1 is advisable (CHOLMOD's BLAS). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +159,9 @@ int main(void)
 {
     if (system("mkdir -p build/bench") != 0)
         return 1;
+    /* one thread, as every figure of make bench unless it says otherwise
+     * (OpenMP's default, one per core, spins on a shared machine) */
+    ts_threads_set(1);
     FILE *csv = fopen("build/bench/solvers.csv", "w");
     if (!csv) {
         perror("build/bench/solvers.csv");
