@@ -1,20 +1,44 @@
 /* The explicit Runge-Kutta engine: one step of any Butcher tableau; see
- * tstep/butcher.h.  Y_n is read where it is stored (x and v, the two halves
+ * tstep/butcher.h.  Hairer, Norsett & Wanner, Solving ODEs I, II.1 (the
+ * method), II.4 (embedded error estimates), II.5 (FSAL, Dormand & Prince).
+ *
+ * Memory passes.  Y_n is read where it is stored (x and v, the two halves
  * of Y) and Y_{n+1} written there by the last combination, so a step makes
- * no copy of the state in or out.  Hairer, Norsett & Wanner, Solving ODEs I, II.1 (the
- * method), II.4 (embedded error estimates), II.5 (FSAL, Dormand & Prince). */
+ * no copy of the state in or out.  A stage k_j = F(t_j, Y_j) = [dx; a] is
+ * built in its own array: the force evaluation writes f into its second
+ * half, and on an order-2 system the first half, dx = v_j, is where the
+ * stage's velocity was formed (Y_j is held as [ys; dx_j], so no velocity is
+ * copied; the first stage's dx is v itself, not stored, unless the tableau
+ * is FSAL).  What is left of F (a = M^-1 f, and zero at pinned degrees of
+ * freedom in both halves) is done by the pass that next reads k_j: the one
+ * forming Y_{j+1} = Y_n + h sum a_{j+1,l} k_l, or the final combination
+ * (which finishes the last stage in cache only, unless FSAL keeps it).
+ * So each stage costs its force evaluation and one pass over the state,
+ * done in blocks of BLOCK entries that stay in cache while k_j is finished
+ * and every half of Y_{j+1} combined.  Each entry sees the operations of
+ * the plain formulation in the same order (a copy of Y_n, then one product
+ * and add per nonzero coefficient, in stage order), so the results are bit
+ * for bit those of k_j = F(Y_j) followed by separate combinations
+ * (tests/check_butcher.c).  The block loops are compiled for AVX-512, AVX2
+ * and the baseline instruction set (GCC/Clang target_clones on x86-64;
+ * -DTS_NO_CLONES builds the baseline only). */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tstep/butcher.h"
 #include "tstep/linalg.h"
 
+#define BLOCK 512
+
 typedef struct {
     const ts_butcher *tab;
     size_t m;      /* length of Y */
-    double *ys, *err;
-    double **k;    /* s stages */
-    double **kv;   /* the stages' second halves (k[i] + n), order 2 */
+    double *ys;    /* the stages' positions (order 2) or states (order 1) */
+    double *err;
+    double *db;    /* b - bhat (with bhat) */
+    double **k;    /* s stages, each [dx; a] (order 2) or a (order 1) */
+    double **ka;   /* the stages' force halves: k[i] + n (order 2), k[i] (order 1) */
     /* FSAL: F at the start (k[0], valid_start) and at the end (k[s-1],
      * valid_end) of the last step, with the states and times they belong to */
     double *ystart, *yend;
@@ -24,11 +48,17 @@ typedef struct {
 
 int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch)
 {
-    size_t m = ts_system_ydim(sys), s = (size_t)tab->stages;
+    size_t m = ts_system_ydim(sys), n = sys->n, s = (size_t)tab->stages;
+    if (tab->stages < 1 || tab->stages > TS_BUTCHER_MAX_STAGES)
+        return ts_error(TS_ERR_INPUT, "a Butcher tableau has 1 to %d stages, not %d",
+                        TS_BUTCHER_MAX_STAGES, tab->stages);
     butcher_scratch *b = calloc(1, sizeof *b);
-    /* ys, then err, ystart and yend only for the tableaus that use them */
+    /* ys (n: an order-2 stage's velocity lives in its k), then err, ystart
+     * and yend only for the tableaus that use them; k_1 without its dx
+     * when that is v (order 2, no FSAL: see stage_block) */
     size_t extra = (tab->bhat ? 1 : 0) + (tab->fsal ? 2 : 0);
-    double *block = calloc((1 + extra + s) * m + 1, sizeof *block);
+    size_t no_dx1 = sys->order == 2 && !tab->fsal ? n : 0;
+    double *block = calloc(n + (extra + s) * m - no_dx1 + s + 1, sizeof *block);
     double **k = calloc(2 * s, sizeof *k);
     if (!b || !block || !k) {
         free(b);
@@ -39,17 +69,27 @@ int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch
     b->tab = tab;
     b->m = m;
     double *next = block;
-    b->ys = next, next += m;
+    b->ys = next, next += n;
     if (tab->bhat)
         b->err = next, next += m;
     if (tab->fsal) {
         b->ystart = next, next += m;
         b->yend = next, next += m;
     }
-    for (size_t i = 0; i < s; i++)
-        k[i] = next + i * m;
+    if (tab->bhat) {
+        b->db = next, next += s;
+        for (size_t i = 0; i < s; i++)
+            b->db[i] = tab->b[i] - tab->bhat[i];
+    }
     b->k = k;
-    b->kv = k + s;
+    b->ka = k + s;
+    next -= no_dx1; /* k[0] + n is its first entry */
+    for (size_t i = 0; i < s; i++) {
+        k[i] = next + i * m;
+        b->ka[i] = k[i] + (m - n);
+    }
+    if (no_dx1)
+        k[0] = b->ka[0]; /* never read as dx */
     *scratch = b;
     return TS_OK;
 }
@@ -78,29 +118,188 @@ static int state_is(const ts_system *sys, const double *y)
            (sys->order != 2 || memcmp(sys->v, y + sys->n, bytes) == 0);
 }
 
-/* z = Y_n + h sum_j c_j k_j with Y_n read from x and v (ts_vec_combine on
- * each half; z may be the stored state itself) */
-static void combine_from_state(butcher_scratch *b, const ts_system *sys, double h,
-                               const double *c, int count, double *zx, double *zv)
+/* --- one pass over the state, in blocks --------------------------------- */
+
+/* The vector loops are compiled for the wider instruction sets too, the
+ * one this processor has chosen when the program loads; the arithmetic is
+ * the same (IEEE operations element by element, no contraction), so are
+ * the results. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__has_attribute) && !defined(TS_NO_CLONES)
+#if __has_attribute(target_clones)
+#define WIDE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef WIDE_CLONES
+#define WIDE_CLONES
+#endif
+/* the block kernels, inlined into each clone */
+#if defined(__GNUC__)
+#define BLOCK_KERNEL static inline __attribute__((always_inline))
+#else
+#define BLOCK_KERNEL static inline
+#endif
+
+/* the first pinned index in [i, end), or end (eight flags a load) */
+BLOCK_KERNEL size_t next_pin(const unsigned char *pin, size_t i, size_t end)
 {
-    size_t n = sys->n;
-    ts_vec_combine(n, sys->x, h, c, count, b->k, zx);
-    if (sys->order == 2) {
-        for (int j = 0; j < count; j++)
-            b->kv[j] = b->k[j] + n;
-        ts_vec_combine(n, sys->v, h, c, count, b->kv, zv);
+    for (; i + 8 <= end; i += 8) {
+        uint64_t w;
+        memcpy(&w, pin + i, sizeof w);
+        if (w)
+            break;
+    }
+    for (; i < end && !pin[i]; i++)
+        ;
+    return i;
+}
+
+/* a = M^-1 f over the block [i0, i0 + len), zero where pinned (a may be f) */
+BLOCK_KERNEL void accel_block(const ts_system *sys, size_t i0, size_t len, const double *f, double *a)
+{
+    const double *m = sys->mass + i0;
+    const unsigned char *pin = sys->pinned;
+#pragma omp simd
+    for (size_t i = 0; i < len; i++)
+        a[i] = f[i] / m[i];
+    if (pin)
+        for (size_t p = next_pin(pin, i0, i0 + len); p < i0 + len;
+             p = next_pin(pin, p + 1, i0 + len))
+            a[p - i0] = 0.0;
+}
+
+/* A stage's dx over the block: its velocity sv, zero where pinned.  In
+ * place (dx == sv), or into dx (buffer) only when the block has a pin;
+ * returns where dx is to be read. */
+BLOCK_KERNEL const double *dx_block(const ts_system *sys, size_t i0, size_t len, const double *sv,
+                              double *dx)
+{
+    const unsigned char *pin = sys->pinned;
+    size_t p = pin ? next_pin(pin, i0, i0 + len) : i0 + len;
+    if (p == i0 + len)
+        return sv;
+    if (dx != sv)
+        memcpy(dx, sv, len * sizeof *dx);
+    for (; p < i0 + len; p = next_pin(pin, p + 1, i0 + len))
+        dx[p - i0] = 0.0;
+    return dx;
+}
+
+/* z = y + sum_{j < count, c_j != 0} (h c_j) v_j over [0, len) (z may be
+ * y): the operations of a copy followed by one product and add per nonzero
+ * c_j, in order (the copy and the first add in one loop) */
+BLOCK_KERNEL void combine_block(size_t len, const double *y, double h, const double *c, int count,
+                          const double *const *v, double *z)
+{
+    int j = 0;
+    if (z != y) {
+        while (j < count && c[j] == 0.0)
+            j++;
+        if (j == count) {
+            memcpy(z, y, len * sizeof *z);
+            return;
+        }
+        double f = h * c[j];
+        const double *vj = v[j];
+#pragma omp simd
+        for (size_t i = 0; i < len; i++)
+            z[i] = y[i] + f * vj[i];
+        j++;
+    }
+    for (; j < count; j++) {
+        if (c[j] == 0.0)
+            continue;
+        double f = h * c[j];
+        const double *vj = v[j];
+#pragma omp simd
+        for (size_t i = 0; i < len; i++)
+            z[i] += f * vj[i];
     }
 }
 
-/* k_1 = F(t, Y_n), reused from the last step where the tableau allows it */
-static int first_stage(butcher_scratch *b, ts_system *sys, double t, double h)
+/* What one pass does (see stage_pass). */
+typedef struct {
+    int j, finish, keep, count;
+    double h;
+    const double *c;
+    double *zx, *zv, *err;
+} pass_args;
+
+WIDE_CLONES
+static void stage_block(const butcher_scratch *b, const ts_system *sys, const pass_args *g,
+                        size_t i0, size_t len)
+{
+    int s = b->tab->stages, order2 = sys->order == 2, v_is_dx1 = order2 && !b->tab->fsal;
+    int j = g->j, keep = g->keep;
+    size_t n = sys->n;
+    double la[BLOCK], ldx[BLOCK], lv[BLOCK];
+    const double *pa[TS_BUTCHER_MAX_STAGES], *px[TS_BUTCHER_MAX_STAGES];
+    for (int l = 0; l < s; l++) {
+        pa[l] = b->ka[l] + i0;
+        px[l] = order2 ? b->k[l] + i0 : pa[l];
+    }
+    if (v_is_dx1)
+        px[0] = dx_block(sys, i0, len, sys->v + i0, lv);
+    if (g->finish) {
+        double *a = keep ? b->ka[j] + i0 : la;
+        accel_block(sys, i0, len, b->ka[j] + i0, a);
+        pa[j] = a;
+        if (!order2) {
+            px[j] = a;
+        } else if (j > 0 || !v_is_dx1) { /* a stage's velocity, or v (fsal) */
+            px[j] = dx_block(sys, i0, len, j == 0 ? sys->v + i0 : b->k[j] + i0,
+                             keep ? b->k[j] + i0 : ldx);
+            if (keep && px[j] != b->k[j] + i0)
+                memcpy(b->k[j] + i0, px[j], len * sizeof *b->k[j]);
+        }
+    }
+    double h = g->h, *err = g->err;
+    if (err) {
+        memset(err + i0, 0, len * sizeof *err);
+        combine_block(len, err + i0, h, b->db, s, px, err + i0);
+        if (order2) {
+            memset(err + n + i0, 0, len * sizeof *err);
+            combine_block(len, err + n + i0, h, b->db, s, pa, err + n + i0);
+        }
+    }
+    if (g->count > 0) {
+        combine_block(len, sys->x + i0, h, g->c, g->count, px, g->zx + i0);
+        if (order2)
+            combine_block(len, sys->v + i0, h, g->c, g->count, pa, g->zv + i0);
+    }
+}
+
+/* One pass over the state, block by block: finish stage j (if finish; in
+ * place if keep, else in a block of its own, for this pass only), then,
+ * with err, err = 0 + h sum (b_l - bhat_l) k_l over every stage, and
+ * combine zx = x + h sum_{l<count} c_l dx_l and zv = v + h sum c_l a_l
+ * (order 2; zx = x + h sum c_l a_l on order 1).  Without FSAL, dx_1 is not
+ * stored: it is v, read where it is stored (each block reads it before it
+ * overwrites it). */
+static void stage_pass(const butcher_scratch *b, const ts_system *sys, int j, int finish,
+                       int keep, double h, const double *c, int count, double *zx, double *zv,
+                       double *err)
+{
+    pass_args g = {.j = j, .finish = finish, .keep = keep, .count = count, .h = h, .c = c,
+                   .zx = zx, .zv = zv, .err = err};
+    size_t n = sys->n, nb = (n + BLOCK - 1) / BLOCK;
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t blk = 0; blk < nb; blk++) {
+        size_t i0 = blk * BLOCK;
+        stage_block(b, sys, &g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
+    }
+}
+
+/* k_1 = F(t, Y_n), reused from the last step where the tableau allows it;
+ * *finish: k_1 still holds f (stage_pass finishes it) */
+static int first_stage(butcher_scratch *b, ts_system *sys, double t, double h, int *finish)
 {
     size_t m = b->m, s = (size_t)b->tab->stages;
+    *finish = 0;
     if (b->tab->fsal) {
         if (b->valid_end && ts_time_continues(t, b->tend, h) && state_is(sys, b->yend)) {
-            double *k1 = b->k[0]; /* the last stage becomes the first */
-            b->k[0] = b->k[s - 1];
-            b->k[s - 1] = k1;
+            double *k1 = b->k[0], *a1 = b->ka[0]; /* the last stage becomes the first */
+            b->k[0] = b->k[s - 1], b->ka[0] = b->ka[s - 1];
+            b->k[s - 1] = k1, b->ka[s - 1] = a1;
             ts_vec_copy(m, b->yend, b->ystart);
             b->tstart = t;
             b->valid_start = 1;
@@ -111,9 +310,15 @@ static int first_stage(butcher_scratch *b, ts_system *sys, double t, double h)
             return TS_OK; /* a retry from the same start */
         b->valid_start = b->valid_end = 0;
     }
-    int st = ts_system_deriv_xv(sys, t, sys->x, sys->v, b->k[0]);
-    if (st || !b->tab->fsal)
+    int st = ts_system_forces(sys, t, sys->x, sys->order == 2 ? sys->v : NULL, b->ka[0]);
+    if (st)
         return st;
+    if (!b->tab->fsal) {
+        *finish = 1;
+        return TS_OK;
+    }
+    /* kept for the next step or a retry: finished now */
+    stage_pass(b, sys, 0, 1, 1, h, NULL, 0, NULL, NULL, NULL);
     ts_system_get_y(sys, b->ystart);
     b->tstart = t;
     b->valid_start = 1;
@@ -124,33 +329,34 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
 {
     butcher_scratch *b = scratch;
     const ts_butcher *tab = b->tab;
-    size_t m = b->m;
-    int s = tab->stages, st;
+    size_t n = sys->n;
+    int s = tab->stages, order2 = sys->order == 2, finish, st;
     (void)stats;
-    if ((st = first_stage(b, sys, t, h)))
+    if ((st = first_stage(b, sys, t, h, &finish)))
         return st;
     if (tab->fsal)
         b->valid_end = 0; /* k[s-1] is about to be overwritten */
-    double *ysv = b->ys + (sys->order == 2 ? sys->n : 0);
-    for (int i = 1; i < s; i++) { /* Y_i = Y_n + h sum_{j<i} a_ij k_j */
-        combine_from_state(b, sys, h, tab->a + i * s, i, b->ys, ysv);
-        if ((st = ts_system_deriv(sys, t + tab->c[i] * h, b->ys, b->k[i])))
+    for (int i = 1; i < s; i++) {
+        /* finish k_{i-1}; Y_i = Y_n + h sum_{j<i} a_ij k_j into [ys; dx_i] */
+        double *zv = order2 ? b->k[i] : NULL;
+        stage_pass(b, sys, i - 1, finish, 1, h, tab->a + i * s, i, b->ys, zv, NULL);
+        if ((st = ts_system_forces(sys, t + tab->c[i] * h, b->ys, zv, b->ka[i])))
             return st;
-    }
-    if (tab->bhat) { /* Y_{n+1} - Yhat = h sum_i (b_i - bhat_i) k_i */
-        ts_vec_zero(m, b->err);
-        for (int i = 0; i < s; i++)
-            if (tab->b[i] != tab->bhat[i])
-                ts_vec_axpy(m, h * (tab->b[i] - tab->bhat[i]), b->k[i], b->err);
+        finish = 1;
     }
     if (tab->fsal) {
-        /* the last stage was evaluated at Y_{n+1} itself */
-        ts_vec_copy(m, b->ys, b->yend);
+        /* the last stage was evaluated at Y_{n+1} itself: [ys; dx_s] */
+        ts_vec_copy(n, b->ys, sys->x);
+        if (order2)
+            ts_vec_copy(n, b->k[s - 1], sys->v);
+        ts_system_get_y(sys, b->yend);
         b->tend = t + h;
         b->valid_end = 1;
-        ts_system_set_y(sys, b->ys);
-    } else { /* Y_{n+1} = Y_n + h sum_i b_i k_i, in place */
-        combine_from_state(b, sys, h, tab->b, s, sys->x, sys->v);
+        /* finish k_s (the next step's k_1); Y_{n+1} - Yhat = h sum (b_i - bhat_i) k_i */
+        stage_pass(b, sys, s - 1, finish, 1, h, NULL, 0, NULL, NULL, b->err);
+    } else { /* Y_{n+1} = Y_n + h sum_i b_i k_i, in place (k_s not kept) */
+        stage_pass(b, sys, s - 1, finish, 0, h, tab->b, s, sys->x, order2 ? sys->v : NULL,
+                   b->err);
     }
     return TS_OK;
 }

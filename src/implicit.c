@@ -27,6 +27,7 @@ typedef struct {
     const double *x0, *v0, *xhat, *vhat; /* this step's start and base states */
     ts_linsolve *lin; /* the linear solver (tstep/linsolve.h) */
     int have_warm; /* w holds the previous step's solution */
+    ts_implicit_method last; /* the method of that step (Newton's predictor) */
 } implicit_scratch;
 
 int ts_implicit_alloc_with(const ts_system *sys, const ts_solver_options *opt, int keep_f0,
@@ -239,10 +240,22 @@ static int first_rhs(implicit_scratch *s, ts_system *sys, const ts_implicit_meth
     return TS_OK;
 }
 
-int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
-                       int linear_only, ts_step_stats *stats)
+/* The previous step's solution w is the predictor when the method's
+ * coefficients are the same as that step's (the same method, the same h). */
+static int same_method(const ts_implicit_method *a, const ts_implicit_method *b)
 {
-    implicit_scratch *s = scratch;
+    return a->gamma == b->gamma && a->c0 == b->c0 && a->cv == b->cv && a->px == b->px &&
+           a->cx == b->cx;
+}
+
+/* Newton's iteration for w from its first iterate; predict: from the
+ * predictor in s->w (the previous step's solution), else from the first
+ * iterate of first_rhs (Baraff-Witkin's step, or w = 0 at the base point),
+ * whose solve starts from s->w.  At most newton_max solves; each is
+ * added to stats->newton_iters. */
+static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                        int linear_only, int predict, ts_step_stats *stats)
+{
     size_t n = s->n;
     int order2 = sys->order == 2;
     /* d r / d w = -(M - alpha df/dx - beta df/dv) */
@@ -251,39 +264,40 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
     double tol = s->opt.newton_tol;
     int st;
 
-    if (m->c0 != 0.0 && !s->f0)
-        return ts_error(TS_ERR_UNSUPPORTED,
-                        "implicit method with c0 != 0: allocate with ts_implicit_alloc_with(keep_f0)");
-    /* the stored state stays as it is until the end state is written */
-    s->x0 = sys->x;
-    s->v0 = order2 ? sys->v : NULL;
-    s->xhat = m->xhat ? m->xhat : s->x0;
-    s->vhat = order2 ? (m->vhat ? m->vhat : s->v0) : NULL;
-    if (!s->have_warm)
-        ts_vec_zero(n, s->w);
-
-    /* First iterate */
-    const double *lx, *lv;
-    double lt;
-    if ((st = first_rhs(s, sys, m, &lx, &lv, &lt)))
-        return st;
-    double rprev = ts_vec_norm2(n, s->rhs);
     /* Newton's stop in the 2-norm the linear solver sees: |r|_2 <= rstop
      * implies the stop test below (a bound for the forcing rule only) */
     double mmin = sys->mass[0];
     for (size_t i = 1; i < n; i++)
         mmin = fmin(mmin, sys->mass[i]);
     double rstop = tol * mmin * ts_newton_scale(sys, s->x0, s->v0);
-    double eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
-                             : ts_newton_forcing(&s->opt, 0.0, 0.0, 0.0, rstop);
-    st = linear_solve(s, sys, lt, lx, lv, alpha, beta, eta, s->w, stats);
-    stats->newton_iters = 1;
-    if (st) {
-        s->have_warm = 0;
-        return st;
+    double eta = 0.0, rprev = 0.0, rnorm = 0.0, measure = 0.0;
+    int it = 0; /* solves in this attempt; stats->newton_iters counts all */
+    if (predict) {
+        /* Newton from the predictor: its residual, then the loop below (at
+         * least one solve: the predictor alone is never the step) */
+        if (m->c0 != 0.0 &&
+            (st = ts_system_forces(sys, m->ts, s->x0, order2 ? s->v0 : NULL, s->f0)))
+            return st;
+        if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
+            return st;
+        measure = INFINITY;
+    } else {
+        /* First iterate */
+        const double *lx, *lv;
+        double lt;
+        if ((st = first_rhs(s, sys, m, &lx, &lv, &lt)))
+            return st;
+        rprev = ts_vec_norm2(n, s->rhs);
+        eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
+                          : ts_newton_forcing(&s->opt, 0.0, 0.0, 0.0, rstop);
+        it++, stats->newton_iters++;
+        if ((st = linear_solve(s, sys, lt, lx, lv, alpha, beta, eta, s->w, stats)))
+            return st;
+        if (linear_only)
+            return TS_OK;
+        if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
+            return st;
     }
-    if (linear_only)
-        goto accept;
 
     /* Newton on the residual r(w) = c0 f0 + gamma f(tf, xk, vk) - M w.
      * Converged when
@@ -296,31 +310,24 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
      * ed., 11.5): without it Newton can wander on non-convex problems such
      * as cloth buckling against a collider.  The linear tolerances follow
      * the Eisenstat-Walker forcing rule unless cg_tol fixes them. */
-    int converged = 0;
-    double rnorm = 0.0, measure = 0.0;
-    if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
-        return st;
-    for (int it = 1;;) {
-        if (measure <= tol) {
-            converged = 1;
+    for (;;) {
+        if (measure <= tol)
             break;
-        }
         if (it >= s->opt.newton_max || !ts_vec_all_finite(n, s->w))
-            break;
-        stats->newton_iters = ++it;
+            return ts_error(TS_ERR_NEWTON,
+                            "Newton did not converge in %d iterations (residual %.3g, "
+                            "newton-tol %g)",
+                            s->opt.newton_max, measure, tol);
+        it++, stats->newton_iters++;
         eta = ts_newton_forcing(&s->opt, eta, rnorm, rprev, rstop);
         ts_vec_zero(n, s->dw);
-        st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats);
-        if (st) {
-            s->have_warm = 0;
+        if ((st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats)))
             return st;
-        }
         double scale = ts_newton_scale(sys, s->xk, s->vk);
         if (ts_vec_norm_inf(n, s->dw) <= tol * scale) {
             ts_vec_axpy(n, 1.0, s->dw, s->w); /* a full update this small: converged */
             if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
                 return st;
-            converged = 1;
             break;
         }
         /* trials w + lambda dw, w itself kept until one is taken */
@@ -336,14 +343,44 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
         rprev = rnorm;
         rnorm = rtrial;
     }
-    if (!converged) {
-        s->have_warm = 0;
-        return ts_error(TS_ERR_NEWTON,
-                        "Newton did not converge in %d iterations (residual %.3g, newton-tol %g)",
-                        s->opt.newton_max, measure, tol);
-    }
     stats->residual = measure;
-accept:
+    return TS_OK;
+}
+
+int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
+                       int linear_only, ts_step_stats *stats)
+{
+    implicit_scratch *s = scratch;
+    size_t n = s->n;
+    int order2 = sys->order == 2;
+
+    if (m->c0 != 0.0 && !s->f0)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "implicit method with c0 != 0: allocate with ts_implicit_alloc_with(keep_f0)");
+    /* the stored state stays as it is until the end state is written */
+    s->x0 = sys->x;
+    s->v0 = order2 ? sys->v : NULL;
+    s->xhat = m->xhat ? m->xhat : s->x0;
+    s->vhat = order2 ? (m->vhat ? m->vhat : s->v0) : NULL;
+    /* The first iterate (tstep/implicit.h): the previous step's w for a
+     * method that asks for it (m->predict) when h and the method are those
+     * of that step; else Baraff-Witkin's step or w = 0, whose first solve
+     * starts from the previous w if any.  If Newton fails from the
+     * predictor, the step is solved again from that first iterate. */
+    int predict = m->predict && !linear_only && s->have_warm && same_method(m, &s->last);
+    if (!s->have_warm)
+        ts_vec_zero(n, s->w);
+    s->last = *m;
+    s->have_warm = 0; /* until a step is accepted */
+    stats->newton_iters = 0;
+    int st = newton_solve(s, sys, m, linear_only, predict, stats);
+    if (predict && (st == TS_ERR_NEWTON || st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE ||
+                    st == TS_ERR_DIVERGED)) {
+        ts_vec_zero(n, s->w);
+        st = newton_solve(s, sys, m, linear_only, 0, stats);
+    }
+    if (st)
+        return st;
     /* the end state: v1 = vhat + w, x1 = xhat + qx vhat + ex w (order 1:
      * x1 = xhat + ex w); pinned positions stay */
     for (size_t i = 0; i < n; i++) {
@@ -359,7 +396,7 @@ accept:
             sys->x[i] = xh + m->ex * wi;
         }
     }
-    s->have_warm = 1; /* the next step starts its first solve from this w */
+    s->have_warm = 1; /* the next step starts from this w */
     return TS_OK;
 }
 
@@ -368,7 +405,8 @@ ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, doub
     /* x1 = x0 + h v1, v1 = v0 + w, M w = h f(x1, v1); order 1: M w = h f(x0 + w) */
     return (ts_implicit_method){.gamma = h, .ts = sys->order == 2 ? t : t + h, .tf = t + h,
                                 .cv = 1.0, .px = h, .cx = sys->order == 2 ? h : 1.0,
-                                .qx = h, .ex = sys->order == 2 ? h : 1.0, .at_start = 1};
+                                .qx = h, .ex = sys->order == 2 ? h : 1.0, .at_start = 1,
+                                .predict = 1};
 }
 
 int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,

@@ -207,13 +207,15 @@ double ts_vec_dist_inf(size_t n, const double *x, const double *y) { return dist
 
 int ts_vec_all_finite(size_t n, const double *x)
 {
-    /* x_i - x_i is NaN exactly when x_i is infinite or NaN */
+    /* x_i - x_i is NaN exactly when x_i is infinite or NaN, else 0: the sum
+     * is 0 or NaN in any order, so the loop may be vectorized (omp simd) */
     double s = 0.0;
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
 #pragma omp parallel for schedule(static) reduction(+ : s) if (nc > 1)
     for (size_t k = 0; k < nc; k++) {
         size_t i0 = k * c, i1 = i0 + c < n ? i0 + c : n;
         double t = 0.0;
+#pragma omp simd reduction(+ : t)
         for (size_t i = i0; i < i1; i++)
             t += x[i] - x[i];
         s += t;

@@ -89,7 +89,7 @@ static void springs_destroy(ts_system *sys)
     free(s->kd);
     free(s->kind);
     free(s->lin_inv);
-    free(s->lin_block);
+    free(s->lin_coef);
     free(s->chunk_first);
     ts_system_release(sys);
     free(s);
@@ -256,11 +256,14 @@ int ts_springs_finish(ts_springs *s)
     free(ord);
     free(tmp);
     /* after the sort's arrays are freed, so that it can take their place */
-    s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
-    if (!s->lin_inv)
-        return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
-    /* the blocks' cache: faster products; optional (see tstep/springs.h) */
-    s->lin_block = malloc(6 * (ns ? ns : 1) * sizeof *s->lin_block);
+    /* the blocks' cache (q and w, 4 a spring): faster products; optional, and without it
+     * 1/l per spring (see tstep/springs.h) */
+    s->lin_coef = malloc(4 * (ns ? ns : 1) * sizeof *s->lin_coef);
+    if (!s->lin_coef) {
+        s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
+        if (!s->lin_inv)
+            return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
+    }
     /* particle chunks for the threads: at least the largest span sj - si */
     size_t span = 1;
     for (size_t m = 0; m < ns; m++)
@@ -467,34 +470,63 @@ static int springs_dfdv_mul(ts_system *sys, double t, const double *x, const dou
 /* --- the fast path ------------------------------------------------------------ */
 
 /* B = alpha K + beta D of spring e, K without the damping term and with
- * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I, stored as
- * xx xy xz yy yz zz; xi and xj are the ends at the linearization point. */
-static inline void spring_block(const ts_springs *s, size_t e, const double *xi,
-                                const double *xj, double *b)
+ * 1 - L/l clamped at 0 when clamping applies: B = p n n^T + q I with
+ * n = d / l, d = x_i - x_j at the linearization point.  With
+ * g = sign(p) sqrt(|p|) / l and w = |g| d,
+ *   B u = q u + sign(g) (w . u) w.
+ * For a unit vector u = e_c that is q e_c + (sign(g) w_c) w, and entry
+ * (r, c) = (sign(g) w_c) w_r = entry (c, r) bit for bit: the product is
+ * exactly symmetric and equals the assembled blocks (ts_springs_block).
+ * p = alpha k L/l + beta kd with k, kd >= 0, so every spring's g has one
+ * sign (lin_sign) unless alpha and beta have opposite signs.
+ * inv = 1/l (-1 when l is not > 0: no term). */
+static inline void spring_coef(const ts_springs *s, size_t e, double inv, double *q, double *g)
 {
-    double alpha = s->lin_alpha, beta = s->lin_beta;
-    double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
-    double inv = s->lin_inv[e];
-    int apart = inv >= 0.0; /* l > 0 */
-    if (!apart)
-        inv = 0.0;
-    double n0 = d0 * inv, n1 = d1 * inv, n2 = d2 * inv;
-    double c = apart ? 1.0 - s->rest[e] * inv : 0.0;
+    if (!(inv >= 0.0)) { /* l = 0 */
+        *q = *g = 0.0;
+        return;
+    }
+    double c = 1.0 - s->rest[e] * inv;
     if (s->lin_clamp && c < 0.0)
         c = 0.0;
     /* alpha k and beta kd: per kind from linearize, or per spring */
-    double ak = s->k ? alpha * s->k[e] : s->lin_ak[s->kind[e]];
-    double bkd = s->kd ? beta * s->kd[e] : s->lin_bkd[s->kind[e]];
-    double q = ak * c;
+    double ak = s->k ? s->lin_alpha * s->k[e] : s->lin_ak[s->kind[e]];
+    double bkd = s->kd ? s->lin_beta * s->kd[e] : s->lin_bkd[s->kind[e]];
     double p = ak * (1.0 - c) + bkd;
-    if (!apart)
-        p = q = 0.0;
-    b[0] = p * n0 * n0 + q;
-    b[1] = p * n0 * n1;
-    b[2] = p * n0 * n2;
-    b[3] = p * n1 * n1 + q;
-    b[4] = p * n1 * n2;
-    b[5] = p * n2 * n2 + q;
+    *q = ak * c;
+    *g = copysign(sqrt(fabs(p)) * inv, p);
+}
+
+/* w = |g| (xi - xj); |g| as g * sign when every g has that sign */
+static inline void spring_w(double g, int sign, const double *xi, const double *xj, double *w)
+{
+    double m = sign ? g * sign : fabs(g);
+    w[0] = m * (xi[0] - xj[0]), w[1] = m * (xi[1] - xj[1]), w[2] = m * (xi[2] - xj[2]);
+}
+
+/* Spring e's q, w and sign(g) at the last linearization.  The cache holds
+ * 4 numbers a spring: q and w when every g has one sign, else q and g
+ * (w formed here); without the cache (q, g) are formed from 1/l.  The
+ * same arithmetic on every path: the same bits.  cached and sign are
+ * constants where this is inlined into a loop. */
+static inline __attribute__((always_inline)) double
+spring_qw(const ts_springs *s, size_t e, int cached, int sign, const double *xi,
+          const double *xj, double *w, double *sg)
+{
+    double q, g;
+    if (cached && sign) {
+        const double *c = s->lin_coef + 4 * e;
+        w[0] = c[1], w[1] = c[2], w[2] = c[3];
+        *sg = sign;
+        return c[0];
+    }
+    if (cached)
+        q = s->lin_coef[4 * e], g = s->lin_coef[4 * e + 1];
+    else
+        spring_coef(s, e, s->lin_inv[e], &q, &g);
+    spring_w(g, sign, xi, xj, w);
+    *sg = sign ? sign : copysign(1.0, g);
+    return q;
 }
 
 void ts_springs_block(const ts_springs *s, size_t e, double b[6])
@@ -503,30 +535,27 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6])
         memset(b, 0, 6 * sizeof *b);
         return;
     }
-    if (s->lin_block) {
-        memcpy(b, s->lin_block + 6 * e, 6 * sizeof *b);
-        return;
-    }
-    spring_block(s, e, s->lin_x + 3 * (size_t)s->si[e], s->lin_x + 3 * (size_t)s->sj[e], b);
+    double w[3], sg;
+    const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
+    double q = spring_qw(s, e, s->lin_coef != NULL, s->lin_sign, xi, xj, w, &sg);
+    /* as the product forms them (see spring_coef) */
+    b[0] = q * 1.0 + (sg * w[0]) * w[0];
+    b[1] = (sg * w[1]) * w[0];
+    b[2] = (sg * w[2]) * w[0];
+    b[3] = q * 1.0 + (sg * w[1]) * w[1];
+    b[4] = (sg * w[2]) * w[1];
+    b[5] = q * 1.0 + (sg * w[2]) * w[2];
 }
 
-/* Keep the point, the coefficients, each spring's 1/l (-1 when l is not
- * > 0) and, with the cache, the blocks (tstep/springs.h). */
+/* Keep the point, the coefficients and per spring, with the cache, q and
+ * w (or g), else 1/l (-1 when l is not > 0) (tstep/springs.h). */
 static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
                              double alpha, double beta)
 {
     ts_springs *s = (ts_springs *)sys;
     (void)t, (void)v;
     const uint32_t *si = s->si, *sj = s->sj;
-    double *linv = s->lin_inv;
     size_t ns = s->ns;
-#pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
-    for (size_t e = 0; e < ns; e++) {
-        const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
-        double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
-        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
-        linv[e] = l > 0.0 ? 1.0 / l : -1.0;
-    }
     s->lin_x = x;
     s->lin_alpha = alpha;
     s->lin_beta = beta;
@@ -537,11 +566,25 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     s->lin_wdrag = beta * s->opt.drag;
     s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
                    (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
-    if (s->lin_block) {
-        double *blk = s->lin_block;
+    int sign = alpha >= 0.0 && beta >= 0.0 ? 1 : alpha <= 0.0 && beta <= 0.0 ? -1 : 0;
+    s->lin_sign = sign;
+    double *coef = s->lin_coef, *linv = s->lin_inv;
 #pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
-        for (size_t e = 0; e < ns; e++)
-            spring_block(s, e, x + 3 * (size_t)si[e], x + 3 * (size_t)sj[e], blk + 6 * e);
+    for (size_t e = 0; e < ns; e++) {
+        const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
+        double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
+        double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        double inv = l > 0.0 ? 1.0 / l : -1.0;
+        if (!coef) {
+            linv[e] = inv;
+            continue;
+        }
+        double *c = coef + 4 * e, g;
+        spring_coef(s, e, inv, c, &g);
+        if (sign)
+            spring_w(g, sign, xi, xj, c + 1);
+        else
+            c[1] = g;
     }
     return TS_OK;
 }
@@ -554,11 +597,15 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
         out[q] = -wd * m[q] * u[q];
 }
 
-/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) */
-static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+/* out_i -= B (u_i - u_j), out_j += B (u_i - u_j); cached and sign as in
+ * spring_qw, constants where this is inlined, so that each case compiles
+ * to its own loop */
+static inline __attribute__((always_inline)) void
+product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int cached,
+              int sign)
 {
     const uint32_t *si = s->si, *sj = s->sj;
-    const double *x = s->lin_x, *u = a->u, *blk = s->lin_block;
+    const double *x = s->lin_x, *u = a->u;
     double *out = a->out;
     size_t e = e0;
     while (e < e1) {
@@ -566,22 +613,39 @@ static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spr
         double u0 = u[i], u1 = u[i + 1], u2 = u[i + 2];
         double a0 = 0.0, a1 = 0.0, a2 = 0.0;
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
-            double bf[6];
-            const double *b = bf;
             size_t j = 3 * (size_t)sj[e];
-            if (blk)
-                b = blk + 6 * e;
-            else
-                spring_block(s, e, x + i, x + j, bf);
+            double w[3], sg;
+            double q = spring_qw(s, e, cached, sign, x + i, x + j, w, &sg);
             double d0 = u0 - u[j], d1 = u1 - u[j + 1], d2 = u2 - u[j + 2];
-            double y0 = b[0] * d0 + b[1] * d1 + b[2] * d2;
-            double y1 = b[1] * d0 + b[3] * d1 + b[4] * d2;
-            double y2 = b[2] * d0 + b[4] * d1 + b[5] * d2;
+            double c = w[0] * d0 + w[1] * d1 + w[2] * d2, y0, y1, y2;
+            if (!sign)
+                c = sg * c;
+            if (sign < 0) /* q d + (-c) w, the same bits */
+                y0 = q * d0 - c * w[0], y1 = q * d1 - c * w[1], y2 = q * d2 - c * w[2];
+            else
+                y0 = q * d0 + c * w[0], y1 = q * d1 + c * w[1], y2 = q * d2 + c * w[2];
             a0 -= y0, a1 -= y1, a2 -= y2;
             out[j] += y0, out[j + 1] += y1, out[j + 2] += y2;
         }
         out[i] += a0, out[i + 1] += a1, out[i + 2] += a2;
     }
+}
+
+static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    int cached = s->lin_coef != NULL;
+    if (cached && s->lin_sign > 0)
+        product_range(s, e0, e1, a, 1, 1);
+    else if (cached && s->lin_sign < 0)
+        product_range(s, e0, e1, a, 1, -1);
+    else if (cached)
+        product_range(s, e0, e1, a, 1, 0);
+    else if (s->lin_sign > 0)
+        product_range(s, e0, e1, a, 0, 1);
+    else if (s->lin_sign < 0)
+        product_range(s, e0, e1, a, 0, -1);
+    else
+        product_range(s, e0, e1, a, 0, 0);
 }
 
 /* out = (alpha df/dx + beta df/dv) u at the last linearization */

@@ -116,6 +116,19 @@ START_TEST(vector_helpers)
     y[1] = NAN;
     ck_assert(!ts_vec_all_finite(3, y));
     ck_assert(isnan(ts_vec_norm_inf(3, y)));
+    /* a non-finite entry anywhere: every lane of a vectorized loop and its tail */
+    double z[37];
+    const double bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int i = 0; i < 37; i++)
+        z[i] = 1e308 * (i % 2 ? -1.0 : 1.0);
+    ck_assert(ts_vec_all_finite(37, z));
+    for (int i = 0; i < 37; i++)
+        for (int b = 0; b < 3; b++) {
+            double keep = z[i];
+            z[i] = bad[b];
+            ck_assert_msg(!ts_vec_all_finite(37, z), "entry %d = %g missed", i, bad[b]);
+            z[i] = keep;
+        }
 }
 END_TEST
 

@@ -180,7 +180,9 @@ END_TEST
 
 /* The blocks' cache and the blocks formed in each product: the same bits
  * (product and diagonal), on a deformed moving cloth, with and without the
- * definiteness fix's clamping. */
+ * definiteness fix's clamping, for coefficients alpha, beta of one sign
+ * (either) and of opposite signs (each spring's p then has its own sign:
+ * another path, checked to be taken). */
 START_TEST(block_cache_same_bits)
 {
     ts_params p;
@@ -191,7 +193,8 @@ START_TEST(block_cache_same_bits)
     ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
     ts_springs *s = ts_springs_of(sys);
     ck_assert_ptr_nonnull(s);
-    ck_assert_ptr_nonnull(s->lin_block);
+    ck_assert_ptr_nonnull(s->lin_coef);
+    ck_assert_ptr_null(s->lin_inv);
     size_t n = sys->n;
     double *x = malloc(n * sizeof *x), *u = malloc(n * sizeof *u), *o1 = malloc(n * sizeof *o1),
            *o2 = malloc(n * sizeof *o2), *d1 = malloc(n * sizeof *d1), *d2 = malloc(n * sizeof *d2);
@@ -200,20 +203,85 @@ START_TEST(block_cache_same_bits)
         sys->v[q] = 0.3 * cos(0.3 * (double)q);
         u[q] = sin(1.9 * (double)q + 0.2);
     }
-    for (int fix = 0; fix < 2; fix++) {
-        sys->definite_fix = fix;
-        ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, 1e-3, 0.03), TS_OK);
-        ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o1), TS_OK);
-        ck_assert_int_eq(sys->ops->jacobian_diag(sys, d1), TS_OK);
-        double *keep = s->lin_block;
-        s->lin_block = NULL; /* formed in each product */
-        ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, 1e-3, 0.03), TS_OK);
-        ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o2), TS_OK);
-        ck_assert_int_eq(sys->ops->jacobian_diag(sys, d2), TS_OK);
-        s->lin_block = keep;
-        ck_assert(memcmp(o1, o2, n * sizeof *o1) == 0);
-        ck_assert(memcmp(d1, d2, n * sizeof *d1) == 0);
-    }
+    /* (alpha, beta) and the sign every spring's p is expected to share (0: both) */
+    static const double ab[][3] = {{1e-3, 0.03, 1}, {-1e-3, -0.03, -1}, {1e-5, -0.03, 0}};
+    for (int c = 0; c < 3; c++)
+        for (int fix = 0; fix < 2; fix++) {
+            sys->definite_fix = fix;
+            ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, ab[c][0], ab[c][1]), TS_OK);
+            ck_assert_int_eq(s->lin_sign, (int)ab[c][2]);
+            ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o1), TS_OK);
+            ck_assert_int_eq(sys->ops->jacobian_diag(sys, d1), TS_OK);
+            int pos = 0, neg = 0; /* the springs' p = B's eigenvalue along the spring - q */
+            for (size_t e = 0; e < s->ns; e++) {
+                double b[6], dd[3], l2 = 0.0;
+                ts_springs_block(s, e, b);
+                for (int a = 0; a < 3; a++) {
+                    dd[a] = x[3 * s->si[e] + a] - x[3 * s->sj[e] + a];
+                    l2 += dd[a] * dd[a];
+                }
+                /* d^T B d / l^2 - q = p, q the eigenvalue across: B e = q e for e _|_ d */
+                double bd0 = b[0] * dd[0] + b[1] * dd[1] + b[2] * dd[2];
+                double bd1 = b[1] * dd[0] + b[3] * dd[1] + b[4] * dd[2];
+                double bd2 = b[2] * dd[0] + b[4] * dd[1] + b[5] * dd[2];
+                double along = (dd[0] * bd0 + dd[1] * bd1 + dd[2] * bd2) / l2;
+                double across[3] = {dd[1], -dd[0], 0.0}; /* _|_ d (d is never along z here) */
+                double q = (across[0] * (b[0] * across[0] + b[1] * across[1]) +
+                            across[1] * (b[1] * across[0] + b[3] * across[1])) /
+                           (across[0] * across[0] + across[1] * across[1]);
+                if (along - q > 1e-12)
+                    pos++;
+                else if (along - q < -1e-12)
+                    neg++;
+            }
+            if (ab[c][2] > 0)
+                ck_assert(neg == 0 && pos > 0);
+            else if (ab[c][2] < 0)
+                ck_assert(pos == 0 && neg > 0);
+            else
+                ck_assert_msg(pos > 0 && neg > 0, "opposite signs: p > 0 on %d springs, < 0 on %d",
+                              pos, neg);
+            if (!fix) {
+                /* unclamped: alpha df/dx + beta df/dv by central differences,
+                 * df/dx at v = 0 (the fast path leaves out the damping force's
+                 * dependence on x through its direction; it vanishes there) */
+                double eps = 1e-6, *fp = malloc(n * sizeof *fp), *fm = malloc(n * sizeof *fm),
+                       *xv = malloc(n * sizeof *xv), *fd = malloc(n * sizeof *fd),
+                       *zero = calloc(n, sizeof *zero);
+                for (int wrt = 0; wrt < 2; wrt++) {
+                    const double *base = wrt ? zero : x;
+                    for (int sgn = 1; sgn >= -1; sgn -= 2) {
+                        for (size_t q = 0; q < n; q++)
+                            xv[q] = base[q] + sgn * eps * u[q];
+                        ck_assert_int_eq(ts_system_forces(sys, 0.0, wrt ? x : xv, wrt ? xv : zero,
+                                                          sgn > 0 ? fp : fm),
+                                         TS_OK);
+                    }
+                    for (size_t q = 0; q < n; q++) {
+                        double dq = ab[c][wrt] * (fp[q] - fm[q]) / (2.0 * eps);
+                        fd[q] = wrt ? fd[q] + dq : dq;
+                    }
+                }
+                for (size_t q = 0; q < n; q++) /* pinned: no term in the product */
+                    if (sys->pinned[q])
+                        fd[q] = o1[q];
+                ck_assert_msg(rel_diff(n, o1, fd) < 1e-6, "alpha %g beta %g: product off by %g",
+                              ab[c][0], ab[c][1], rel_diff(n, o1, fd));
+                free(fp), free(fm), free(xv), free(fd), free(zero);
+            }
+            /* as without the cache: 1/l kept, (q, g) formed in each product */
+            double *keep = s->lin_coef;
+            s->lin_coef = NULL;
+            s->lin_inv = malloc(s->ns * sizeof *s->lin_inv);
+            ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, ab[c][0], ab[c][1]), TS_OK);
+            ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o2), TS_OK);
+            ck_assert_int_eq(sys->ops->jacobian_diag(sys, d2), TS_OK);
+            free(s->lin_inv);
+            s->lin_inv = NULL;
+            s->lin_coef = keep;
+            ck_assert(memcmp(o1, o2, n * sizeof *o1) == 0);
+            ck_assert(memcmp(d1, d2, n * sizeof *d1) == 0);
+        }
     sys->definite_fix = 0;
     free(x), free(u), free(o1), free(o2), free(d1), free(d2);
     ts_system_free(sys);

@@ -29,6 +29,7 @@ Suite *perf_suite(void);
 Suite *robust_suite(void);
 Suite *options_suite(void);
 Suite *memory_suite(void);
+Suite *butcher_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #ifndef TSTEP_BIN /* the Makefile passes $(BUILD)/tstep */

@@ -35,8 +35,10 @@
 
 #include "tstep/stepper.h"
 
+#define TS_BUTCHER_MAX_STAGES 16
+
 struct ts_butcher {
-    int stages;         /* s */
+    int stages;         /* s, at most TS_BUTCHER_MAX_STAGES */
     const double *a;    /* s x s, row-major, zero on and above the diagonal */
     const double *b;    /* s weights */
     const double *c;    /* s nodes */

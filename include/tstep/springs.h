@@ -151,12 +151,18 @@ typedef struct {
     double strain_max;     /* tau > 0 enables the strain limit */
     unsigned strain_kinds; /* bit (1u << kind) set: this kind is limited */
     double sphere_c[3], sphere_r; /* sphere_r > 0 enables the collider */
-    /* the fast path's linearization: the point, 1/l per spring (-1 when
-     * l is not > 0), and the coefficients */
+    /* the fast path's linearization: the point and the coefficients; per
+     * spring e its block B = q I + sign(g) w w^T, w = |g| (x_i - x_j) at
+     * the point (src/springs.c).  The cache, 4 numbers a spring from
+     * lin_coef[4e]: q and w when every g has one sign (lin_sign), else q
+     * and g.  When that allocation failed (lin_coef NULL), 1/l in lin_inv
+     * (-1 when l is not > 0) and q, g, w formed in each product: the same
+     * bits either way */
     const double *lin_x;
-    double *lin_inv;
-    double *lin_block;     /* 6 per spring, the blocks B; NULL: formed in each product */
+    double *lin_coef;
+    double *lin_inv;       /* NULL while lin_coef is not */
     int lin_clamp;         /* 1: 1 - L/l clamped at 0 */
+    int lin_sign;          /* every g's sign (+1, -1), 0 when they differ */
     double lin_alpha, lin_beta;
     double lin_ak[TS_SPRING_KINDS], lin_bkd[TS_SPRING_KINDS]; /* alpha k, beta kd per kind */
     double lin_wdrag;      /* beta * c, the drag part per unit mass */
@@ -214,13 +220,12 @@ ts_springs *ts_springs_of(ts_system *sys);
 /* Memory a network of np particles and ns springs takes with any stepper,
  * estimated (bytes): TS_SPRINGS_BYTES_PER_PARTICLE a particle (state, masses
  * and the steppers' vectors: dopri5's are the most) and
- * TS_SPRINGS_BYTES_PER_SPRING a spring (its arrays, 1/l and the blocks'
- * cache of the fast path, the sort's transient arrays).  Measured: a 300 x
- * 300 cloth (90000 particles, 537000 springs) peaks at 64 MB with
- * backward-euler and 87 MB with dopri5 without the cache; the cache adds
- * 48 B a spring (26 MB); the estimate says 115 MB. */
+ * TS_SPRINGS_BYTES_PER_SPRING a spring (its arrays, the cache of the fast
+ * path's coefficients, the sort's transient arrays).  Measured: a 300 x 300
+ * cloth (90000 particles, 537000 springs) peaks at 70 MB with
+ * backward-euler and 87 MB with dopri5; the estimate says 97 MB. */
 #define TS_SPRINGS_BYTES_PER_PARTICLE 700.0
-#define TS_SPRINGS_BYTES_PER_SPRING 96.0
+#define TS_SPRINGS_BYTES_PER_SPRING 64.0
 double ts_springs_memory_estimate(size_t np, size_t ns);
 /* This machine's physical memory in bytes (0 when unknown). */
 double ts_memory_physical(void);
