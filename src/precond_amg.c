@@ -38,8 +38,17 @@
  * 3 on the finest level and 1 on the coarser ones, the residual restricted
  * by P^T, the coarse correction prolongated by P, the same smoothing again;
  * the coarsest level (at most 60 unknowns unless coarsening stalls, at most
- * 1500) by dense Cholesky (LAPACK dpotrf).  Pre- and post-smoother are the
- * same symmetric polynomial, so the cycle is a symmetric positive definite
+ * 1500) by dense Cholesky (LAPACK dpotrf).  Every level's smoother, the
+ * finest's too, takes D from the matrix the levels were built from, not
+ * from the current A: where compressed springs' negative transverse
+ * stiffness nearly cancels the mass on A's diagonal (the out-of-plane
+ * unknowns of a cloth in its plane), D^-1 A's largest eigenvalue was
+ * 10^5 times the in-plane one's and the smoother did nothing in the plane
+ * (the 300x300 falling cloth: 37, 36, 50, 82, 110 CG iterations in its
+ * first five steps, 37, 36, 75, 66, 79 since); a kept hierarchy's finest
+ * smoother takes the larger of that diagonal and the current A's.  Pre-
+ * and post-smoother are the same symmetric polynomial, so the cycle is a
+ * symmetric positive definite
  * operator, as CG needs.  On the finest level the products are the
  * system's own matrix-free ones at the current linearization (the
  * assembled fine matrix is read only while setting up).
@@ -105,7 +114,7 @@ typedef struct {
     uint32_t *list;    /* n + 1: its columns */
     int dense_ok;
     ts_system *sys;    /* the finest level's matrix-free products */
-    const double *diag;
+    const double *diag; /* the current A's diagonal (the driver's) */
     /* reuse */
     int ready, uses;
     double alpha, beta, base_per_digit;
@@ -303,10 +312,10 @@ static void hierarchy_free(amg_state *s)
     free(s->list);
     size_t n = s->n;
     int bs = s->bs;
-    const double *diag = s->diag;
     ts_system *sys = s->sys;
+    const double *diag = s->diag;
     memset(s, 0, sizeof *s);
-    s->n = n, s->bs = bs, s->diag = diag, s->sys = sys, s->base_per_digit = -1.0;
+    s->n = n, s->bs = bs, s->sys = sys, s->diag = diag, s->base_per_digit = -1.0;
 }
 
 static void amg_free(void *state)
@@ -758,10 +767,13 @@ static int rebuild(amg_state *s, const ts_linsolve *ls)
         galerkin(s, l);
     for (int l = 0; l < s->nlev; l++) {
         level *L = &s->lev[l];
+        /* the smoother's diagonal, on level 0 too: the matrix the levels
+         * come from (the definiteness fix's), not the current exact A,
+         * whose diagonal is near 0 where compressed springs' negative
+         * transverse stiffness cancels the mass (a cloth in its plane:
+         * the out-of-plane unknowns) and would make D^-1 A's largest
+         * eigenvalue, and so the smoother's range, 10^5 times too large */
         diag_inverse(L);
-        if (l == 0) /* the smoother's diagonal: the current A's */
-            for (size_t i = 0; i < L->n; i++)
-                L->dinv[i] = 1.0 / s->diag[i];
         L->lmax = eig_max(s, l, L->dinv, l == 0);
     }
     s->dense_ok = s->dense && factor_dense(s);
@@ -775,8 +787,8 @@ static int amg_alloc(const ts_linsolve *ls, const ts_system *sys, void **state)
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     s->n = ls->n;
     s->bs = sys->dim == 3 && ls->n % 3 == 0 ? 3 : 1;
-    s->diag = ls->diag;
     s->base_per_digit = -1.0;
+    s->diag = ls->diag;
     *state = s;
     return TS_OK;
 }
@@ -811,9 +823,14 @@ static int amg_reuse(void *state, const ts_linsolve *ls, ts_system *sys)
         else if (per > 2.0 * s->base_per_digit + 1.0)
             return 0;
     }
-    /* the finest smoother follows the current diagonal */
+    /* the finest smoother's diagonal: the larger of the hierarchy's and the
+     * current A's (A's grows with the tension; where it shrinks towards 0,
+     * see the header, the hierarchy's holds) */
+    level *L = &s->lev[0];
     for (size_t i = 0; i < s->n; i++)
-        s->lev[0].dinv[i] = 1.0 / s->diag[i];
+        for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
+            if (L->A.j[k] == i && L->A.v[k] > 0.0)
+                L->dinv[i] = 1.0 / fmax(L->A.v[k], s->diag[i]);
     return 1;
 }
 
