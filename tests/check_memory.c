@@ -14,6 +14,7 @@
  * matches the crank-nicolson stepper bit for bit with it; rk4 equals the
  * textbook formula evaluated here in the tableau's order, bit for bit. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tests.h"
@@ -178,6 +179,21 @@ START_TEST(fast_path_products_match_force_differences)
 }
 END_TEST
 
+/* the default cloth with an nx x ny grid */
+static ts_system *grid_cloth(int nx, int ny)
+{
+    ts_params p;
+    char v[32];
+    ts_params_init(&p, ts_cloth.params);
+    snprintf(v, sizeof v, "nx=%d", nx);
+    ck_assert_int_eq(ts_params_set_pair(&p, v), TS_OK);
+    snprintf(v, sizeof v, "ny=%d", ny);
+    ck_assert_int_eq(ts_params_set_pair(&p, v), TS_OK);
+    ts_system *sys = NULL;
+    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    return sys;
+}
+
 /* The blocks' cache and the blocks formed in each product: the same bits
  * (product and diagonal), on a deformed moving cloth, with and without the
  * definiteness fix's clamping, for coefficients alpha, beta of one sign
@@ -185,12 +201,7 @@ END_TEST
  * another path, checked to be taken). */
 START_TEST(block_cache_same_bits)
 {
-    ts_params p;
-    ts_params_init(&p, ts_cloth.params);
-    ck_assert_int_eq(ts_params_set_pair(&p, "nx=7"), TS_OK);
-    ck_assert_int_eq(ts_params_set_pair(&p, "ny=6"), TS_OK);
-    ts_system *sys = NULL;
-    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    ts_system *sys = grid_cloth(7, 6);
     ts_springs *s = ts_springs_of(sys);
     ck_assert_ptr_nonnull(s);
     ck_assert_ptr_nonnull(s->lin_coef);
@@ -290,12 +301,7 @@ END_TEST
 
 static ts_system *small_cloth(void)
 {
-    ts_params p;
-    ts_params_init(&p, ts_cloth.params);
-    ck_assert_int_eq(ts_params_set_pair(&p, "nx=6"), TS_OK);
-    ck_assert_int_eq(ts_params_set_pair(&p, "ny=5"), TS_OK);
-    ts_system *sys = NULL;
-    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    ts_system *sys = grid_cloth(6, 5);
     for (size_t i = 0; i < sys->n; i++)
         sys->v[i] = 0.3 * sin(1.1 * (double)i);
     return sys;

@@ -163,6 +163,26 @@ static int catches(pid_t pid, int sig)
     return tstep && yes;
 }
 
+/* Once child pid runs tstep with its handler for sig installed, wait
+ * `delay` more, send sig, reap the child and read its standard error (the
+ * file errp) into err; returns the wait status */
+static int signal_tstep(pid_t pid, int sig, struct timespec delay, const char *errp)
+{
+    struct timespec tick = {0, 1000000};
+    for (int i = 0; i < 60000 && !catches(pid, sig); i++)
+        nanosleep(&tick, NULL);
+    nanosleep(&delay, NULL);
+    kill(pid, sig);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    FILE *f = fopen(errp, "r");
+    size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+    err[n] = '\0';
+    if (f)
+        fclose(f);
+    return status;
+}
+
 START_TEST(stability_stopped_in_the_spectrum)
 {
     int sig = _i ? SIGTERM : SIGINT, want = 128 + sig;
@@ -180,17 +200,7 @@ START_TEST(stability_stopped_in_the_spectrum)
     }
     close(fd);
     /* the signal once the handler is there (it is there before the spectrum) */
-    struct timespec tick = {0, 1000000};
-    for (int i = 0; i < 60000 && !catches(pid, sig); i++)
-        nanosleep(&tick, NULL);
-    kill(pid, sig);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    FILE *f = fopen(errp, "r");
-    size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
-    err[n] = '\0';
-    if (f)
-        fclose(f);
+    int status = signal_tstep(pid, sig, (struct timespec){0, 0}, errp);
     remove(errp);
     ck_assert_msg(WIFEXITED(status), "ended by signal %d: %s", WTERMSIG(status), err);
     ck_assert_msg(WEXITSTATUS(status) == want, "exit %d, want %d: %s", WEXITSTATUS(status), want,
@@ -221,24 +231,13 @@ START_TEST(region_stopped_in_the_grid)
         _exit(127);
     }
     close(fd);
-    struct timespec tick = {0, 1000000};
-    for (int i = 0; i < 60000 && !catches(pid, SIGINT); i++)
-        nanosleep(&tick, NULL);
-    struct timespec wait = {0, 300000000}; /* some rows first */
-    nanosleep(&wait, NULL);
-    kill(pid, SIGINT);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-    FILE *f = fopen(errp, "r");
-    size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
-    err[n] = '\0';
-    if (f)
-        fclose(f);
+    /* some rows first */
+    int status = signal_tstep(pid, SIGINT, (struct timespec){0, 300000000}, errp);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status,
                   err);
     ck_assert_msg(strstr(err, "stopped by SIGINT") && strstr(err, "rows"), "%s", err);
     /* every line of the output complete: a name and three numbers, or blank, or a comment */
-    f = fopen(outp, "r");
+    FILE *f = fopen(outp, "r");
     ck_assert_ptr_nonnull(f);
     char line[256];
     long lines = 0;
