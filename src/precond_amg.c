@@ -109,6 +109,7 @@ typedef struct {
     int nlev;          /* levels built (0: not yet) */
     level lev[AMG_MAX_LEVELS];
     double *dense;     /* the coarsest level's Cholesky factor, or NULL */
+    double *diag0;     /* level 0's diagonal at the last rebuild, for reuse */
     size_t *pos;       /* n + 1 entries, SIZE_MAX between uses: sparse products' scatter */
     double *acc;       /* n + 1: a row of A P */
     uint32_t *list;    /* n + 1: its columns */
@@ -307,6 +308,7 @@ static void hierarchy_free(amg_state *s)
         free(L->r);
     }
     free(s->dense);
+    free(s->diag0);
     free(s->pos);
     free(s->acc);
     free(s->list);
@@ -539,7 +541,8 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     s->pos = malloc((s->n + 1) * sizeof *s->pos);
     s->acc = malloc((s->n + 1) * sizeof *s->acc);
     s->list = malloc((s->n + 1) * sizeof *s->list);
-    if (!s->pos || !s->acc || !s->list || full_pattern(s, ls->A))
+    s->diag0 = malloc((s->n + 1) * sizeof *s->diag0);
+    if (!s->pos || !s->acc || !s->list || !s->diag0 || full_pattern(s, ls->A))
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     full_walk(s, ls->A, 1);
     s->lev[0].n = s->n;
@@ -677,7 +680,8 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
     return gersh > 0.0 && (gersh < lam || !(lam > 0.0)) ? gersh : lam;
 }
 
-static void diag_inverse(level *L)
+/* 1 / A_ii (1 where A_ii <= 0); A_ii itself into diag when not NULL */
+static void diag_inverse(level *L, double *diag)
 {
     const csr *A = &L->A;
     for (size_t i = 0; i < L->n; i++) {
@@ -686,6 +690,8 @@ static void diag_inverse(level *L)
             if (A->j[k] == i)
                 d = A->v[k];
         L->dinv[i] = d > 0.0 ? 1.0 / d : 1.0;
+        if (diag)
+            diag[i] = d;
     }
 }
 
@@ -773,7 +779,7 @@ static int rebuild(amg_state *s, const ts_linsolve *ls)
          * transverse stiffness cancels the mass (a cloth in its plane:
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
-        diag_inverse(L);
+        diag_inverse(L, l == 0 ? s->diag0 : NULL);
         L->lmax = eig_max(s, l, L->dinv, l == 0);
     }
     s->dense_ok = s->dense && factor_dense(s);
@@ -826,11 +832,10 @@ static int amg_reuse(void *state, const ts_linsolve *ls, ts_system *sys)
     /* the finest smoother's diagonal: the larger of the hierarchy's and the
      * current A's (A's grows with the tension; where it shrinks towards 0,
      * see the header, the hierarchy's holds) */
-    level *L = &s->lev[0];
+    double *dinv = s->lev[0].dinv;
     for (size_t i = 0; i < s->n; i++)
-        for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
-            if (L->A.j[k] == i && L->A.v[k] > 0.0)
-                L->dinv[i] = 1.0 / fmax(L->A.v[k], s->diag[i]);
+        if (s->diag0[i] > 0.0)
+            dinv[i] = 1.0 / fmax(s->diag0[i], s->diag[i]);
     return 1;
 }
 
