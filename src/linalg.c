@@ -169,18 +169,36 @@ double ts_vec_dot(size_t n, const double *x, const double *y)
 
 double ts_vec_norm2(size_t n, const double *x) { return sqrt(ts_vec_dot(n, x, x)); }
 
-/* max |x_i - y_i| (y NULL: max |x_i|) over [0, n); NaN if any is NaN */
+/* max |x_i - y_i| (y NULL: max |x_i|) over [0, n); NaN if any is NaN.
+ * Four running maxima (the maximum is exact in any order), and sums of the
+ * |x_i - y_i|, NaN exactly when one of them is (they are not negative: no
+ * inf - inf), so that no branch is taken and no chain waits on another. */
+#define DIST_D(i) fabs(y ? x[i] - y[i] : x[i])
+#define DIST_MAX(m, d) ((d) > (m) ? (d) : (m))
+static inline double dist_chunk_of(size_t n, const double *x, const double *y)
+{
+    double m0 = 0.0, m1 = 0.0, m2 = 0.0, m3 = 0.0, s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        double d0 = DIST_D(i), d1 = DIST_D(i + 1), d2 = DIST_D(i + 2), d3 = DIST_D(i + 3);
+        s0 += d0, s1 += d1, s2 += d2, s3 += d3;
+        m0 = DIST_MAX(m0, d0), m1 = DIST_MAX(m1, d1);
+        m2 = DIST_MAX(m2, d2), m3 = DIST_MAX(m3, d3);
+    }
+    for (; i < n; i++) {
+        double d = DIST_D(i);
+        s0 += d;
+        m0 = DIST_MAX(m0, d);
+    }
+    double s = (s0 + s1) + (s2 + s3);
+    return s != s ? NAN : DIST_MAX(DIST_MAX(m0, m1), DIST_MAX(m2, m3));
+}
+#undef DIST_D
+#undef DIST_MAX
+
 static double dist_chunk(size_t n, const double *x, const double *y)
 {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs(y ? x[i] - y[i] : x[i]);
-        if (d > m || d != d)
-            m = d;
-        if (m != m)
-            return m;
-    }
-    return m;
+    return y ? dist_chunk_of(n, x, y) : dist_chunk_of(n, x, NULL);
 }
 
 static double dist_inf(size_t n, const double *x, const double *y)

@@ -132,6 +132,44 @@ START_TEST(vector_helpers)
 }
 END_TEST
 
+/* max |x_i - y_i| and max |x_i| against the plain loop, for every length
+ * to 37 (each lane of the unrolled loop and its tail), the largest entry,
+ * a NaN and an infinity at every position, with y and without: the same
+ * number, and NaN exactly when an entry is NaN. */
+START_TEST(max_norms)
+{
+    double x[37], y[37];
+    for (size_t n = 0; n <= 37; n++)
+        for (size_t at = 0; at < (n ? n : 1); at++)
+            for (int kind = 0; kind < 4; kind++) {
+                for (size_t i = 0; i < n; i++) {
+                    x[i] = (i % 3 ? -0.5 : 0.25) * (double)(i % 5);
+                    y[i] = 0.125 * (double)(i % 4);
+                }
+                if (n) {
+                    static const double v[4] = {-7.5, NAN, INFINITY, -INFINITY};
+                    x[at] = v[kind];
+                }
+                for (int with_y = 0; with_y < 2; with_y++) {
+                    double want = 0.0;
+                    int nan = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        double d = fabs(with_y ? x[i] - y[i] : x[i]);
+                        nan |= isnan(d);
+                        if (d > want)
+                            want = d;
+                    }
+                    double got = with_y ? ts_vec_dist_inf(n, x, y) : ts_vec_norm_inf(n, x);
+                    if (nan)
+                        ck_assert_msg(isnan(got), "n %zu, NaN at %zu: got %g", n, at, got);
+                    else
+                        ck_assert_msg(got == want, "n %zu, kind %d at %zu, y %d: got %.17g, want %.17g",
+                                      n, kind, at, with_y, got, want);
+                }
+            }
+}
+END_TEST
+
 Suite *linalg_suite(void)
 {
     Suite *s = suite_create("linalg");
@@ -142,6 +180,7 @@ Suite *linalg_suite(void)
     tcase_add_test(tc, cg_reports_nonconvergence);
     tcase_add_test(tc, cg_rejects_indefinite);
     tcase_add_test(tc, vector_helpers);
+    tcase_add_test(tc, max_norms);
     suite_add_tcase(s, tc);
     return s;
 }
