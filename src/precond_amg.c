@@ -25,9 +25,15 @@
  *     identity's) belong to none: the smoother alone solves them.
  *  3. Tentative prolongator Pt: one coarse unknown per aggregate, Pt = 1
  *     on its members (a translation of the aggregate along its axis).
- *  4. Smoothed prolongator P = (I - omega D^-1 A_F) Pt, A_F the entries
- *     of A between unknowns of one axis, omega = 4 / (3 lmax), lmax
- *     Gershgorin's bound of D^-1 A_F's eigenvalues; coarse operator
+ *  4. Smoothed prolongator P = (I - omega D_F^-1 A_F) Pt, A_F the
+ *     filtered matrix of Vanek et al. (sec. 4): A's strong couplings of
+ *     step 1 and its diagonal, the weak same-axis couplings lumped onto
+ *     the diagonal (a_ii - their sum), D_F its diagonal, omega =
+ *     4 / (3 lmax), lmax Gershgorin's bound of D_F^-1 A_F's eigenvalues
+ *     (filtering by strength rather than by axis alone: P 4.6 times and
+ *     the first coarse matrix 2.3 times sparser on the 100x100 cloth, 5%
+ *     more CG iterations, a step 10-20% faster there and on the 300x300
+ *     one); coarse operator
  *     A_c = P^T A P (Galerkin, with the whole A), so
  *     every level is symmetric positive definite when A is.  A_c is summed
  *     one fine row of A P at a time, never storing A P.
@@ -97,6 +103,7 @@ typedef struct {
     csr P;             /* prolongation from the next level (restriction: P^T) */
     size_t *ppos;      /* row i of P: position of the tentative entry, or SIZE_MAX */
     int32_t *agg;      /* unknown -> its coarse unknown, -1: none */
+    uint8_t *strong;   /* per entry of A: 1 when a strong coupling (off the diagonal) */
     uint8_t *comp;     /* unknown -> its axis (0 without particles) */
     double *dinv;      /* 1 / A_ii */
     double lmax;       /* largest eigenvalue of D^-1 A, for the smoother */
@@ -303,6 +310,7 @@ static void hierarchy_free(amg_state *s)
         csr_free(&L->P);
         free(L->ppos);
         free(L->agg);
+        free(L->strong);
         free(L->comp);
         free(L->dinv);
         free(L->r);
@@ -386,8 +394,9 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
     size_t *sp = calloc(nn + 1, sizeof *sp), cap = A->p[A->n] + 16, ns = 0;
     uint32_t *sj = malloc(cap * sizeof *sj), *touched = malloc((nn + 1) * sizeof *touched);
     int32_t *agg = malloc((nn + 1) * sizeof *agg);
+    uint8_t *strong = calloc(A->p[A->n] + 1, 1);
     long na = -1;
-    if (!dn || !acc || !sp || !sj || !touched || !agg)
+    if (!dn || !acc || !sp || !sj || !touched || !agg || !strong)
         goto out;
     for (size_t i = 0; i < A->n; i++)
         for (size_t k = A->p[i]; k < A->p[i + 1]; k++)
@@ -415,9 +424,14 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
                     sj = nj;
                 }
                 sj[ns++] = (uint32_t)ja;
+                acc[ja] = -1.0;
             }
-            acc[ja] = 0.0;
         }
+        for (size_t k = A->p[ia]; k < A->p[ia + 1]; k++)
+            if (A->j[k] != ia && comp[ia] == comp[A->j[k]] && acc[A->j[k]] < 0.0)
+                strong[k] = 1;
+        for (size_t t = 0; t < nt; t++)
+            acc[touched[t]] = 0.0;
         sp[ia + 1] = ns;
     }
     for (size_t ia = 0; ia < nn; ia++)
@@ -470,8 +484,10 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
         if (agg[i] >= 0)
             C->comp[agg[i]] = comp[i];
     L->agg = agg;
-    agg = NULL;
+    L->strong = strong;
+    agg = NULL, strong = NULL;
 out:
+    free(strong);
     free(dn);
     free(acc);
     free(sp);
@@ -512,7 +528,7 @@ static int work_alloc(level *L)
 
 static void galerkin(amg_state *s, int l);
 
-/* The pattern of A_F Pt, A_F the entries of A between unknowns of one axis. */
+/* The pattern of A_F Pt, A_F the diagonal and the strong couplings of A. */
 static int filtered_pattern(const level *L, const csr *pt, csr *p)
 {
     csr af = {0};
@@ -524,7 +540,7 @@ static int filtered_pattern(const level *L, const csr *pt, csr *p)
         size_t w = 0;
         for (size_t i = 0; i < L->n; i++) {
             for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
-                if (L->comp[L->A.j[k]] == L->comp[i])
+                if (L->A.j[k] == i || L->strong[k])
                     af.j[w++] = L->A.j[k];
             af.p[i + 1] = w;
         }
@@ -709,12 +725,16 @@ static int factor_dense(amg_state *s)
     return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, a, (lapack_int)n) == 0;
 }
 
-/* P = (I - omega D^-1 A_F) Pt, A_F the filtered matrix (Vanek et al. 1996,
- * sec. 4): A's entries between unknowns of one axis, so that P keeps each
- * axis's aggregates apart (a third of the entries, and of the work in the
- * Galerkin product, of P from the whole A); nothing is added to the
- * diagonal, since a translation along one axis only meets that axis's
- * entries; omega = 4 / (3 lambda), lambda Gershgorin's bound of D^-1 A_F. */
+/* P = (I - omega D_F^-1 A_F) Pt, A_F the filtered matrix (Vanek et al.
+ * 1996, sec. 4): A's strong couplings (the aggregation's, fixed at the
+ * first setup; all between unknowns of one axis, so P keeps each axis's
+ * aggregates apart) and its diagonal, to which the weak couplings of the
+ * same axis are added with their sign reversed (lumped: A_F's row sums
+ * over an axis are A's, so a translation along that axis is smoothed as
+ * with A), D_F A_F's diagonal, omega = 4 / (3 lambda), lambda
+ * Gershgorin's bound of D_F^-1 A_F.  On the 100x100 cloth this keeps 1.1
+ * entries per row of P where the same-axis part of A kept 5.0, and
+ * A_1 = P^T A P has 39 entries per row instead of 87. */
 static void smooth_prolongator(amg_state *s, int l)
 {
     level *L = &s->lev[l];
@@ -727,8 +747,10 @@ static void smooth_prolongator(amg_state *s, int l)
             size_t j = L->A.j[k];
             if (j == i)
                 d += L->A.v[k];
-            else if (comp[j] == comp[i])
+            else if (L->strong[k])
                 off += fabs(L->A.v[k]);
+            else if (comp[j] == comp[i])
+                d -= L->A.v[k]; /* lumped */
         }
         double df = d;
         L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
@@ -742,7 +764,8 @@ static void smooth_prolongator(amg_state *s, int l)
         for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++) {
             size_t j = L->A.j[k];
             int32_t a = L->agg[j];
-            if (a < 0 || comp[j] != comp[i] || (l == 0 && s->sys->pinned && s->sys->pinned[j]))
+            if (a < 0 || (j != i && !L->strong[k]) ||
+                (l == 0 && s->sys->pinned && s->sys->pinned[j]))
                 continue;
             double v = j == i && L->dinv[i] > 0.0 ? 1.0 / L->dinv[i] : L->A.v[k];
             L->P.v[pos[a]] -= omega * L->dinv[i] * v;
