@@ -32,7 +32,7 @@
  *     4 / (3 lmax), lmax Gershgorin's bound of D_F^-1 A_F's eigenvalues
  *     (filtering by strength rather than by axis alone: P 4.6 times and
  *     the first coarse matrix 2.3 times sparser on the 100x100 cloth, 5%
- *     more CG iterations, a step 10-20% faster there and on the 300x300
+ *     more CG iterations, a step 10-22% faster there and on the 300x300
  *     one); coarse operator
  *     A_c = P^T A P (Galerkin, with the whole A), so
  *     every level is symmetric positive definite when A is.  A_c is summed
