@@ -40,12 +40,14 @@
  *
  * The V-cycle: Chebyshev smoothing (Adams, Brezina, Hu & Tuminaro,
  * "Parallel multigrid smoothing: polynomial versus Gauss-Seidel",
- * J. Comput. Phys. 188, 2003: the range [lmax/30, lmax] of D^-1 A, its
- * lower end raised to the smallest Ritz value of the Lanczos estimate of
- * lmax where that is larger: a well-conditioned A), degree 2 on the
- * finest level and 1 on the coarser ones (degree 3 on the finest took 11%
- * fewer CG iterations on the 100x100 cloth, 9% more on the 300x300 one,
- * and a step took 12% and 27% longer there), the residual restricted
+ * J. Comput. Phys. 188, 2003) of the range [lmax/7, lmax] of D^-1 A (with
+ * lmax/30, 14% and 27% more CG iterations on the 100x100 and 300x300
+ * cloth; lmax/5 and lmax/10 about as good as lmax/7), its lower end
+ * raised to the smallest Ritz value of the Lanczos estimate of lmax where
+ * that is larger (a well-conditioned A), degree 2 on the finest level and
+ * 1 on the coarser ones (degree 3 on the finest, with lmax/10: 4% and 11%
+ * fewer CG iterations on those cloths, a step 19% and 12% longer), the
+ * residual restricted
  * by P^T, the coarse correction prolongated by P, the same smoothing again;
  * the coarsest level (at most 60 unknowns unless coarsening stalls, at most
  * 1500) by dense Cholesky (LAPACK dpotrf).  Every level's smoother, the
@@ -89,7 +91,7 @@
 #define AMG_THETA 0.08       /* strength threshold on the finest level */
 #define AMG_DEGREE 2         /* Chebyshev smoother degree on the finest level */
 #define AMG_DEGREE_COARSE 1  /* and on the coarser ones */
-#define AMG_CHEB_RATIO 30.0  /* the smoothed range of D^-1 A: [lmax / 30, lmax] */
+#define AMG_CHEB_RATIO 7.0   /* the smoothed range of D^-1 A: [lmax / 7, lmax] */
 #define AMG_LANCZOS 12     /* Lanczos steps estimating the largest eigenvalue of D^-1 A */
 #define AMG_REUSE_MAX 200    /* setups a hierarchy serves at most */
 
