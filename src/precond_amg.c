@@ -91,6 +91,7 @@
 #define AMG_THETA 0.08       /* strength threshold on the finest level */
 #define AMG_DEGREE 2         /* Chebyshev smoother degree on the finest level */
 #define AMG_DEGREE_COARSE 1  /* and on the coarser ones */
+#define AMG_DEGREE_LAST 12   /* on the coarsest when it is not positive definite (no Cholesky) */
 #define AMG_CHEB_RATIO 7.0   /* the smoothed range of D^-1 A: [lmax / 7, lmax] */
 #define AMG_LANCZOS 12     /* Lanczos steps estimating the largest eigenvalue of D^-1 A */
 #define AMG_REUSE_MAX 200    /* setups a hierarchy serves at most */
@@ -926,7 +927,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
             memcpy(x, b, n * sizeof *x);
             LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, 1, s->dense, (lapack_int)n, x, 1);
         } else {
-            chebyshev(s, l, b, x, 1, 12);
+            chebyshev(s, l, b, x, 1, AMG_DEGREE_LAST);
         }
         return;
     }
