@@ -455,9 +455,11 @@ START_TEST(test_amg_compressed_plane)
 END_TEST
 
 /* flat cloth, springs without stiffness: A is M plus damping, well conditioned, and
- * Jacobi needs a few iterations; multigrid must not need more (its
- * smoother's eigenvalue bound once fell short on such a clustered spectrum,
- * and the cycle then amplified the error) */
+ * Jacobi needs a few iterations; multigrid must need at most half as many
+ * (its smoother's eigenvalue bound once fell short on such a clustered
+ * spectrum, and the cycle then amplified the error; with the smoothed range
+ * [lmax / 30, lmax] alone, not raised to the smallest Ritz value, it took
+ * 9 iterations with degree 3 and 13 with degree 2, Jacobi 12) */
 static int soft_cloth_iterations(const ts_precond_type *pc)
 {
     ts_params p;
@@ -475,7 +477,7 @@ static int soft_cloth_iterations(const ts_precond_type *pc)
 START_TEST(test_amg_mass_dominated)
 {
     int a = soft_cloth_iterations(&ts_precond_amg), j = soft_cloth_iterations(&ts_precond_jacobi);
-    ck_assert_msg(a <= j, "amg %d iterations, jacobi %d", a, j);
+    ck_assert_msg(2 * a <= j, "amg %d iterations, jacobi %d", a, j);
 }
 END_TEST
 
