@@ -222,24 +222,10 @@ typedef struct {
     double h;
     const double *c;
     double *zx, *zv, *err;
-    double *save; /* the combination overwrites Y_n (zx == x, zv == v): Y_n is
-                     copied here ([x; v], m entries) first, and the result
-                     checked for finiteness */
 } pass_args;
 
-/* the sum of z_i - z_i over [0, len): 0 when every z_i is finite, else NaN */
-BLOCK_KERNEL double nonfinite_block(size_t len, const double *z)
-{
-    double t = 0.0;
-#pragma omp simd reduction(+ : t)
-    for (size_t i = 0; i < len; i++)
-        t += z[i] - z[i];
-    return t;
-}
-
-/* returns 0 when the pass saves Y_n and the block of Y_{n+1} is finite */
 WIDE_CLONES
-static int stage_block(const butcher_scratch *b, const ts_system *sys, const pass_args *g,
+static void stage_block(const butcher_scratch *b, const ts_system *sys, const pass_args *g,
                         size_t i0, size_t len)
 {
     int s = b->tab->stages, order2 = sys->order == 2, v_is_dx1 = order2 && !b->tab->fsal;
@@ -275,22 +261,11 @@ static int stage_block(const butcher_scratch *b, const ts_system *sys, const pas
             combine_block(len, err + n + i0, h, b->db, s, pa, err + n + i0);
         }
     }
-    if (g->save) {
-        memcpy(g->save + i0, sys->x + i0, len * sizeof *g->save);
-        if (order2)
-            memcpy(g->save + n + i0, sys->v + i0, len * sizeof *g->save);
-    }
     if (g->count > 0) {
         combine_block(len, sys->x + i0, h, g->c, g->count, px, g->zx + i0);
         if (order2)
             combine_block(len, sys->v + i0, h, g->c, g->count, pa, g->zv + i0);
     }
-    if (!g->save)
-        return 0;
-    double bad = nonfinite_block(len, g->zx + i0);
-    if (order2)
-        bad += nonfinite_block(len, g->zv + i0);
-    return bad != 0.0;
 }
 
 /* One pass over the state, block by block: finish stage j (if finish; in
@@ -300,20 +275,18 @@ static int stage_block(const butcher_scratch *b, const ts_system *sys, const pas
  * (order 2; zx = x + h sum c_l a_l on order 1).  Without FSAL, dx_1 is not
  * stored: it is v, read where it is stored (each block reads it before it
  * overwrites it). */
-static int stage_pass(const butcher_scratch *b, const ts_system *sys, int j, int finish,
-                      int keep, double h, const double *c, int count, double *zx, double *zv,
-                      double *err, double *save)
+static void stage_pass(const butcher_scratch *b, const ts_system *sys, int j, int finish,
+                       int keep, double h, const double *c, int count, double *zx, double *zv,
+                       double *err)
 {
     pass_args g = {.j = j, .finish = finish, .keep = keep, .count = count, .h = h, .c = c,
-                   .zx = zx, .zv = zv, .err = err, .save = save};
+                   .zx = zx, .zv = zv, .err = err};
     size_t n = sys->n, nb = (n + BLOCK - 1) / BLOCK;
-    int bad = 0;
-#pragma omp parallel for schedule(static) reduction(| : bad) if (n >= ts_threads_min())
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t blk = 0; blk < nb; blk++) {
         size_t i0 = blk * BLOCK;
-        bad |= stage_block(b, sys, &g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
+        stage_block(b, sys, &g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
     }
-    return bad;
 }
 
 /* k_1 = F(t, Y_n), reused from the last step where the tableau allows it;
@@ -345,21 +318,20 @@ static int first_stage(butcher_scratch *b, ts_system *sys, double t, double h, i
         return TS_OK;
     }
     /* kept for the next step or a retry: finished now */
-    stage_pass(b, sys, 0, 1, 1, h, NULL, 0, NULL, NULL, NULL, NULL);
+    stage_pass(b, sys, 0, 1, 1, h, NULL, 0, NULL, NULL, NULL);
     ts_system_get_y(sys, b->ystart);
     b->tstart = t;
     b->valid_start = 1;
     return TS_OK;
 }
 
-/* The step; with y0, also the state before it into y0 and *finite (see
- * ts_butcher_step_saving). */
-static int butcher_step(butcher_scratch *b, ts_system *sys, double t, double h, double *y0,
-                        int *finite)
+int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
+    butcher_scratch *b = scratch;
     const ts_butcher *tab = b->tab;
     size_t n = sys->n;
     int s = tab->stages, order2 = sys->order == 2, finish, st;
+    (void)stats;
     if ((st = first_stage(b, sys, t, h, &finish)))
         return st;
     if (tab->fsal)
@@ -367,15 +339,13 @@ static int butcher_step(butcher_scratch *b, ts_system *sys, double t, double h, 
     for (int i = 1; i < s; i++) {
         /* finish k_{i-1}; Y_i = Y_n + h sum_{j<i} a_ij k_j into [ys; dx_i] */
         double *zv = order2 ? b->k[i] : NULL;
-        stage_pass(b, sys, i - 1, finish, 1, h, tab->a + i * s, i, b->ys, zv, NULL, NULL);
+        stage_pass(b, sys, i - 1, finish, 1, h, tab->a + i * s, i, b->ys, zv, NULL);
         if ((st = ts_system_forces(sys, t + tab->c[i] * h, b->ys, zv, b->ka[i])))
             return st;
         finish = 1;
     }
     if (tab->fsal) {
         /* the last stage was evaluated at Y_{n+1} itself: [ys; dx_s] */
-        if (y0)
-            ts_system_get_y(sys, y0);
         ts_vec_copy(n, b->ys, sys->x);
         if (order2)
             ts_vec_copy(n, b->k[s - 1], sys->v);
@@ -383,29 +353,12 @@ static int butcher_step(butcher_scratch *b, ts_system *sys, double t, double h, 
         b->tend = t + h;
         b->valid_end = 1;
         /* finish k_s (the next step's k_1); Y_{n+1} - Yhat = h sum (b_i - bhat_i) k_i */
-        stage_pass(b, sys, s - 1, finish, 1, h, NULL, 0, NULL, NULL, b->err, NULL);
-        if (finite)
-            *finite = ts_vec_all_finite(b->m, b->yend);
+        stage_pass(b, sys, s - 1, finish, 1, h, NULL, 0, NULL, NULL, b->err);
     } else { /* Y_{n+1} = Y_n + h sum_i b_i k_i, in place (k_s not kept) */
-        int bad = stage_pass(b, sys, s - 1, finish, 0, h, tab->b, s, sys->x,
-                             order2 ? sys->v : NULL, b->err, y0);
-        if (finite)
-            *finite = !bad;
+        stage_pass(b, sys, s - 1, finish, 0, h, tab->b, s, sys->x, order2 ? sys->v : NULL,
+                   b->err);
     }
     return TS_OK;
-}
-
-int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
-{
-    (void)stats;
-    return butcher_step(scratch, sys, t, h, NULL, NULL);
-}
-
-int ts_butcher_step_saving(void *scratch, ts_system *sys, double t, double h,
-                           ts_step_stats *stats, double *y0, int *finite)
-{
-    (void)stats;
-    return butcher_step(scratch, sys, t, h, y0, finite);
 }
 
 double ts_butcher_error(void *scratch, const ts_system *sys, const double *y0, double rtol,

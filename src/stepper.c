@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tstep/butcher.h"
 #include "tstep/linalg.h"
 #include "tstep/stepper.h"
 
@@ -90,26 +89,15 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     long f0 = sys->force_evals, j0 = sys->jacobian_products;
     memset(&st->last, 0, sizeof st->last);
     st->last.residual = st->last.linear_residual = NAN;
-    int s, finite, saved; /* saved: backup_ holds the state before the step */
-    if (st->type->step == ts_butcher_step) {
-        /* the engine saves the state and checks the new one in the pass that
-         * overwrites it; a step it fails leaves the state untouched */
-        s = ts_butcher_step_saving(st->scratch, sys, t, h, &st->last, st->backup_, &finite);
-        saved = !s;
-    } else {
-        ts_system_get_y(sys, st->backup_);
-        saved = 1;
-        s = st->type->step(st->scratch, sys, t, h, &st->last);
-        finite = !s && ts_vec_all_finite(sys->n, sys->x) &&
-                 (sys->order == 1 || ts_vec_all_finite(sys->n, sys->v));
-    }
-    if (!s && !finite)
+    ts_system_get_y(sys, st->backup_);
+    int s = st->type->step(st->scratch, sys, t, h, &st->last);
+    if (!s && !(ts_vec_all_finite(sys->n, sys->x) &&
+                (sys->order == 1 || ts_vec_all_finite(sys->n, sys->v))))
         s = ts_error(TS_ERR_DIVERGED, "non-finite state after the step");
     if (!s && sys->ops->post_step)
         s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
     if (s) {
-        if (saved)
-            ts_system_set_y(sys, st->backup_);
+        ts_system_set_y(sys, st->backup_);
         ts_stepper_reset(st);
         st->last.rejected = 1;
     } else {

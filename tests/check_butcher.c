@@ -13,18 +13,7 @@
  * parallel path, on small loops), over steps that reuse the last stage
  * (FSAL), a retry from the same start and a state changed from outside;
  * and the error estimate h sum (b_i - bhat_i) k_i, through
- * ts_stepper_error, equals the weighted RMS norm computed here.
- *
- * ts_stepper_step takes the engine's steps through ts_butcher_step_saving,
- * whose last pass saves the state and checks the new one for finiteness.
- * Oracle for that path: the wrapper's general path (a copy of the type whose
- * step calls ts_butcher_step), run beside it on a twin system: with a force
- * made infinite or NaN at one unpinned entry in each force call of a step in
- * turn, and with a projection that scribbles on the state and fails, both
- * return the same status and the same state bit for bit; a failed step
- * leaves the state it started from, bit for bit; after a step that worked,
- * the saved state (what run, --adaptive and --rtol restore) is the state
- * before it. */
+ * ts_stepper_error, equals the weighted RMS norm computed here. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,152 +182,6 @@ START_TEST(engine_is_the_tableau)
 }
 END_TEST
 
-/* --- the saving path against the general one ---------------------------- */
-
-static const ts_system_ops *orig_ops;
-static ts_system_ops poison_ops;
-static long poison_call, calls; /* poison the poison_call-th force call (0: none) */
-static size_t poison_q;
-static double poison_value;
-static int post_mode; /* 1: scribble on x and fail */
-
-static int poison_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
-{
-    int s = orig_ops->forces(sys, t, x, v, f);
-    if (!s && ++calls == poison_call)
-        f[poison_q] = poison_value;
-    return s;
-}
-
-static int poison_post_step(ts_system *sys, double t, double *x, double *v)
-{
-    (void)t, (void)v;
-    if (post_mode != 1)
-        return TS_OK;
-    x[sys->n - 1] = 42.0;
-    return ts_error(TS_ERR_DIVERGED, "projection failed (test)");
-}
-
-static const ts_stepper_type *engine_type;
-static int general_step(void *scratch, ts_system *sys, double t, double h,
-                        ts_step_stats *stats)
-{
-    return engine_type->step(scratch, sys, t, h, stats);
-}
-
-/* one step of both; returns the status (the same for both) */
-static int twin_step(ts_stepper *st[2], ts_system *sys[2], double t, double h, const char *what)
-{
-    size_t m = ts_system_ydim(sys[0]);
-    double *y0 = malloc(m * sizeof *y0), *y = malloc(m * sizeof *y);
-    ts_system_get_y(sys[0], y0);
-    int s[2];
-    for (int w = 0; w < 2; w++) {
-        calls = 0;
-        s[w] = ts_stepper_step(st[w], sys[w], t, h);
-        ts_error_clear();
-    }
-    ck_assert_msg(s[0] == s[1], "%s: status %d (saving path) against %d", what, s[0], s[1]);
-    ts_system_get_y(sys[1], y);
-    for (int w = 0; w < 2; w++) {
-        double *got = malloc(m * sizeof *got);
-        ts_system_get_y(sys[w], got);
-        ck_assert_msg(memcmp(got, s[0] ? y0 : y, m * sizeof *y) == 0,
-                      "%s: %s path: the state is not %s, bit for bit", what,
-                      w ? "general" : "saving", s[0] ? "the one before the failed step"
-                                                     : "the general path's");
-        if (!s[0])
-            ck_assert_msg(memcmp(st[w]->backup_, y0, m * sizeof *y0) == 0,
-                          "%s: %s path: the saved state is not the one before the step", what,
-                          w ? "general" : "saving");
-        free(got);
-    }
-    free(y0), free(y);
-    return s[0];
-}
-
-static void check_failures(const ts_stepper_type *type, int which, int threads)
-{
-    ts_stepper_type general = *type;
-    general.step = general_step;
-    engine_type = type;
-    ck_assert_int_eq(ts_threads_set(threads), TS_OK);
-    ts_threads_set_min(threads > 1 ? 1 : TS_PAR_MIN);
-    ts_system *sys[2];
-    ts_stepper *st[2];
-    for (int w = 0; w < 2; w++) {
-        sys[w] = make_system(which);
-        orig_ops = sys[w]->ops;
-        poison_ops = *orig_ops;
-        poison_ops.forces = poison_forces;
-        poison_ops.post_step = poison_post_step;
-        sys[w]->ops = &poison_ops;
-        ck_assert_int_eq(ts_stepper_new(w ? &general : type, sys[w], NULL, &st[w]), TS_OK);
-    }
-    size_t n = sys[0]->n;
-    /* unpinned entries in the first block, the second and the last */
-    size_t qs[3] = {1, 600, n - 2};
-    for (int iq = 0; iq < 3; iq++) {
-        qs[iq] = qs[iq] < n ? qs[iq] : 0;
-        while (sys[0]->pinned && sys[0]->pinned[qs[iq]])
-            qs[iq] = (qs[iq] + 1) % n;
-    }
-    double h = which == 0 ? 2e-3 : 0.05, t = 0.0;
-    char what[160];
-    int failed = 0;
-    poison_call = 0, post_mode = 0;
-    snprintf(what, sizeof what, "%s on %s, %d thread(s), a plain step", type->name,
-             sys[0]->type->name, threads);
-    ck_assert_int_eq(twin_step(st, sys, t, h, what), TS_OK);
-    t += h;
-    long evals = st[0]->last.force_evals;
-    for (int iq = 0; iq < 3; iq++)
-        for (int nan = 0; nan < 2; nan++)
-            for (long k = 1; k <= evals; k++) {
-                poison_call = k, poison_q = qs[iq], poison_value = nan ? NAN : INFINITY;
-                snprintf(what, sizeof what, "%s on %s, %d thread(s), f[%zu] = %s in force call %ld",
-                         type->name, sys[0]->type->name, threads, qs[iq], nan ? "NaN" : "inf", k);
-                int s = twin_step(st, sys, t, h, what);
-                ck_assert_msg(s == TS_OK || s == TS_ERR_DIVERGED, "%s: status %d", what, s);
-                poison_call = 0;
-                if (s == TS_OK) { /* a poisoned stage the step does not use */
-                    t += h;
-                    continue;
-                }
-                failed++;
-                snprintf(what, sizeof what, "%s on %s, %d thread(s), the step after a failure",
-                         type->name, sys[0]->type->name, threads);
-                ck_assert_int_eq(twin_step(st, sys, t, h, what), TS_OK);
-                t += h;
-            }
-    ck_assert_msg(failed > 0, "%s on %s: no poisoned step failed", type->name,
-                  sys[0]->type->name);
-    post_mode = 1;
-    snprintf(what, sizeof what, "%s on %s, %d thread(s), a failing projection", type->name,
-             sys[0]->type->name, threads);
-    ck_assert_int_eq(twin_step(st, sys, t, h, what), TS_ERR_DIVERGED);
-    post_mode = 0;
-    for (int w = 0; w < 2; w++) {
-        ts_stepper_free(st[w]);
-        sys[w]->ops = orig_ops;
-        ts_system_free(sys[w]);
-    }
-    ts_threads_set(1);
-    ts_threads_set_min(TS_PAR_MIN);
-}
-
-/* _i: a registered stepper; those not stepped by the engine are skipped */
-START_TEST(failed_step_leaves_state)
-{
-    const ts_stepper_type *type = ts_stepper_at((size_t)_i);
-    if (type->step != ts_butcher_step)
-        return;
-    check_failures(type, 0, 1);
-    check_failures(type, 0, 2);
-    check_failures(type, 3, 1); /* order 1 */
-}
-END_TEST
-
 Suite *butcher_suite(void)
 {
     Suite *s = suite_create("butcher");
@@ -348,10 +191,6 @@ Suite *butcher_suite(void)
         count++;
     tcase_set_timeout(tc, 60); /* two threads on tiny loops: slow on a busy machine */
     tcase_add_loop_test(tc, engine_is_the_tableau, 0, (int)count);
-    suite_add_tcase(s, tc);
-    tc = tcase_create("failure");
-    tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, failed_step_leaves_state, 0, (int)count);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -48,14 +48,6 @@ struct ts_butcher {
 
 int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch);
 int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
-/* The same step (the same bits), which also copies the state before it into
- * y0 (ts_system_ydim entries, [x; v]) and sets *finite to whether every
- * entry of the new state is finite; without FSAL both are done by the last
- * pass, which reads Y_n and writes Y_{n+1} block by block.  On failure
- * (a force evaluation) the state is untouched and y0 undefined.
- * ts_stepper_step takes this path for steppers whose step is ts_butcher_step. */
-int ts_butcher_step_saving(void *scratch, ts_system *sys, double t, double h,
-                           ts_step_stats *stats, double *y0, int *finite);
 void ts_butcher_free(void *scratch);
 void ts_butcher_reset(void *scratch);
 /* The ts_stepper_type.error of a tableau with bhat: the weighted RMS norm

@@ -108,9 +108,7 @@ typedef struct {
     ts_solver_options opt;
     ts_step_stats last;  /* statistics of the last step */
     ts_step_stats total; /* summed over all steps */
-    double *backup_;     /* the state before the last step, to restore on failure
-                            (after a step that succeeded; undefined after one that
-                            failed, which leaves the state as it was) */
+    double *backup_;     /* the state before a step, to restore on failure */
 } ts_stepper;
 
 /* Allocate an instance for `sys`; refuses (TS_ERR_UNSUPPORTED) a system
