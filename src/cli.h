@@ -217,8 +217,10 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
     "  --cg-tol X      linear solves: relative residual, 0 < X < 1 (default: automatic,\n" \
     "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
     "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
-    "  --linear-solver NAME  cg (default) or direct (sparse Cholesky); see tstep list\n"  \
-    "  --precond NAME  CG's preconditioner: jacobi (default), block-jacobi, ic0, amg\n"   \
+    "  --linear-solver NAME  cg or direct (sparse Cholesky); see tstep list\n"            \
+    "  --precond NAME  CG's preconditioner: jacobi, block-jacobi, ic0, amg\n"             \
+    "                  default, by the system: direct for string and hair, cg with\n"     \
+    "                  amg for cloth from 19 x 19, cg with jacobi otherwise\n"           \
     "  --threads N     threads for forces, products and vector operations (default:\n"     \
     "                  OMP_NUM_THREADS, else 1); results identical for any N\n"
 

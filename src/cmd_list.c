@@ -106,6 +106,11 @@ int cmd_list(int argc, char **argv)
     printf("\nPreconditioners (--precond, for cg):\n");
     for (size_t i = 0; ts_precond_registry[i]; i++)
         printf("  %-22s %s\n", ts_precond_registry[i]->name, ts_precond_registry[i]->summary);
+    printf("\nDefault solver, when neither option is given: direct for a spring network with\n"
+           "a banded Jacobian (half-bandwidth <= %d unknowns: string, hair) unless a --cg-*\n"
+           "option is given; else cg with amg for a spring network of >= %d unknowns that\n"
+           "is not banded (cloth from 19 x 19), jacobi otherwise\n",
+           TS_BANDED_MAX, TS_AMG_MIN);
     printf("\nSystems:\n");
     for (size_t i = 0; ts_system_at(i); i++) {
         const ts_system_type *s = ts_system_at(i);

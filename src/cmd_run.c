@@ -18,6 +18,7 @@
 #include "cli_error.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
+#include "tstep/linsolve.h"
 
 typedef struct {
     FILE *out;
@@ -692,8 +693,13 @@ static void print_totals(const run_job *r, const ts_run_result *res)
             "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
             r->st->last.residual, tot->residual, r->st->opt.newton_tol,
             r->st->last.linear_residual, tot->linear_residual);
-    fprintf(stderr, "tstep run: linear solver: setup %.3g s, solve %.3g s\n",
-            tot->setup_seconds, tot->solve_seconds);
+    const ts_linsolve_type *lt;
+    const ts_precond_type *pt;
+    const char *why;
+    ts_linsolve_choose(r->sys, &r->st->opt, &lt, &pt, &why);
+    fprintf(stderr, "tstep run: linear solver %s%s%s (%s): setup %.3g s, solve %.3g s\n",
+            lt->name, pt ? "/" : "", pt ? pt->name : "", why, tot->setup_seconds,
+            tot->solve_seconds);
 }
 
 /* After ts_run (status s): the outputs closed, where it stopped or failed,

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "tstep/linsolve.h"
+#include "tstep/springs.h"
 
 const ts_linsolve_type *const ts_linsolve_registry[] = {&ts_linsolve_cg, &ts_linsolve_direct,
                                                         NULL};
@@ -232,6 +233,48 @@ void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
 
 /* --- the solver object ----------------------------------------------------------- */
 
+/* The defaults by structure.  A banded matrix factors with fill only inside
+ * its band: a sparse Cholesky of a string or a hair strand costs a few
+ * products' worth, exact, where CG needs iterations growing with the
+ * strand's length (measured, 1000 particles, 100 backward-euler steps:
+ * string 0.17 s against 0.78 s with cg/jacobi, hair 0.42 s against 12.7 s).
+ * A cloth's band is 6 rows of particles wide, so its factor fills in
+ * (docs/solvers.md) and multigrid wins from 20 x 20 up (60 steps at
+ * dt 1/60: 0.06 s against 0.09-0.17 s at 20 x 20, 0.45 against 1.36 s at
+ * 50 x 50; at 10 x 10 Jacobi is as fast; 1000 x 1000 at dt 1/30: 37 s
+ * against an estimated 45 minutes) for about 5 kB per particle against
+ * Jacobi's 0.7 (a 300 x 300 cloth: 447 MB against 61 MB), so only while that
+ * fits; on strands amg is slower than Jacobi (hair, 1000 particles: 38 s). */
+void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
+                        const ts_linsolve_type **type, const ts_precond_type **ptype,
+                        const char **why)
+{
+    const ts_linsolve_type *t = opt ? opt->linear_solver : NULL;
+    const ts_precond_type *p = opt ? opt->precond : NULL;
+    ts_springs *net = ts_springs_of((ts_system *)sys);
+    int banded = net && ts_springs_bandwidth(net) <= TS_BANDED_MAX;
+    int cg_asked = opt && (opt->cg_tol > 0.0 || opt->cg_max > 0);
+    double mem = ts_memory_physical();
+    *why = "as given";
+    if (!t && !p && !cg_asked && banded) {
+        t = &ts_linsolve_direct;
+        *why = "the default for a banded spring network";
+    }
+    if (!t)
+        t = &ts_linsolve_cg;
+    if (!t->uses_precond) {
+        p = NULL;
+    } else if (!p && net && !banded && sys->n >= TS_AMG_MIN &&
+               !(mem > 0.0 && TS_AMG_BYTES_PER_UNKNOWN * (double)sys->n > 0.5 * mem)) {
+        p = &ts_precond_amg;
+        *why = "the default for a spring network of this size";
+    } else if (!p) {
+        p = &ts_precond_jacobi;
+        *why = "the default";
+    }
+    *type = t, *ptype = p;
+}
+
 void ts_linsolve_free(ts_linsolve *ls)
 {
     if (!ls)
@@ -253,11 +296,11 @@ int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linso
     ts_linsolve *ls = calloc(1, sizeof *ls);
     if (!ls)
         return ts_error(TS_ERR_NOMEM, "linear solver");
-    ls->type = opt && opt->linear_solver ? opt->linear_solver : TS_LINSOLVE_DEFAULT;
-    if (ls->type->uses_precond)
-        ls->ptype = opt && opt->precond ? opt->precond : TS_PRECOND_DEFAULT;
+    const char *why;
+    ts_linsolve_choose(sys, opt, &ls->type, &ls->ptype, &why);
     ls->n = n;
-    ls->max_iter = opt && opt->cg_max > 0 ? opt->cg_max : (int)(2 * n + 20);
+    /* 0: 2 * dimension + 20, the dimension of the state (x and v) */
+    ls->max_iter = opt && opt->cg_max > 0 ? opt->cg_max : (int)(2 * ts_system_ydim(sys) + 20);
     ls->diag = calloc(10 * n + 1, sizeof *ls->diag);
     if (!ls->diag) {
         st = ts_error(TS_ERR_NOMEM, "linear solver scratch");

@@ -231,6 +231,16 @@ static void keep_per_kind(ts_springs *s)
     s->k = s->kd = NULL;
 }
 
+/* the largest sj - si of a spring (si < sj) */
+static size_t max_span(const ts_springs *s)
+{
+    size_t span = 0;
+    for (size_t m = 0; m < s->ns; m++)
+        if (s->sj[m] - s->si[m] > span)
+            span = s->sj[m] - s->si[m];
+    return span;
+}
+
 int ts_springs_finish(ts_springs *s)
 {
     size_t ns = s->ns;
@@ -265,10 +275,7 @@ int ts_springs_finish(ts_springs *s)
             return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
     }
     /* particle chunks for the threads: at least the largest span sj - si */
-    size_t span = 1;
-    for (size_t m = 0; m < ns; m++)
-        if (s->sj[m] - s->si[m] > span)
-            span = s->sj[m] - s->si[m];
+    size_t span = max_span(s);
     s->chunk_np = span < 64 ? 64 : span;
     s->nchunk = (s->np + s->chunk_np - 1) / s->chunk_np;
     s->chunk_first = malloc((s->nchunk + 1) * sizeof *s->chunk_first);
@@ -282,6 +289,11 @@ int ts_springs_finish(ts_springs *s)
     /* the fast path's matrix is symmetric by construction (see springs.h) */
     s->base.jacobian_symmetric = 1;
     return TS_OK;
+}
+
+size_t ts_springs_bandwidth(const ts_springs *s)
+{
+    return 3 * max_span(s) + 2;
 }
 
 size_t ts_springs_count(const ts_springs *s, int kind)

@@ -43,8 +43,6 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
     st->type = type;
     st->total.residual = st->total.linear_residual = NAN;
     st->opt = opt ? *opt : ts_default_solver_options();
-    if (st->opt.cg_max <= 0)
-        st->opt.cg_max = (int)(2 * ts_system_ydim(sys) + 20);
     st->backup_ = malloc(ts_system_ydim(sys) * sizeof *st->backup_);
     if (!st->backup_)
         goto fail;

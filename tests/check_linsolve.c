@@ -13,7 +13,9 @@
  *     iteration count does not grow with the grid (Jacobi's does), and a
  *     hierarchy kept from an earlier linearization still gives the exact
  *     solution of the current one, and a compressed cloth in its plane
- *     takes about the iterations of a stretched one. */
+ *     takes about the iterations of a stretched one;
+ *   - the default solver follows the system's structure (its bandwidth
+ *     checked against the triplets). */
 #include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
@@ -539,7 +541,94 @@ START_TEST(test_cli_names)
                              "backward-euler --dt 0.01 --steps 2 --linear-solver direct --stats",
                              out, sizeof out, err, sizeof err),
                      0);
-    ck_assert_ptr_nonnull(strstr(err, "linear solver: setup"));
+    ck_assert_ptr_nonnull(strstr(err, "linear solver direct (as given): setup"));
+    ck_assert_int_eq(cli_run("run --system string --stepper backward-euler --dt 0.01 --steps 2 "
+                             "--stats",
+                             out, sizeof out, err, sizeof err),
+                     0);
+    ck_assert_ptr_nonnull(strstr(err, "linear solver direct (the default for a banded"));
+}
+END_TEST
+
+/* A system from its type's name and parameters "key=value" (NULL-ended). */
+static ts_system *system_of(const char *name, const char *const *pairs)
+{
+    const ts_system_type *type = ts_system_find(name);
+    ck_assert_ptr_nonnull(type);
+    ts_params p;
+    ts_params_init(&p, type->params);
+    for (; pairs && *pairs; pairs++)
+        ck_assert_int_eq(ts_params_set_pair(&p, *pairs), TS_OK);
+    ts_system *sys = NULL;
+    ck_assert_int_eq(ts_system_new(type, &p, &sys), TS_OK);
+    return sys;
+}
+
+/* The default solver by structure (ts_linsolve_choose): the bandwidth it
+ * reads is the largest |row - column| of the system's own triplets, and
+ * each rule picks what tstep/linsolve.h says; what the options name wins. */
+START_TEST(test_default_by_structure)
+{
+    static const struct {
+        const char *name;
+        const char *pairs[3];
+        int cg_tol;                /* 1: the options give a cg tolerance */
+        const char *solver, *pre; /* expected; pre "" for none */
+    } rows[] = {
+        {"string", {NULL}, 0, "direct", ""},
+        {"string", {"n=400", NULL}, 0, "direct", ""},
+        {"string", {NULL}, 1, "cg", "jacobi"},
+        {"hair", {NULL}, 0, "direct", ""},
+        {"hair", {"n=500", "curl=2", NULL}, 0, "direct", ""},
+        {"hair", {"n=500", NULL}, 1, "cg", "jacobi"},
+        {"cloth", {"nx=19", "ny=19", NULL}, 0, "cg", "amg"},
+        {"cloth", {"nx=18", "ny=18", NULL}, 0, "cg", "jacobi"},
+        {"cloth", {"nx=40", "ny=30", NULL}, 1, "cg", "amg"},
+        {"cloth", {"nx=5", "ny=40", NULL}, 0, "direct", ""}, /* 5 wide: banded */
+        {"cloth", {"nx=6", "ny=6", NULL}, 0, "cg", "jacobi"},
+        {"test1d", {NULL}, 0, "cg", "jacobi"},
+        {"oscillator", {NULL}, 0, "cg", "jacobi"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
+        ts_system *sys = system_of(rows[r].name, rows[r].pairs);
+        ts_springs *net = ts_springs_of(sys);
+        if (net) { /* the bandwidth against the triplets' */
+            size_t nt, band = 0;
+            ck_assert_int_eq(sys->ops->jacobian_triplets(sys, &nt, NULL, NULL, NULL), TS_OK);
+            size_t *ri = malloc(nt * sizeof *ri), *ci = malloc(nt * sizeof *ci);
+            ck_assert_int_eq(sys->ops->jacobian_triplets(sys, &nt, ri, ci, NULL), TS_OK);
+            for (size_t k = 0; k < nt; k++)
+                band = ri[k] > ci[k] ? (ri[k] - ci[k] > band ? ri[k] - ci[k] : band)
+                                     : (ci[k] - ri[k] > band ? ci[k] - ri[k] : band);
+            ck_assert_uint_eq(ts_springs_bandwidth(net), band);
+            free(ri), free(ci);
+        }
+        ts_solver_options o = ts_default_solver_options();
+        if (rows[r].cg_tol)
+            o.cg_tol = 1e-6;
+        const ts_linsolve_type *t;
+        const ts_precond_type *pc;
+        const char *why;
+        ts_linsolve_choose(sys, &o, &t, &pc, &why);
+        ck_assert_msg(strcmp(t->name, rows[r].solver) == 0 &&
+                          strcmp(pc ? pc->name : "", rows[r].pre) == 0,
+                      "row %zu (%s): %s/%s (%s), want %s/%s", r, rows[r].name, t->name,
+                      pc ? pc->name : "", why, rows[r].solver, rows[r].pre);
+        ck_assert_str_ne(why, "as given");
+        /* named: a preconditioner alone means cg; a solver is taken as named */
+        o.precond = &ts_precond_ic0;
+        ts_linsolve_choose(sys, &o, &t, &pc, &why);
+        ck_assert(t == &ts_linsolve_cg && pc == &ts_precond_ic0);
+        ck_assert_str_eq(why, "as given");
+        o.linear_solver = &ts_linsolve_direct;
+        ts_linsolve_choose(sys, &o, &t, &pc, &why);
+        ck_assert(t == &ts_linsolve_direct && pc == NULL);
+        /* NULL options: the same rules as the defaults */
+        ts_linsolve_choose(sys, NULL, &t, &pc, &why);
+        if (!rows[r].cg_tol)
+            ck_assert_str_eq(t->name, rows[r].solver);
+        ts_system_free(sys);
+    }
 }
 END_TEST
 
@@ -560,6 +649,7 @@ Suite *linsolve_suite(void)
     tcase_add_test(tc, test_amg_mass_dominated);
     tcase_add_test(tc, test_amg_compressed_plane);
     tcase_add_test(tc, test_cli_names);
+    tcase_add_test(tc, test_default_by_structure);
     suite_add_tcase(s, tc);
     return s;
 }

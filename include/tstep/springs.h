@@ -233,6 +233,10 @@ double ts_memory_physical(void);
  * `what` names the system in the message (e.g. "nx=5000 ny=5000"). */
 int ts_springs_check_memory(const char *what, size_t np, size_t ns);
 
+/* Half-bandwidth of the network's Jacobian in unknowns: the largest |i - j|
+ * of its nonzero entries, 3 (largest particle index distance of a spring) + 2. */
+size_t ts_springs_bandwidth(const ts_springs *s);
+
 /* Number of springs of a kind, or of all kinds for kind < 0. */
 size_t ts_springs_count(const ts_springs *s, int kind);
 
