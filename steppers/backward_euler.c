@@ -2,8 +2,10 @@
  *   Y_{n+1} = Y_n + h F(t_{n+1}, Y_{n+1})
  * Second-order systems use the mass-weighted velocity form of Baraff &
  * Witkin (1998), iterated at the current iterate until the Newton update is
- * below tolerance; each linear solve is matrix-free Jacobi-preconditioned CG
- * (BiCGSTAB where the Jacobian is not symmetric).  See tstep/implicit.h.
+ * below tolerance; each linear solve by the chosen linear solver (by
+ * default the system's: preconditioned CG, matrix-free, or a sparse
+ * Cholesky for banded systems; BiCGSTAB where the Jacobian is not
+ * symmetric).  See tstep/implicit.h and tstep/linsolve.h.
  * One-step factor on x' = -k x: 1 / (1 + z), stable for every z >= 0. */
 #include "tstep/implicit.h"
 

@@ -10,8 +10,9 @@
  * Newton on the scaled gradient G = a grad F (a = h^2, or h for order 1):
  *   G(x) = M (x - x_pred) - a f(x, v(x)),   v(x) = (x - x0)/h
  *   (M - h^2 df/dx - h df/dv) d = -G        (order 1: M - h df/dx)
- * solved matrix-free by Jacobi-preconditioned CG (the shared solve of
- * tstep/implicit.h, pinned degrees of freedom filtered), then a backtracking
+ * solved by the chosen linear solver (the shared solve of tstep/implicit.h,
+ * by default preconditioned CG or, for a banded system, a sparse Cholesky;
+ * pinned degrees of freedom filtered), then a backtracking
  * (Armijo) line search x += alpha d, alpha = 1, 1/2, 1/4, ... until
  *   F(x + alpha d) <= F(x) + c1 alpha grad F . d        (c1 = 1e-4)
  * so F decreases at every iteration.  If CG stops early (iteration cap, or
