@@ -526,6 +526,9 @@ START_TEST(test_cli_names)
         ck_assert_ptr_nonnull(strstr(out, ts_precond_registry[i]->name));
     for (int i = 0; ts_linsolve_registry[i]; i++)
         ck_assert_ptr_nonnull(strstr(out, ts_linsolve_registry[i]->name));
+    ck_assert_ptr_nonnull(strstr(out, "Default solver, when neither option is given: direct"));
+    ck_assert_int_eq(cli_run("list --format json", out, sizeof out, err, sizeof err), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"default_solver\": \"direct for a spring network"));
     ck_assert_int_eq(cli_run("run --system cloth --stepper backward-euler --dt 0.01 --steps 1 "
                              "--precond bogus",
                              out, sizeof out, err, sizeof err),
