@@ -42,8 +42,8 @@ typedef struct {
     int max_nx; /* larger grids take minutes per step: skipped */
 } config;
 
-/* "default" is what ts_linsolve_choose picks (on the cloth from 32 x 32
- * up: cg/amg); cg/jacobi was the default before */
+/* "default" is what ts_linsolve_choose picks (cg/amg on every cloth here,
+ * printed per size); cg/jacobi was the default before */
 static const config configs[] = {
     {"default", NULL, NULL, 300},
     {"cg/jacobi", &ts_linsolve_cg, &ts_precond_jacobi, 300},

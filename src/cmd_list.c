@@ -96,7 +96,8 @@ static void list_help(void)
 {
     printf("Usage: tstep list [--format text|json]\n\nPrint every stepper (name, "
            "nominal order, kind, summary), every linear solver\nand preconditioner, the "
-           "rule choosing the default solver, and every system (name, summary, parameters with kind,\ndefault and meaning).\n"
+           "rule choosing the default solver, and every system\n(name, summary, parameters "
+           "with kind, default and meaning).\n"
            "--format json writes the same as one JSON object (docs/grading.md).\n");
 }
 
