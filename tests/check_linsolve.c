@@ -590,9 +590,11 @@ START_TEST(test_default_by_structure)
             ck_assert_int_eq(sys->ops->jacobian_triplets(sys, &nt, NULL, NULL, NULL), TS_OK);
             size_t *ri = malloc(nt * sizeof *ri), *ci = malloc(nt * sizeof *ci);
             ck_assert_int_eq(sys->ops->jacobian_triplets(sys, &nt, ri, ci, NULL), TS_OK);
-            for (size_t k = 0; k < nt; k++)
-                band = ri[k] > ci[k] ? (ri[k] - ci[k] > band ? ri[k] - ci[k] : band)
-                                     : (ci[k] - ri[k] > band ? ci[k] - ri[k] : band);
+            for (size_t k = 0; k < nt; k++) {
+                size_t d = ri[k] > ci[k] ? ri[k] - ci[k] : ci[k] - ri[k];
+                if (d > band)
+                    band = d;
+            }
             ck_assert_uint_eq(ts_springs_bandwidth(net), band);
             free(ri), free(ci);
         }
