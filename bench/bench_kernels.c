@@ -25,7 +25,7 @@
  *             the system, then a stepper and one step (in a child process,
  *             so nothing else counts): backward-euler-linear (cg-tol 1e-3,
  *             dt 1/60) and backward-euler (Newton, cg and jacobi, the lean
- *             option, not the cloth's default amg (about 5 kB), dt 1e-3,
+ *             option, not the cloth's default amg (about 3 kB), dt 1e-3,
  *             so that it converges quickly but in more than one Newton
  *             iteration: every vector of its scratch is touched).  Goal:
  *             <= 500 B per particle for implicit stepping.

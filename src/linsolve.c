@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 #include "tstep/springs.h"
 
@@ -86,9 +87,171 @@ static uint32_t find_slot(const ts_sparse *a, size_t j, size_t r)
     return UINT32_MAX;
 }
 
+/* --- a spring network's matrix straight from its springs ------------------------ *
+ * The same pattern and the same numbers as from its triplets (below), without
+ * them: the triplets cost 12 B each while the matrix lives (60 a cloth
+ * particle: 720 B) and 16 B more each while the pattern is built.  Springs
+ * are sorted by (si, sj) with si < sj, so column 3p + b of the lower
+ * triangle holds the diagonal, the rest of particle p's block (rows 3p + a,
+ * a > b), then rows 3 sj .. 3 sj + 2 of the springs with si = p in order;
+ * pinned rows and columns drop out as for triplets.  Stored full (both
+ * triangles, a->full), column 3p + b starts with the rows of the springs
+ * with sj = p (by si) and holds all of p's block: the matrix's rows, as a
+ * multigrid preconditioner reads them, without a copy. */
+
+static void put(ts_sparse *a, size_t *k, size_t r)
+{
+    if (a->row)
+        a->row[*k] = (uint32_t)r;
+    (*k)++;
+}
+
+/* rows 3q .. 3q + 2 where not pinned */
+static void put_particle(ts_sparse *a, const ts_system *sys, size_t *k, size_t q)
+{
+    for (size_t r = 3 * q; r < 3 * q + 3; r++)
+        if (!pinned(sys, r))
+            put(a, k, r);
+}
+
+/* Walk the pattern: rows written when a->row is set, else a->colp filled;
+ * rev[rstart[p] ..] the springs with sj = p by si (full storage only).
+ * Returns the number of entries. */
+static size_t springs_pattern(ts_sparse *a, const ts_system *sys, const ts_springs *s,
+                              const size_t *rstart, const uint32_t *rev)
+{
+    size_t k = 0, e = 0;
+    for (size_t p = 0; p < s->np; p++) {
+        size_t e0 = e;
+        while (e < s->ns && s->si[e] == p)
+            e++;
+        for (size_t c = 3 * p; c < 3 * p + 3; c++) {
+            if (pinned(sys, c)) {
+                put(a, &k, c);
+            } else {
+                if (a->full) /* a second spring between two particles adds no entry */
+                    for (size_t f = rstart[p]; f < rstart[p + 1]; f++)
+                        if (f == rstart[p] || s->si[rev[f]] != s->si[rev[f - 1]])
+                            put_particle(a, sys, &k, s->si[rev[f]]);
+                for (size_t r = a->full ? 3 * p : c; r < 3 * p + 3; r++)
+                    if (r == c || !pinned(sys, r))
+                        put(a, &k, r);
+                for (size_t f = e0; f < e; f++)
+                    if (f == e0 || s->sj[f] != s->sj[f - 1])
+                        put_particle(a, sys, &k, s->sj[f]);
+            }
+            if (!a->row)
+                a->colp[c + 1] = k;
+        }
+    }
+    return k;
+}
+
+/* position of row r in column c (both unpinned: in the pattern), guess first */
+static size_t springs_slot(const ts_sparse *a, size_t c, size_t r, size_t guess)
+{
+    if (guess >= a->colp[c] && guess < a->colp[c + 1] && a->row[guess] == r)
+        return guess;
+    return find_slot(a, c, r);
+}
+
+/* A's values as ts_sparse_assemble forms them from the triplets, the same
+ * operations in the same order: each particle's block summed over its
+ * springs in their order from -wdrag m on its diagonal (in blk, 9 a
+ * particle) and subtracted from M; each spring's block subtracted from 0. */
+static void springs_values(ts_sparse *a, ts_system *sys, const ts_springs *s, double *blk)
+{
+    static const int full9[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5}; /* (r, c) in xx xy xz yy yz zz */
+    ts_vec_zero(a->nnz, a->val);
+    for (size_t p = 0; p < s->np; p++)
+        for (size_t q = 0; q < 9; q++)
+            blk[9 * p + q] = q % 4 == 0 ? -s->lin_wdrag * sys->mass[3 * p + q / 3] : 0.0;
+    for (size_t e = 0; e < s->ns; e++) {
+        double b[6];
+        size_t i = s->si[e], j = s->sj[e];
+        ts_springs_block(s, e, b);
+        for (size_t q = 0; q < 9; q++)
+            blk[9 * i + q] -= b[full9[q]], blk[9 * j + q] -= b[full9[q]];
+        /* (3j + dr, 3i + dc), and (3i + dc, 3j + dr) when full */
+        for (int upper = 0; upper <= a->full; upper++)
+            for (size_t d0 = 0; d0 < 3; d0++) {
+                size_t c = upper ? 3 * j + d0 : 3 * i + d0, at = SIZE_MAX - 1;
+                if (pinned(sys, c))
+                    continue;
+                for (size_t d1 = 0; d1 < 3; d1++) {
+                    size_t r = upper ? 3 * i + d1 : 3 * j + d1;
+                    if (pinned(sys, r))
+                        continue;
+                    at = springs_slot(a, c, r, at + 1);
+                    a->val[at] -= b[full9[3 * d0 + d1]];
+                }
+            }
+    }
+    /* the particles' blocks: M (the identity at pinned entries) minus the sums */
+    for (size_t c = 0; c < a->n; c++) {
+        size_t p = c / 3;
+        for (size_t q = a->colp[c]; q < a->colp[c + 1]; q++) {
+            size_t r = a->row[q];
+            if (r / 3 == p)
+                a->val[q] = pinned(sys, c) ? 1.0
+                                           : (r == c ? sys->mass[c] : 0.0) -
+                                                 blk[9 * p + 3 * (r % 3) + c % 3];
+        }
+    }
+}
+
+/* The springs with sj = p by si, for each p: a counting sort of the springs
+ * (sorted by si) by sj. */
+static int springs_reverse(const ts_springs *s, size_t **rstart, uint32_t **rev)
+{
+    *rstart = calloc(s->np + 1, sizeof **rstart);
+    *rev = malloc((s->ns + 1) * sizeof **rev);
+    if (!*rstart || !*rev)
+        return TS_ERR_NOMEM;
+    for (size_t e = 0; e < s->ns; e++)
+        (*rstart)[s->sj[e] + 1]++;
+    for (size_t p = 0; p < s->np; p++)
+        (*rstart)[p + 1] += (*rstart)[p];
+    for (size_t e = 0; e < s->ns; e++)
+        (*rev)[(*rstart)[s->sj[e]]++] = (uint32_t)e;
+    for (size_t p = s->np; p > 0; p--)
+        (*rstart)[p] = (*rstart)[p - 1];
+    (*rstart)[0] = 0;
+    return TS_OK;
+}
+
+static int springs_sparse_new(ts_sparse *a, const ts_system *sys, const ts_springs *s)
+{
+    size_t *rstart = NULL, total = 0;
+    uint32_t *rev = NULL;
+    int st = TS_ERR_NOMEM;
+    a->colp = calloc(a->n + 1, sizeof *a->colp);
+    if (!a->colp || (a->full && springs_reverse(s, &rstart, &rev)))
+        goto fail;
+    total = springs_pattern(a, sys, s, rstart, rev);
+    if (total >= UINT32_MAX) {
+        st = TS_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    a->row = malloc((total + 1) * sizeof *a->row);
+    a->val = malloc((total + 1) * sizeof *a->val);
+    if (!a->row || !a->val)
+        goto fail;
+    springs_pattern(a, sys, s, rstart, rev);
+    a->nnz = total;
+    free(rstart);
+    free(rev);
+    return TS_OK;
+fail:
+    free(rstart);
+    free(rev);
+    return ts_error(st, "sparse matrix of %zu unknowns, %zu entries", a->n, total);
+}
+
 /* The pattern: every diagonal entry, and each triplet (r, c) with neither
- * end pinned; sorted and without duplicates; slot[] maps triplets to it. */
-int ts_sparse_new(const ts_system *sys, ts_sparse **out)
+ * end pinned; sorted and without duplicates; slot[] maps triplets to it.
+ * A spring network's comes from its springs (above), the same pattern. */
+int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out)
 {
     size_t n = sys->n, nt = 0;
     ts_sparse *a = calloc(1, sizeof *a);
@@ -97,6 +260,18 @@ int ts_sparse_new(const ts_system *sys, ts_sparse **out)
     if (!a)
         return ts_error(TS_ERR_NOMEM, "sparse matrix");
     a->n = n;
+    a->springs = ts_springs_of((ts_system *)sys);
+    if (a->springs && n < UINT32_MAX) {
+        a->full = full;
+        int st = springs_sparse_new(a, sys, a->springs);
+        if (st) {
+            ts_sparse_free(a);
+            return st;
+        }
+        *out = a;
+        return TS_OK;
+    }
+    a->springs = NULL;
     int have_trip = sys->ops->jacobian_triplets != NULL;
     if (have_trip) {
         sys->ops->jacobian_triplets((ts_system *)sys, &nt, NULL, NULL, NULL);
@@ -185,9 +360,22 @@ nomem:
     return ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns, %zu triplets", n, nt);
 }
 
+int ts_sparse_new(const ts_system *sys, ts_sparse **out)
+{
+    return ts_sparse_new_as(sys, 0, out);
+}
+
 int ts_sparse_assemble(ts_sparse *a, ts_system *sys)
 {
     size_t n = a->n;
+    if (a->springs) {
+        double *blk = malloc(3 * n * sizeof *blk);
+        if (!blk)
+            return ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns", n);
+        springs_values(a, sys, a->springs, blk);
+        free(blk);
+        return TS_OK;
+    }
     if (sys->ops->jacobian_triplets) {
         size_t nt;
         int st = sys->ops->jacobian_triplets(sys, &nt, NULL, NULL, a->tval);
@@ -219,6 +407,12 @@ int ts_sparse_assemble(ts_sparse *a, ts_system *sys)
 void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
 {
     ts_vec_zero(a->n, out);
+    if (a->full) {
+        for (size_t j = 0; j < a->n; j++)
+            for (size_t p = a->colp[j]; p < a->colp[j + 1]; p++)
+                out[a->row[p]] += a->val[p] * u[j];
+        return;
+    }
     for (size_t j = 0; j < a->n; j++) {
         size_t p = a->colp[j];
         double s = a->val[p] * u[j];
@@ -242,8 +436,8 @@ void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
  * (docs/solvers.md) and multigrid wins from 20 x 20 up (60 steps at
  * dt 1/60: 0.06 s against 0.09-0.17 s at 20 x 20, 0.45 against 1.36 s at
  * 50 x 50; at 10 x 10 Jacobi is as fast; 1000 x 1000 at dt 1/30: 37 s
- * against an estimated 45 minutes) for about 5 kB per particle against
- * Jacobi's 0.7 (a 300 x 300 cloth: 447 MB against 61 MB), so only while that
+ * against an estimated 45 minutes) for about 3 kB per particle against
+ * Jacobi's 0.8 (a 300 x 300 cloth: 281 MB against 74 MB), so only while that
  * fits; on strands amg is slower than Jacobi (hair, 1000 particles: 38 s). */
 void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
                         const ts_linsolve_type **type, const ts_precond_type **ptype,
@@ -307,8 +501,10 @@ int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linso
         goto fail;
     }
     ls->work = ls->diag + n;
+    /* both triangles when only the preconditioner reads the matrix and takes them */
+    int full = !ls->type->needs_matrix && ls->ptype && ls->ptype->needs_matrix == TS_MATRIX_FULL;
     if (ls->type->needs_matrix || (ls->ptype && ls->ptype->needs_matrix))
-        if ((st = ts_sparse_new(sys, &ls->A)))
+        if ((st = ts_sparse_new_as(sys, full, &ls->A)))
             goto fail;
     if (ls->type->alloc && (st = ls->type->alloc(ls, sys, &ls->state)))
         goto fail;

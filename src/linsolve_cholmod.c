@@ -184,7 +184,7 @@ static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys, cons
 const ts_linsolve_type ts_linsolve_direct = {
     .name = "direct",
     .summary = "sparse Cholesky of the assembled A (SuiteSparse CHOLMOD)",
-    .needs_matrix = 1,
+    .needs_matrix = TS_MATRIX_LOWER,
     .alloc = direct_alloc,
     .setup = direct_setup,
     .solve = direct_solve,

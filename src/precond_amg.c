@@ -129,6 +129,7 @@ typedef struct {
     double *acc;       /* n + 1: a row of A P */
     uint32_t *list;    /* n + 1: its columns */
     int dense_ok;
+    int a0_shared;     /* level 0's matrix is the driver's ls->A (both triangles), not a copy */
     ts_system *sys;    /* the finest level's matrix-free products */
     const double *diag; /* the current A's diagonal (the driver's) */
     /* reuse */
@@ -314,7 +315,8 @@ static void hierarchy_free(amg_state *s)
 {
     for (int l = 0; l < AMG_MAX_LEVELS; l++) {
         level *L = &s->lev[l];
-        csr_free(&L->A);
+        if (l > 0 || !s->a0_shared)
+            csr_free(&L->A);
         csr_free(&L->P);
         free(L->ppos);
         free(L->agg);
@@ -566,9 +568,17 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     s->acc = malloc((s->n + 1) * sizeof *s->acc);
     s->list = malloc((s->n + 1) * sizeof *s->list);
     s->diag0 = malloc((s->n + 1) * sizeof *s->diag0);
-    if (!s->pos || !s->acc || !s->list || !s->diag0 || full_pattern(s, ls->A))
+    if (!s->pos || !s->acc || !s->list || !s->diag0)
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
-    full_walk(s, ls->A, 1);
+    if (ls->A->full) { /* the assembled matrix's rows, read in place */
+        s->lev[0].A = (csr){.n = s->n, .m = s->n, .p = ls->A->colp, .j = ls->A->row,
+                            .v = ls->A->val};
+        s->a0_shared = 1;
+    } else {
+        if (full_pattern(s, ls->A))
+            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+        full_walk(s, ls->A, 1);
+    }
     s->lev[0].n = s->n;
     s->lev[0].comp = malloc(s->n + 1);
     if (!s->lev[0].comp)
@@ -808,7 +818,8 @@ static void galerkin(amg_state *s, int l)
 
 static int rebuild(amg_state *s, const ts_linsolve *ls)
 {
-    full_walk(s, ls->A, 1);
+    if (!s->a0_shared)
+        full_walk(s, ls->A, 1);
     for (int l = 0; l + 1 < s->nlev; l++)
         galerkin(s, l);
     for (int l = 0; l < s->nlev; l++) {
@@ -953,7 +964,7 @@ static void amg_apply(void *state, const double *r, double *z)
 const ts_precond_type ts_precond_amg = {
     .name = "amg",
     .summary = "smoothed-aggregation multigrid V-cycle (Vanek et al. 1996)",
-    .needs_matrix = 1,
+    .needs_matrix = TS_MATRIX_FULL,
     .definite = 1,
     .alloc = amg_alloc,
     .setup = amg_setup,

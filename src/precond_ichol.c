@@ -340,7 +340,7 @@ static void ic_apply(void *state, const double *r, double *z)
 const ts_precond_type ts_precond_ic0 = {
     .name = "ic0",
     .summary = "block incomplete Cholesky IC(0) of the assembled A, shifted if a pivot fails",
-    .needs_matrix = 1,
+    .needs_matrix = TS_MATRIX_LOWER,
     .definite = 1,
     .alloc = ic_alloc,
     .setup = ic_setup,

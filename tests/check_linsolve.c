@@ -177,6 +177,98 @@ START_TEST(test_assembly_is_the_product)
 }
 END_TEST
 
+/* A spring network's matrix comes from its springs, not from triplets: the
+ * same pattern (the diagonal and every triplet with neither end pinned) and
+ * the same numbers, bit for bit, as summing the network's own triplets in
+ * their order; with a duplicated spring, a pinned particle and one pinned
+ * degree of freedom of another.  _i = 1: stored full, each column holding
+ * the lower triangle's entries and their mirror images, rows ascending. */
+START_TEST(test_assembly_from_springs)
+{
+    int full = _i;
+    static const int edges[][2] = {{0, 1}, {1, 2}, {2, 3}, {0, 2}, {1, 3}, {3, 4}, {4, 5},
+                                   {5, 6}, {6, 7}, {4, 6}, {5, 7}, {2, 5}, {2, 5}, {1, 6}};
+    enum { NP = 8, NE = sizeof edges / sizeof *edges };
+    ts_springs_options o = {.gravity = 9.81, .drag = 0.3, .clamp = TS_SPRINGS_CLAMP_NEVER};
+    ts_springs *s;
+    ck_assert_int_eq(ts_springs_new(&ts_string, NP, &o, &s), TS_OK);
+    for (size_t q = 0; q < NP; q++) {
+        s->base.x[3 * q] = 0.3 * (double)q;
+        s->base.x[3 * q + 1] = 0.2 * sin(1.1 * (double)q);
+        s->base.x[3 * q + 2] = 0.1 * cos(0.7 * (double)q);
+        ts_springs_set_mass(s, q, 0.1 + 0.01 * (double)q);
+    }
+    for (int e = 0; e < NE; e++)
+        ck_assert_int_eq(ts_springs_add(s, (size_t)edges[e][0], (size_t)edges[e][1],
+                                        40.0 + (double)e, 0.5, e % 3),
+                         TS_OK);
+    ck_assert_int_eq(ts_springs_finish(s), TS_OK);
+    ck_assert_int_eq(ts_springs_pin(s, 0), TS_OK);
+    ts_system *sys = &s->base;
+    sys->pinned[3 * 5 + 1] = 1;
+    for (size_t q = 0; q < sys->n; q++) {
+        sys->x[q] *= 1.0 + 0.05 * sin(1.3 * (double)q); /* stretched and compressed */
+        sys->v[q] = sys->pinned[q] ? 0.0 : 0.2 * cos(0.9 * (double)q);
+    }
+    size_t n = sys->n, nt;
+    ts_sparse *a;
+    ck_assert_int_eq(ts_sparse_new_as(sys, full, &a), TS_OK);
+    ck_assert_ptr_null(a->slot); /* no triplets kept */
+    ck_assert_int_eq(a->full, full);
+    ck_assert_int_eq(ts_system_linearize(sys, 0.0, sys->x, sys->v, H * H, H), TS_OK);
+    ck_assert_int_eq(ts_sparse_assemble(a, sys), TS_OK);
+    /* the oracle: the triplets, summed into a dense lower triangle */
+    ck_assert_int_eq(sys->ops->jacobian_triplets(sys, &nt, NULL, NULL, NULL), TS_OK);
+    size_t *tr = malloc(nt * sizeof *tr), *tc = malloc(nt * sizeof *tc);
+    double *tv = malloc(nt * sizeof *tv), *want = calloc(n * n, sizeof *want);
+    char *in = calloc(n * n, 1);
+    ck_assert_int_eq(sys->ops->jacobian_triplets(sys, &nt, tr, tc, tv), TS_OK);
+    for (size_t c = 0; c < n; c++) {
+        want[c * n + c] = sys->pinned[c] ? 1.0 : sys->mass[c];
+        in[c * n + c] = 1;
+    }
+    for (size_t k = 0; k < nt; k++)
+        if (!sys->pinned[tr[k]] && !sys->pinned[tc[k]]) {
+            want[tc[k] * n + tr[k]] -= tv[k];
+            in[tc[k] * n + tr[k]] = 1;
+        }
+    size_t count = 0;
+    for (size_t c = 0; c < n; c++) {
+        size_t p = a->colp[c];
+        for (size_t r = full ? 0 : c; r < n; r++) {
+            size_t lo = r >= c ? c * n + r : r * n + c; /* (r, c) or its mirror (c, r) */
+            if (!in[lo])
+                continue;
+            ck_assert_msg(p < a->colp[c + 1] && a->row[p] == r, "column %zu: row %zu missing",
+                          c, r);
+            ck_assert_msg(memcmp(&a->val[p], &want[lo], sizeof(double)) == 0,
+                          "A(%zu,%zu) = %.17g, triplets %.17g", r, c, a->val[p], want[lo]);
+            p++, count++;
+        }
+        ck_assert_uint_eq(p, a->colp[c + 1]); /* nothing else stored */
+    }
+    ck_assert_uint_eq(count, a->nnz);
+    /* the product reads either storage: against the dense lower triangle */
+    double *u = malloc(n * sizeof *u), *got = malloc(n * sizeof *got);
+    for (size_t q = 0; q < n; q++)
+        u[q] = cos(0.7 * (double)q);
+    ts_sparse_mul(a, u, got);
+    for (size_t r = 0; r < n; r++) {
+        double sum = 0.0, mag = 0.0;
+        for (size_t c = 0; c < n; c++) {
+            double v = r >= c ? want[c * n + r] : want[r * n + c];
+            sum += v * u[c], mag += fabs(v * u[c]);
+        }
+        ck_assert_msg(fabs(got[r] - sum) <= 1e-14 * mag, "(A u)_%zu = %.17g, dense %.17g", r,
+                      got[r], sum);
+    }
+    free(u), free(got);
+    free(tr), free(tc), free(tv), free(want), free(in);
+    ts_sparse_free(a);
+    ts_system_free(sys);
+}
+END_TEST
+
 /* each combination solves a positive definite A to its tolerance */
 START_TEST(test_solve_matches_dense)
 {
@@ -633,6 +725,7 @@ Suite *linsolve_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_assembly_is_the_product);
+    tcase_add_loop_test(tc, test_assembly_from_springs, 0, 2);
     tcase_add_loop_test(tc, test_solve_matches_dense, 0, NCOMBO);
     tcase_add_loop_test(tc, test_indefinite_falls_back, 0, NCOMBO);
     tcase_add_loop_test(tc, test_implicit_steppers_same_state, 0,

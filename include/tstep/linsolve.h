@@ -44,6 +44,10 @@
 
 typedef struct ts_linsolve ts_linsolve;
 
+/* what a solver or preconditioner reads of the assembled matrix */
+#define TS_MATRIX_LOWER 1
+#define TS_MATRIX_FULL 2
+
 /* A preconditioner type.  setup runs at each linearization, after the
  * driver has filled ls->diag (and assembled ls->A when needs_matrix);
  * apply computes z = P^-1 r (the driver filters z after) and must not
@@ -53,7 +57,9 @@ typedef struct ts_linsolve ts_linsolve;
 typedef struct ts_precond_type {
     const char *name;
     const char *summary;
-    int needs_matrix; /* 1: setup reads the assembled lower triangle ls->A */
+    int needs_matrix; /* TS_MATRIX_LOWER: setup reads the assembled lower triangle ls->A;
+                         TS_MATRIX_FULL: it takes both triangles where the system's
+                         structure gives them (ls->A->full), else the lower one */
     int definite;     /* 1: set up from the system's definiteness fix (clamped compressed
                          springs) where it has one, so P is positive definite even where A
                          is not; the solve still uses the exact A */
@@ -90,9 +96,12 @@ typedef struct ts_linsolve_type {
 
 /* The lower triangle (diagonal included) of a symmetric sparse matrix in
  * compressed columns: column j's rows are row[colp[j]] .. row[colp[j+1]-1],
- * ascending, the diagonal first. */
+ * ascending, the diagonal first.  With full set, each column holds all its
+ * rows, ascending (so also A's rows, compressed): a spring network's
+ * matrix for a preconditioner that reads rows (TS_MATRIX_FULL). */
 typedef struct {
     size_t n, nnz;   /* n and nnz below 2^32 - 1 */
+    int full;
     size_t *colp;
     uint32_t *row;
     double *val;
@@ -101,6 +110,8 @@ typedef struct {
     uint32_t *slot; /* triplet k is subtracted from val[slot[k]]; UINT32_MAX: dropped (pinned) */
     double *tval;  /* the triplets' values */
     double *col_;  /* 2n doubles: products column by column when the system has no triplets */
+    /* a spring network's: pattern and values from its springs, no triplets */
+    const struct ts_springs *springs;
 } ts_sparse;
 
 /* Largest system assembled from n products (no jacobian_triplets op). */
@@ -109,6 +120,8 @@ typedef struct {
 /* The pattern of A for `sys`: from ops->jacobian_triplets, else the full
  * lower triangle when n <= TS_SPARSE_PRODUCTS_MAX; TS_ERR_UNSUPPORTED otherwise. */
 int ts_sparse_new(const ts_system *sys, ts_sparse **out);
+/* The same, both triangles (a->full) when full and sys is a spring network. */
+int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out);
 void ts_sparse_free(ts_sparse *a);
 /* A's values at the system's last linearization; pinned rows and columns
  * are the identity's. */
@@ -157,7 +170,7 @@ extern const ts_precond_type ts_precond_jacobi, ts_precond_block_jacobi, ts_prec
  * phrase saying which rule chose them (a static string). */
 #define TS_BANDED_MAX 32
 #define TS_AMG_MIN 1000
-#define TS_AMG_BYTES_PER_UNKNOWN 1700.0 /* measured: 447 MB for the 300 x 300 cloth */
+#define TS_AMG_BYTES_PER_UNKNOWN 1100.0 /* measured: 281 MB for the 300 x 300 cloth */
 void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
                         const ts_linsolve_type **type, const ts_precond_type **ptype,
                         const char **why);

@@ -134,7 +134,7 @@ typedef struct {
 
 /* A spring network.  Read-only for users once finished; system files fill
  * base.x, base.v and masses between ts_springs_new and ts_springs_finish. */
-typedef struct {
+typedef struct ts_springs {
     ts_system base;
     size_t np;        /* particles; base.n = 3 np */
     size_t ns, cap;   /* springs, and allocated room */
