@@ -348,7 +348,9 @@ static void amg_free(void *state)
 }
 
 /* Level 0's full matrix from the assembled lower triangle (columns): its
- * pattern, or (values) its values, both by the same walk over the columns. */
+ * pattern, or (values) its values, both by the same walk over the columns.
+ * Only where the driver's matrix is not full (ts_sparse.full: a spring
+ * network's is, and is read in place). */
 static void full_walk(amg_state *s, const ts_sparse *lo, int values)
 {
     csr *A = &s->lev[0].A;
