@@ -110,15 +110,18 @@ typedef struct {
     uint32_t *slot; /* triplet k is subtracted from val[slot[k]]; UINT32_MAX: dropped (pinned) */
     double *tval;  /* the triplets' values */
     double *col_;  /* 2n doubles: products column by column when the system has no triplets */
-    /* a spring network's: pattern and values from its springs, no triplets */
+    /* a spring network's (tstep/springs.h): pattern and values from its
+     * springs, the same matrix bit for bit, with no triplets (slot, tval
+     * and col_ NULL) */
     const struct ts_springs *springs;
 } ts_sparse;
 
 /* Largest system assembled from n products (no jacobian_triplets op). */
 #define TS_SPARSE_PRODUCTS_MAX 512
 
-/* The pattern of A for `sys`: from ops->jacobian_triplets, else the full
- * lower triangle when n <= TS_SPARSE_PRODUCTS_MAX; TS_ERR_UNSUPPORTED otherwise. */
+/* The pattern of A for `sys`: a spring network's from its springs, else
+ * from ops->jacobian_triplets, else the full lower triangle when
+ * n <= TS_SPARSE_PRODUCTS_MAX; TS_ERR_UNSUPPORTED otherwise. */
 int ts_sparse_new(const ts_system *sys, ts_sparse **out);
 /* The same, both triangles (a->full) when full and sys is a spring network. */
 int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out);
