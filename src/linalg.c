@@ -398,8 +398,8 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
      * are those of the textbook order) */
     double *r = k->work, *rhat = r + n, *p = rhat + n, *v = p + n, *t = v + n, *phat = t + n;
     double bnorm = filtered_norm(n, b, k->mask);
-    double rho = 1.0, alpha = 1.0, omega = 1.0;
-    int s;
+    double rho = 1.0, alpha = 1.0, omega = 1.0, mark = INFINITY;
+    int s, mark_it = 0;
     *iters = 0;
     filter(n, k->mask, x);
     if (bnorm == 0.0) {
@@ -452,6 +452,13 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: non-finite residual at iteration %d", it);
         if (rnorm <= k->tol * bnorm)
             return reached(k, rnorm, bnorm);
+        if (rnorm <= 0.5 * mark)
+            mark = rnorm, mark_it = it;
+        else if (k->stall > 0 && it - mark_it >= k->stall)
+            return ts_error(TS_ERR_LINEAR,
+                            "BiCGSTAB: stagnated at relative residual %.3g (no halving in %d "
+                            "iterations) at iteration %d",
+                            mark / bnorm, k->stall, it);
         if (omega == 0.0)
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (omega = 0) at iteration %d",
                             it);

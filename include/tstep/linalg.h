@@ -53,6 +53,9 @@ typedef struct {
     const unsigned char *mask;  /* filter: mask[i] != 0 keeps x[i] = 0; or NULL */
     double *work;               /* 4n doubles for CG, 6n for BiCGSTAB */
     double *achieved;           /* if not NULL, receives |r|_2 / |b|_2 at a successful return */
+    int stall;                  /* BiCGSTAB: > 0, give up (TS_ERR_LINEAR) when the least
+                                   residual so far has not halved in that many iterations;
+                                   for a caller with another way to the answer */
 } ts_krylov;
 
 /* Preconditioned conjugate gradient for symmetric positive definite A.
@@ -63,7 +66,8 @@ typedef struct {
 int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                 const ts_krylov *k, int *iters);
 
-/* Preconditioned BiCGSTAB (van der Vorst 1992) for non-symmetric A. */
+/* Preconditioned BiCGSTAB (van der Vorst 1992) for non-symmetric A; with
+ * k->stall, TS_ERR_LINEAR also when it stagnates (see ts_krylov). */
 int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                       const ts_krylov *k, int *iters);
 
