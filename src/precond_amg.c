@@ -85,7 +85,7 @@
  * allocates the hierarchy.  Set up from the definiteness fix's matrix
  * (clamped compressed springs, Choi & Ko 2002) where the system has one.
  * Briggs, Henson & McCormick, A Multigrid Tutorial, 2nd ed., SIAM 2000,
- * ch. 8 (algebraic multigrid). */
+ * ch. 3 (the V- and W-cycles) and 8 (algebraic multigrid). */
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
