@@ -662,6 +662,16 @@ static void level_mul(amg_state *s, int l, const double *u, double *out)
     }
 }
 
+/* out = b - A_l x (out not x) */
+static void level_residual(amg_state *s, int l, const double *b, const double *x, double *out)
+{
+    size_t n = s->lev[l].n;
+    level_mul(s, l, x, out);
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    for (size_t i = 0; i < n; i++)
+        out[i] = b[i] - out[i];
+}
+
 /* Largest eigenvalue of D^-1 A: the largest Ritz value of AMG_LANCZOS
  * Lanczos steps on D^-1/2 A D^-1/2 (which approaches it from below, far
  * faster than power iteration on a clustered spectrum), times 1.1, at most
@@ -921,10 +931,7 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
         memcpy(r, b, n * sizeof *r);
         memset(x, 0, n * sizeof *x);
     } else {
-        level_mul(s, l, x, t);
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
-        for (size_t i = 0; i < n; i++)
-            r[i] = b[i] - t[i];
+        level_residual(s, l, b, x, r);
     }
 #pragma omp parallel for schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
@@ -961,24 +968,15 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
     level *C = &s->lev[l + 1];
     int deg = l == 0 ? AMG_DEGREE : AMG_DEGREE_COARSE;
     chebyshev(s, l, b, x, 1, deg);
-    level_mul(s, l, x, L->t);
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
-    for (size_t i = 0; i < n; i++)
-        L->t[i] = b[i] - L->t[i];
+    level_residual(s, l, b, x, L->t);
     csr_mul_transpose(&L->P, L->t, C->b);
     cycle(s, l + 1, C->b, C->x);
     if (C->wb && !(l + 2 == s->nlev && s->dense_ok)) {
         /* the W-cycle: a second cycle on the coarse level's residual (not
          * when that level is the coarsest, solved exactly) */
-        size_t nc = C->n;
-        level_mul(s, l + 1, C->x, C->wb);
-#pragma omp parallel for schedule(static) if (nc >= ts_threads_min())
-        for (size_t i = 0; i < nc; i++)
-            C->wb[i] = C->b[i] - C->wb[i];
+        level_residual(s, l + 1, C->b, C->x, C->wb);
         cycle(s, l + 1, C->wb, C->wx);
-#pragma omp parallel for schedule(static) if (nc >= ts_threads_min())
-        for (size_t i = 0; i < nc; i++)
-            C->x[i] += C->wx[i];
+        ts_vec_axpy(C->n, 1.0, C->wx, C->x);
     }
     csr_mul_to(&L->P, C->x, x, 1);
     chebyshev(s, l, b, x, 0, deg);
