@@ -139,20 +139,6 @@ static int state_is(const ts_system *sys, const double *y)
 #define BLOCK_KERNEL static inline
 #endif
 
-/* the first pinned index in [i, end), or end (eight flags a load) */
-BLOCK_KERNEL size_t next_pin(const unsigned char *pin, size_t i, size_t end)
-{
-    for (; i + 8 <= end; i += 8) {
-        uint64_t w;
-        memcpy(&w, pin + i, sizeof w);
-        if (w)
-            break;
-    }
-    for (; i < end && !pin[i]; i++)
-        ;
-    return i;
-}
-
 /* a = M^-1 f over the block [i0, i0 + len), zero where pinned (a may be f) */
 BLOCK_KERNEL void accel_block(const ts_system *sys, size_t i0, size_t len, const double *f, double *a)
 {
@@ -162,8 +148,8 @@ BLOCK_KERNEL void accel_block(const ts_system *sys, size_t i0, size_t len, const
     for (size_t i = 0; i < len; i++)
         a[i] = f[i] / m[i];
     if (pin)
-        for (size_t p = next_pin(pin, i0, i0 + len); p < i0 + len;
-             p = next_pin(pin, p + 1, i0 + len))
+        for (size_t p = ts_mask_next(pin, i0, i0 + len); p < i0 + len;
+             p = ts_mask_next(pin, p + 1, i0 + len))
             a[p - i0] = 0.0;
 }
 
@@ -174,12 +160,12 @@ BLOCK_KERNEL const double *dx_block(const ts_system *sys, size_t i0, size_t len,
                               double *dx)
 {
     const unsigned char *pin = sys->pinned;
-    size_t p = pin ? next_pin(pin, i0, i0 + len) : i0 + len;
+    size_t p = pin ? ts_mask_next(pin, i0, i0 + len) : i0 + len;
     if (p == i0 + len)
         return sv;
     if (dx != sv)
         memcpy(dx, sv, len * sizeof *dx);
-    for (; p < i0 + len; p = next_pin(pin, p + 1, i0 + len))
+    for (; p < i0 + len; p = ts_mask_next(pin, p + 1, i0 + len))
         dx[p - i0] = 0.0;
     return dx;
 }

@@ -165,9 +165,9 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_im
             s->xk[i] = xhat[i] + m->cx * trial(w, dw, lambda, i);
     }
     if (sys->pinned)
-        for (size_t i = 0; i < n; i++)
-            if (sys->pinned[i])
-                s->xk[i] = s->x0[i];
+        for (size_t i = ts_mask_next(sys->pinned, 0, n); i < n;
+             i = ts_mask_next(sys->pinned, i + 1, n))
+            s->xk[i] = s->x0[i];
 }
 
 /* The iterate from the unknown (w, or the trial w + lambda dw when dw is

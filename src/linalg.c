@@ -241,12 +241,11 @@ int ts_vec_all_finite(size_t n, const double *x)
     return s == 0.0;
 }
 
-static void filter(size_t n, const unsigned char *mask, double *x)
+void ts_vec_mask(size_t n, const unsigned char *mask, double *x)
 {
     if (mask)
-        for (size_t i = 0; i < n; i++)
-            if (mask[i])
-                x[i] = 0.0;
+        for (size_t i = ts_mask_next(mask, 0, n); i < n; i = ts_mask_next(mask, i + 1, n))
+            x[i] = 0.0;
 }
 
 /* z = P^-1 r, filtered */
@@ -257,7 +256,7 @@ static void precondition(size_t n, const ts_krylov *k, const double *r, double *
     else
         for (size_t i = 0; i < n; i++)
             z[i] = k->diag ? r[i] / k->diag[i] : r[i];
-    filter(n, k->mask, z);
+    ts_vec_mask(n, k->mask, z);
 }
 
 /* r = S (b - A x) */
@@ -268,7 +267,7 @@ static int residual(size_t n, ts_matvec_fn A, void *ctx, const double *b, const 
     if (s)
         return s;
     ts_vec_axpby(n, 1.0, b, -1.0, r);
-    filter(n, k->mask, r);
+    ts_vec_mask(n, k->mask, r);
     return TS_OK;
 }
 
@@ -303,7 +302,7 @@ static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p
 #pragma omp parallel for schedule(static) if (nc > 1)
     for (size_t k = 0; k < nc; k++) {
         size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
-        filter(len, mask ? mask + i0 : NULL, q + i0);
+        ts_vec_mask(len, mask ? mask + i0 : NULL, q + i0);
         part[k] = dot_chunk(len, p + i0, q + i0);
     }
     double s = 0.0;
@@ -327,7 +326,7 @@ static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *
             r[i] += -alpha * q[i];
             z[i] = d ? r[i] / d[i] : r[i];
         }
-        filter(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
+        ts_vec_mask(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
         part_rr[j] = dot_chunk(i1 - i0, r + i0, r + i0);
         part_rz[j] = dot_chunk(i1 - i0, r + i0, z + i0);
     }
@@ -344,7 +343,7 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
     double bnorm = filtered_norm(n, b, k->mask);
     int s;
     *iters = 0;
-    filter(n, k->mask, x);
+    ts_vec_mask(n, k->mask, x);
     if (bnorm == 0.0) {
         ts_vec_zero(n, x);
         return reached(k, 0.0, 0.0);
@@ -401,7 +400,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
     double rho = 1.0, alpha = 1.0, omega = 1.0, mark = INFINITY;
     int s, mark_it = 0;
     *iters = 0;
-    filter(n, k->mask, x);
+    ts_vec_mask(n, k->mask, x);
     if (bnorm == 0.0) {
         ts_vec_zero(n, x);
         return reached(k, 0.0, 0.0);
@@ -429,7 +428,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
         precondition(n, k, p, phat);
         if ((s = A(ctx, phat, v)))
             return s;
-        filter(n, k->mask, v);
+        ts_vec_mask(n, k->mask, v);
         double rv = ts_vec_dot(n, rhat, v);
         if (rv == 0.0)
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rhat.v = 0) at iteration %d",
@@ -442,7 +441,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
         precondition(n, k, r, phat); /* shat */
         if ((s = A(ctx, phat, t)))
             return s;
-        filter(n, k->mask, t);
+        ts_vec_mask(n, k->mask, t);
         double tt = ts_vec_dot(n, t, t);
         omega = tt > 0.0 ? ts_vec_dot(n, t, r) / tt : 0.0;
         ts_vec_axpy(n, omega, phat, x);
@@ -484,7 +483,7 @@ int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double 
         if ((s = A(ctx, x, col)))
             return s;
         ++*iters;
-        filter(n, k->mask, col);
+        ts_vec_mask(n, k->mask, col);
         for (size_t i = 0; i < n; i++) {
             a[i * n + j] = k->mask && k->mask[j] ? (double)(i == j) : col[i];
             amax = fmax(amax, fabs(a[i * n + j]));

@@ -142,11 +142,7 @@ int ts_system_jacobian_mul(ts_system *sys, const double *u, double *out)
 
 void ts_system_filter(const ts_system *sys, double *u)
 {
-    if (!sys->pinned)
-        return;
-    for (size_t i = 0; i < sys->n; i++)
-        if (sys->pinned[i])
-            u[i] = 0.0;
+    ts_vec_mask(sys->n, sys->pinned, u);
 }
 
 int ts_system_energy(ts_system *sys, double t, double *kinetic, double *potential)

@@ -212,6 +212,45 @@ START_TEST(max_norms)
 }
 END_TEST
 
+/* the filter and the mask scan against the plain loops: every length to
+ * 40 and every start, with masks of one set entry at each position, of two
+ * (a word boundary between them or not), all clear and all set; unmasked
+ * entries keep their bits, masked ones become +0 */
+START_TEST(mask_scan)
+{
+    unsigned char m[40];
+    double x[40];
+    for (size_t n = 0; n <= 40; n++)
+        for (int kind = 0; kind < 4; kind++)
+            for (size_t at = 0; at < (n ? n : 1); at++) {
+                for (size_t i = 0; i < n; i++)
+                    m[i] = kind == 3 ? 2 : 0;
+                if (n && kind == 1)
+                    m[at] = 1;
+                if (n && kind == 2)
+                    m[at] = m[(at * 7 + 3) % n] = 255;
+                for (size_t i0 = 0; i0 <= n; i0++) {
+                    size_t want = i0;
+                    while (want < n && !m[want])
+                        want++;
+                    ck_assert_msg(ts_mask_next(m, i0, n) == want, "n %zu, kind %d at %zu, from %zu",
+                                  n, kind, at, i0);
+                }
+                for (size_t i = 0; i < n; i++)
+                    x[i] = -1.0 - (double)i;
+                ts_vec_mask(n, m, x);
+                for (size_t i = 0; i < n; i++) {
+                    double want = m[i] ? 0.0 : -1.0 - (double)i;
+                    ck_assert_msg(x[i] == want && !signbit(x[i]) == !signbit(want),
+                                  "n %zu, kind %d at %zu: x[%zu] = %g", n, kind, at, i, x[i]);
+                }
+            }
+    x[0] = 3.0;
+    ts_vec_mask(1, NULL, x); /* no mask: nothing */
+    ck_assert(x[0] == 3.0);
+}
+END_TEST
+
 Suite *linalg_suite(void)
 {
     Suite *s = suite_create("linalg");
@@ -224,6 +263,7 @@ Suite *linalg_suite(void)
     tcase_add_test(tc, cg_rejects_indefinite);
     tcase_add_test(tc, vector_helpers);
     tcase_add_test(tc, max_norms);
+    tcase_add_test(tc, mask_scan);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,6 +8,8 @@
 #define TSTEP_LINALG_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /* Threads (OpenMP, when built with it): the vector helpers below and the
  * spring networks' forces and products run on ts_threads_get() threads, with
@@ -38,6 +40,24 @@ double ts_vec_norm2(size_t n, const double *x);
 double ts_vec_norm_inf(size_t n, const double *x);
 double ts_vec_dist_inf(size_t n, const double *x, const double *y); /* |x - y|_inf */
 int ts_vec_all_finite(size_t n, const double *x);
+
+/* The filter: x_i = 0 wherever mask[i] != 0 (mask NULL: nothing). */
+void ts_vec_mask(size_t n, const unsigned char *mask, double *x);
+/* The first i' in [i, end) with mask[i'] != 0, or end; the mask is read
+ * eight entries a load where it is zero (a cloth pins a handful of its
+ * particles: a byte-by-byte scan took 2.8% of a backward-Euler run). */
+static inline size_t ts_mask_next(const unsigned char *mask, size_t i, size_t end)
+{
+    for (; i + 8 <= end; i += 8) {
+        uint64_t w;
+        memcpy(&w, mask + i, sizeof w);
+        if (w)
+            break;
+    }
+    for (; i < end && !mask[i]; i++)
+        ;
+    return i;
+}
 
 /* out = A u; returns a status (nonzero aborts the solve with that status). */
 typedef int (*ts_matvec_fn)(void *ctx, const double *u, double *out);
