@@ -45,9 +45,14 @@
  * lmax/30, 14% and 27% more CG iterations on the 100x100 and 300x300
  * cloth; lmax/5 and lmax/10 about as good as lmax/7), its lower end
  * raised to the smallest Ritz value of the Lanczos estimate of lmax where
- * that is larger (a well-conditioned A), degree 2 on the finest level and
- * 1 on the coarser ones (degree 3 on the finest, with lmax/10: 4% and 11%
- * fewer CG iterations on those cloths, a step 19% and 12% longer), the
+ * that is larger (a well-conditioned A), of degree 1 on every level: a
+ * damped Jacobi step, x += D^-1 r / theta, theta the range's midpoint,
+ * whose range on the finest level is [lmax/4, lmax] (every finest-level
+ * product is one of the system's, and they are most of a cycle's cost:
+ * degree 2 there took 16% and 25% fewer CG iterations on the 100x100 and
+ * 300x300 falling cloths, 5 fine products a CG iteration against 3, and
+ * a run 5-13% longer; the range [lmax/7, lmax] there, 3% and 12% more
+ * iterations than lmax/4), the
  * residual restricted
  * by P^T, the coarse correction prolongated by P, the same smoothing again;
  * from the second coarse level down (AMG_W_FROM) each level is solved by
@@ -97,11 +102,11 @@
 #define AMG_COARSE_MIN 60    /* coarsen while a level has more unknowns */
 #define AMG_DENSE_MAX 1500   /* the coarsest level is solved by dense Cholesky up to this size */
 #define AMG_THETA 0.08       /* strength threshold on the finest level */
-#define AMG_DEGREE 2         /* Chebyshev smoother degree on the finest level */
-#define AMG_DEGREE_COARSE 1  /* and on the coarser ones */
+#define AMG_DEGREE 1         /* Chebyshev smoother degree (a damped Jacobi step) */
 #define AMG_W_FROM 2         /* levels solved by two cycles (a W-cycle from there down) */
 #define AMG_DEGREE_LAST 12   /* on the coarsest when it is not positive definite (no Cholesky) */
 #define AMG_CHEB_RATIO 7.0   /* the smoothed range of D^-1 A: [lmax / 7, lmax] */
+#define AMG_CHEB_RATIO_FINE 4.0 /* on the finest level: [lmax / 4, lmax] */
 #define AMG_LANCZOS 12     /* Lanczos steps estimating the largest eigenvalue of D^-1 A */
 #define AMG_REUSE_MAX 200    /* setups a hierarchy serves at most */
 
@@ -676,7 +681,8 @@ static void level_residual(amg_state *s, int l, const double *b, const double *x
  * Lanczos steps on D^-1/2 A D^-1/2 (which approaches it from below, far
  * faster than power iteration on a clustered spectrum), times 1.1, at most
  * Gershgorin's bound max_i sum_j |a_ij| / d_i over the unpinned rows.
- * The smoother's lower end, L->lmin: lmax / AMG_CHEB_RATIO, or the
+ * The smoother's lower end, L->lmin: lmax / AMG_CHEB_RATIO (on the finest
+ * level lmax / AMG_CHEB_RATIO_FINE), or the
  * smallest Ritz value when larger (a well-conditioned A, whose whole
  * spectrum the smoother then damps; Ritz values lie inside the spectrum,
  * and eigenvalues below the range are damped less, never amplified),
@@ -745,7 +751,8 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
     if (LAPACKE_dstev(LAPACK_COL_MAJOR, 'N', (lapack_int)k, alpha, beta, NULL, 1) == 0)
         lam = 1.1 * alpha[k - 1], ritz_min = alpha[0];
     lam = gersh > 0.0 && (gersh < lam || !(lam > 0.0)) ? gersh : lam;
-    L->lmin = fmin(fmax(ritz_min, lam / AMG_CHEB_RATIO), 0.5 * lam);
+    double ratio = l == 0 ? AMG_CHEB_RATIO_FINE : AMG_CHEB_RATIO;
+    L->lmin = fmin(fmax(ritz_min, lam / ratio), 0.5 * lam);
     return lam;
 }
 
@@ -966,8 +973,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
         return;
     }
     level *C = &s->lev[l + 1];
-    int deg = l == 0 ? AMG_DEGREE : AMG_DEGREE_COARSE;
-    chebyshev(s, l, b, x, 1, deg);
+    chebyshev(s, l, b, x, 1, AMG_DEGREE);
     level_residual(s, l, b, x, L->t);
     csr_mul_transpose(&L->P, L->t, C->b);
     cycle(s, l + 1, C->b, C->x);
@@ -979,7 +985,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
         ts_vec_axpy(C->n, 1.0, C->wx, C->x);
     }
     csr_mul_to(&L->P, C->x, x, 1);
-    chebyshev(s, l, b, x, 0, deg);
+    chebyshev(s, l, b, x, 0, AMG_DEGREE);
 }
 
 static void amg_apply(void *state, const double *r, double *z)
