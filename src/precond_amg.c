@@ -49,10 +49,12 @@
  * damped Jacobi step, x += D^-1 r / theta, theta the range's midpoint,
  * whose range on the finest level is [lmax/4, lmax] (every finest-level
  * product is one of the system's, and they are most of a cycle's cost:
- * degree 2 there took 16% and 25% fewer CG iterations on the 100x100 and
- * 300x300 falling cloths, 5 fine products a CG iteration against 3, and
- * a run 5-13% longer; the range [lmax/7, lmax] there, 3% and 12% more
- * iterations than lmax/4), the
+ * degree 2 there, on [lmax/7, lmax], took 13% and 15% fewer CG iterations
+ * on the 100x100 and 300x300 falling cloths but 5 fine products a CG
+ * iteration against 3, and a run took 19% and 23% longer (that build
+ * also scanned the pin flags byte by byte, 3% of a run); with degree 1,
+ * the range [lmax/7, lmax] took 3% and 13% more iterations than
+ * [lmax/4, lmax]; docs/solvers.md), the
  * residual restricted
  * by P^T, the coarse correction prolongated by P, the same smoothing again;
  * from the second coarse level down (AMG_W_FROM) each level is solved by
