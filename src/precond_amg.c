@@ -936,6 +936,14 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
     double theta = 0.5 * (lmax + lmin), delta = 0.5 * (lmax - lmin);
     double sigma = theta / delta, rho = 1.0 / sigma;
     double *r = L->r, *d = L->d, *t = L->t;
+    if (zero && k == 1) {
+        /* one damped Jacobi step from x = 0, in one pass: the operations
+         * of the general path below (d = D^-1 b / theta, then 0 + d) */
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+        for (size_t i = 0; i < n; i++)
+            x[i] = 0.0 + L->dinv[i] * b[i] / theta;
+        return;
+    }
     if (zero) {
         memcpy(r, b, n * sizeof *r);
         memset(x, 0, n * sizeof *x);
