@@ -118,6 +118,7 @@ typedef struct {
     size_t *p;
     uint32_t *j;
     double *v;
+    float *f;          /* v in single precision, read by the cycle's products, or NULL */
 } csr;
 
 typedef struct {
@@ -161,6 +162,7 @@ static void csr_free(csr *a)
     free(a->p);
     free(a->j);
     free(a->v);
+    free(a->f);
     memset(a, 0, sizeof *a);
 }
 
@@ -173,14 +175,69 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
     return a->p && a->j && a->v ? TS_OK : TS_ERR_NOMEM;
 }
 
-/* out = a u, or out += a u when add */
+/* a's values in single precision, which the cycle's products read (half
+ * the bytes of the coarse levels' products, which are bound by memory
+ * beyond the caches; a preconditioner needs no more digits, and on the
+ * 100x100 and 300x300 cloths the CG iterations are the same).  With sym
+ * (a square matrix of symmetric pattern, a coarse level's P^T A P) entry
+ * (j, i) takes the rounded value of (i, j), i < j, so that the cycle
+ * stays exactly symmetric, as CG needs, though the Galerkin sums of the
+ * two differ in their last bits. */
+static int csr_single(csr *a, int sym)
+{
+    size_t nnz = a->p[a->n];
+    if (!a->f && !(a->f = malloc((nnz + 1) * sizeof *a->f)))
+        return TS_ERR_NOMEM;
+    for (size_t k = 0; k < nnz; k++)
+        a->f[k] = (float)a->v[k];
+    if (sym)
+        for (size_t i = 0; i < a->n; i++)
+            for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
+                size_t j = a->j[k];
+                if (j <= i)
+                    continue;
+                for (size_t q = a->p[j]; q < a->p[j + 1]; q++)
+                    if (a->j[q] == i) {
+                        a->f[q] = a->f[k];
+                        break;
+                    }
+            }
+    return TS_OK;
+}
+
+/* out = a u, or out += a u when add; with a's single-precision values
+ * where it has them.  Four partial sums a row: one sum's chain of
+ * additions bounded the product where the level fits in cache (100x100
+ * cloth: this product's share of a run 24% -> 22%, with the single
+ * precision values 26% -> 22%; 300x300: 25% -> 21%). */
 static void csr_mul_to(const csr *a, const double *u, double *out, int add)
 {
+    const float *f = a->f;
+    const double *v = a->v;
 #pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
     for (size_t i = 0; i < a->n; i++) {
-        double s = 0.0;
-        for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-            s += a->v[k] * u[a->j[k]];
+        size_t k = a->p[i], e = a->p[i + 1];
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        if (f) {
+            for (; k + 4 <= e; k += 4) {
+                s0 += (double)f[k] * u[a->j[k]];
+                s1 += (double)f[k + 1] * u[a->j[k + 1]];
+                s2 += (double)f[k + 2] * u[a->j[k + 2]];
+                s3 += (double)f[k + 3] * u[a->j[k + 3]];
+            }
+            for (; k < e; k++)
+                s0 += (double)f[k] * u[a->j[k]];
+        } else {
+            for (; k + 4 <= e; k += 4) {
+                s0 += v[k] * u[a->j[k]];
+                s1 += v[k + 1] * u[a->j[k + 1]];
+                s2 += v[k + 2] * u[a->j[k + 2]];
+                s3 += v[k + 3] * u[a->j[k + 3]];
+            }
+            for (; k < e; k++)
+                s0 += v[k] * u[a->j[k]];
+        }
+        double s = (s0 + s1) + (s2 + s3);
         out[i] = add ? out[i] + s : s;
     }
 }
@@ -196,7 +253,7 @@ static void csr_mul_transpose(const csr *a, const double *u, double *out)
     memset(out, 0, a->m * sizeof *out);
     for (size_t i = 0; i < a->n; i++)
         for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-            out[a->j[k]] += a->v[k] * u[i];
+            out[a->j[k]] += (a->f ? (double)a->f[k] : a->v[k]) * u[i];
 }
 
 /* The pattern of C = A B (Gustavson), columns of each row in first-seen order. */
@@ -857,6 +914,9 @@ static int rebuild(amg_state *s, const ts_linsolve *ls)
         full_walk(s, ls->A, 1);
     for (int l = 0; l + 1 < s->nlev; l++)
         galerkin(s, l);
+    for (int l = 0; l + 1 < s->nlev; l++)
+        if (csr_single(&s->lev[l].P, 0) || csr_single(&s->lev[l + 1].A, 1))
+            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     for (int l = 0; l < s->nlev; l++) {
         level *L = &s->lev[l];
         /* the smoother's diagonal, on level 0 too: the matrix the levels
