@@ -34,6 +34,9 @@
  * Results: build/bench/kernels.csv (figure, size, value, unit, baseline,
  * ratio, goal) and a summary on standard output.  With arguments (memory,
  * product, threads, rk4, output) only those figures, into kernels.csv.part. */
+#ifdef __linux__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +323,14 @@ static void memory_child(const ts_stepper_type *type, double dt, double cg_tol,
     pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
+#ifdef M_MMAP_THRESHOLD
+        /* a fixed threshold: every large block its own mapping, returned
+         * to the system when freed, so that the peak counts the pages in
+         * use (glibc's adaptive threshold would keep the freed sort arrays
+         * of the cloth's construction resident and hand them to the
+         * stepper, which then seems to take less than it does) */
+        mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
         long k0 = peak_kb();
         ts_system *sys = cloth(300);
         long k1 = peak_kb();

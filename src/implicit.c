@@ -27,6 +27,7 @@ typedef struct {
     const double *x0, *v0, *xhat, *vhat; /* this step's start and base states */
     ts_linsolve *lin; /* the linear solver (tstep/linsolve.h) */
     int have_warm; /* w holds the previous step's solution */
+    int kept;      /* dw (and rhs) hold the start state: the end state was written */
     ts_implicit_method last; /* the method of that step (Newton's predictor) */
 } implicit_scratch;
 
@@ -358,6 +359,7 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
         return ts_error(TS_ERR_UNSUPPORTED,
                         "implicit method with c0 != 0: allocate with ts_implicit_alloc_with(keep_f0)");
     /* the stored state stays as it is until the end state is written */
+    s->kept = 0;
     s->x0 = sys->x;
     s->v0 = order2 ? sys->v : NULL;
     s->xhat = m->xhat ? m->xhat : s->x0;
@@ -382,12 +384,19 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
     if (st)
         return st;
     /* the end state: v1 = vhat + w, x1 = xhat + qx vhat + ex w (order 1:
-     * x1 = xhat + ex w); pinned positions stay */
+     * x1 = xhat + ex w); pinned positions stay.  The start state goes into
+     * dw (and rhs), which every step has used and no longer needs (xk and
+     * vk are left alone: a linearized step never touches them):
+     * ts_implicit_restore puts it back if the step is refused after this
+     * (TS_KEEPS_START). */
     for (size_t i = 0; i < n; i++) {
-        if (sys->pinned && sys->pinned[i])
-            continue;
         /* read before writing: the base may be the stored state itself */
         double xh = s->xhat[i], wi = s->w[i];
+        s->dw[i] = sys->x[i];
+        if (order2)
+            s->rhs[i] = sys->v[i];
+        if (sys->pinned && sys->pinned[i])
+            continue;
         if (order2) {
             double vh = s->vhat[i];
             sys->v[i] = vh + wi;
@@ -396,8 +405,27 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
             sys->x[i] = xh + m->ex * wi;
         }
     }
+    s->kept = 1;
     s->have_warm = 1; /* the next step starts from this w */
     return TS_OK;
+}
+
+const double *ts_implicit_start_x(const void *scratch)
+{
+    const implicit_scratch *s = scratch;
+    return s->kept ? s->dw : NULL;
+}
+
+int ts_implicit_restore(void *scratch, ts_system *sys)
+{
+    implicit_scratch *s = scratch;
+    if (!s->kept)
+        return 0;
+    ts_vec_copy(s->n, s->dw, sys->x);
+    if (sys->order == 2)
+        ts_vec_copy(s->n, s->rhs, sys->v);
+    s->kept = 0;
+    return 1;
 }
 
 ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, double h)

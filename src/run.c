@@ -50,9 +50,8 @@ static int adaptive_advance(ts_system *sys, ts_stepper *st, double t, double dt,
         int reject = s == TS_ERR_NEWTON || s == TS_ERR_LINEAR || s == TS_ERR_DIVERGED;
         if (s && !reject)
             return s;
-        if (!s && sys->ops->max_strain_change(sys, st->backup_, sys->x) > limit) {
-            ts_system_set_y(sys, st->backup_);
-            st->total.accepted--, st->total.rejected++;
+        if (!s && sys->ops->max_strain_change(sys, ts_stepper_start_x(st), sys->x) > limit) {
+            ts_stepper_undo(st, sys);
             reject = 1;
         }
         if (reject) {
@@ -113,10 +112,8 @@ static int error_control_advance(ts_system *sys, ts_stepper *st, double t, doubl
             return s;
         double err = s ? INFINITY : ts_stepper_error(st, sys, opt->rtol, opt->atol);
         if (!(err <= 1.0)) {
-            if (!s) { /* a step that worked but missed the tolerance: undo it */
-                ts_system_set_y(sys, st->backup_);
-                st->total.accepted--, st->total.rejected++;
-            }
+            if (!s) /* a step that worked but missed the tolerance: undo it */
+                ts_stepper_undo(st, sys);
             ts_error_clear();
             c->h = h * fmax(TS_PI_FAC_MIN, isfinite(err) ? TS_PI_SAFETY * pow(err, -1.0 / q)
                                                           : TS_PI_FAC_MIN);
@@ -183,10 +180,8 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
         else
             s = ts_stepper_step(st, sys, t, h);
         if (!s && !(state_norm(sys) <= limit)) {
-            if (!opt->adaptive && !control) {
-                ts_system_set_y(sys, st->backup_);
-                st->total.accepted--, st->total.rejected++; /* not kept */
-            }
+            if (!opt->adaptive && !control)
+                ts_stepper_undo(st, sys); /* not kept */
             s = ts_error(TS_ERR_DIVERGED, "|state| exceeded %g", limit);
         }
         if (s) {

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/stepper.h"
 
@@ -43,8 +44,8 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
     st->type = type;
     st->total.residual = st->total.linear_residual = NAN;
     st->opt = opt ? *opt : ts_default_solver_options();
-    st->backup_ = malloc(ts_system_ydim(sys) * sizeof *st->backup_);
-    if (!st->backup_)
+    if (!(type->flags & TS_KEEPS_START) &&
+        !(st->backup_ = malloc(ts_system_ydim(sys) * sizeof *st->backup_)))
         goto fail;
     int s = type->alloc(sys, &st->opt, &st->scratch);
     if (s) {
@@ -87,7 +88,9 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     long f0 = sys->force_evals, j0 = sys->jacobian_products;
     memset(&st->last, 0, sizeof st->last);
     st->last.residual = st->last.linear_residual = NAN;
-    ts_system_get_y(sys, st->backup_);
+    int keeps = (st->type->flags & TS_KEEPS_START) != 0;
+    if (!keeps)
+        ts_system_get_y(sys, st->backup_);
     int s = st->type->step(st->scratch, sys, t, h, &st->last);
     if (!s && !(ts_vec_all_finite(sys->n, sys->x) &&
                 (sys->order == 1 || ts_vec_all_finite(sys->n, sys->v))))
@@ -95,7 +98,10 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     if (!s && sys->ops->post_step)
         s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
     if (s) {
-        ts_system_set_y(sys, st->backup_);
+        if (keeps)
+            ts_implicit_restore(st->scratch, sys);
+        else
+            ts_system_set_y(sys, st->backup_);
         ts_stepper_reset(st);
         st->last.rejected = 1;
     } else {
@@ -107,6 +113,20 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
     return s;
 }
 
+const double *ts_stepper_start_x(const ts_stepper *st)
+{
+    return st->backup_ ? st->backup_ : ts_implicit_start_x(st->scratch);
+}
+
+void ts_stepper_undo(ts_stepper *st, ts_system *sys)
+{
+    if (st->backup_)
+        ts_system_set_y(sys, st->backup_);
+    else
+        ts_implicit_restore(st->scratch, sys);
+    st->total.accepted--, st->total.rejected++;
+}
+
 void ts_stepper_reset(ts_stepper *st)
 {
     if (st->type->reset)
@@ -115,7 +135,7 @@ void ts_stepper_reset(ts_stepper *st)
 
 double ts_stepper_error(const ts_stepper *st, const ts_system *sys, double rtol, double atol)
 {
-    if (!st->type->error)
+    if (!st->type->error || !st->backup_)
         return NAN;
     return st->type->error(st->scratch, sys, st->backup_, rtol, atol);
 }

@@ -331,6 +331,76 @@ START_TEST(failed_implicit_step_leaves_the_state)
 }
 END_TEST
 
+static int refusing_post_step(ts_system *sys, double t, double *x, double *v)
+{
+    (void)sys, (void)t, (void)v;
+    x[0] += 1.0; /* a projection that fails half-way */
+    return ts_error(TS_ERR_DIVERGED, "test: projection refused");
+}
+
+/* The implicit steppers that keep their start (TS_KEEPS_START) take no copy
+ * of the state, yet restore it bit for bit when the step is refused after
+ * they wrote the end state (here by a failing post-step projection), give
+ * the start positions after a step and undo it; and a step is the same
+ * bits as a step of a stepper that copied the state (the flag cleared). */
+START_TEST(kept_start_restores_the_state)
+{
+    const ts_stepper_type *types[] = {&ts_backward_euler, &ts_backward_euler_linear,
+                                      &ts_implicit_midpoint, &ts_crank_nicolson};
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
+        ck_assert(types[k]->flags & TS_KEEPS_START);
+        ts_system *sys = small_cloth();
+        size_t n = sys->n;
+        double *x = malloc(n * sizeof *x), *v = malloc(n * sizeof *v);
+        double *x1 = malloc(n * sizeof *x1), *v1 = malloc(n * sizeof *v1);
+        memcpy(x, sys->x, n * sizeof *x);
+        memcpy(v, sys->v, n * sizeof *v);
+        ts_stepper *st, *ref;
+        ck_assert_int_eq(ts_stepper_new(types[k], sys, NULL, &st), TS_OK);
+        ck_assert_ptr_null(st->backup_);
+        /* the same method with a copy of the state, as every other stepper */
+        ts_stepper_type copying = *types[k];
+        copying.flags &= ~(unsigned)TS_KEEPS_START;
+        ck_assert_int_eq(ts_stepper_new(&copying, sys, NULL, &ref), TS_OK);
+        ck_assert_ptr_nonnull(ref->backup_);
+
+        /* refused after the end state was written: the start back */
+        const ts_system_ops *ops = sys->ops;
+        ts_system_ops refusing = *ops;
+        refusing.post_step = refusing_post_step;
+        sys->ops = &refusing;
+        ck_assert_int_eq(ts_stepper_step(st, sys, 0.0, 0.05), TS_ERR_DIVERGED);
+        ts_error_clear();
+        sys->ops = ops;
+        ck_assert(memcmp(x, sys->x, n * sizeof *x) == 0);
+        ck_assert(memcmp(v, sys->v, n * sizeof *v) == 0);
+        ck_assert_int_eq(st->last.rejected, 1);
+
+        /* accepted: the start positions, then undone */
+        ck_assert_int_eq(ts_stepper_step(st, sys, 0.0, 0.05), TS_OK);
+        ck_assert(memcmp(x, ts_stepper_start_x(st), n * sizeof *x) == 0);
+        ck_assert(memcmp(x, sys->x, n * sizeof *x) != 0);
+        memcpy(x1, sys->x, n * sizeof *x1);
+        memcpy(v1, sys->v, n * sizeof *v1);
+        long accepted = st->total.accepted, rejected = st->total.rejected;
+        ts_stepper_undo(st, sys);
+        ck_assert(memcmp(x, sys->x, n * sizeof *x) == 0);
+        ck_assert(memcmp(v, sys->v, n * sizeof *v) == 0);
+        ck_assert_int_eq(st->total.accepted, accepted - 1);
+        ck_assert_int_eq(st->total.rejected, rejected + 1);
+
+        /* the stepper that copies the state: the same end state */
+        ck_assert_int_eq(ts_stepper_step(ref, sys, 0.0, 0.05), TS_OK);
+        ck_assert(memcmp(x1, sys->x, n * sizeof *x1) == 0);
+        ck_assert(memcmp(v1, sys->v, n * sizeof *v1) == 0);
+        ts_stepper_free(st);
+        ts_stepper_free(ref);
+        free(x), free(v), free(x1), free(v1);
+        ts_system_free(sys);
+    }
+}
+END_TEST
+
 /* Crank-Nicolson's description run by hand: refused without f0, and with
  * it the same bits as the crank-nicolson stepper. */
 START_TEST(reused_f0_needs_its_vector)
@@ -418,6 +488,7 @@ Suite *memory_suite(void)
     tcase_add_test(tc, fast_path_products_match_force_differences);
     tcase_add_test(tc, block_cache_same_bits);
     tcase_add_test(tc, failed_implicit_step_leaves_the_state);
+    tcase_add_test(tc, kept_start_restores_the_state);
     tcase_add_test(tc, reused_f0_needs_its_vector);
     tcase_add_test(tc, rk4_equals_the_formula);
     suite_add_tcase(s, tc);

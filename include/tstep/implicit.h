@@ -103,6 +103,15 @@ void ts_implicit_reset(void *scratch);
 int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
                        int linear_only, ts_step_stats *stats);
 
+/* After ts_implicit_newton wrote the end state: put the start state back
+ * (kept in the scratch's update and residual vectors), and return 1; else (no end state
+ * written since the last call) return 0, the stored state being the start.
+ * ts_stepper_step calls it for TS_KEEPS_START steppers when the non-finite
+ * check or the system's post-step projection fails. */
+int ts_implicit_restore(void *scratch, ts_system *sys);
+/* The start positions kept after the end state was written, else NULL. */
+const double *ts_implicit_start_x(const void *scratch);
+
 /* Backward Euler's method description for a step from t to t + h. */
 ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, double h);
 

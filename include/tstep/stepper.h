@@ -31,8 +31,14 @@ enum {
     TS_MULTISTEP = 1u << 6,      /* keeps history (bdf2): its first step after a reset is
                                     a lower-order starting step, so one step is not its
                                     one-step factor */
-    TS_ADAPTIVE = 1u << 7        /* has an embedded error estimate (the type's `error`):
+    TS_ADAPTIVE = 1u << 7,       /* has an embedded error estimate (the type's `error`):
                                     `run --rtol` controls its step size */
+    TS_KEEPS_START = 1u << 8     /* its scratch is ts_implicit_alloc's and its step one
+                                    ts_implicit_newton, which writes the stored state only
+                                    at its end and keeps the start in its scratch:
+                                    ts_stepper_step then takes no copy of the state
+                                    (2 n doubles less) and restores a step that fails
+                                    after that end with ts_implicit_restore */
 };
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
@@ -108,7 +114,8 @@ typedef struct {
     ts_solver_options opt;
     ts_step_stats last;  /* statistics of the last step */
     ts_step_stats total; /* summed over all steps */
-    double *backup_;     /* the state before a step, to restore on failure */
+    double *backup_;     /* the state before a step, to restore on failure (NULL with
+                            TS_KEEPS_START) */
 } ts_stepper;
 
 /* Allocate an instance for `sys`; refuses (TS_ERR_UNSUPPORTED) a system
@@ -126,6 +133,12 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h);
 /* Forget the stepper's history and caches (the type's reset, if any): call
  * after changing the system's state from outside the stepper. */
 void ts_stepper_reset(ts_stepper *st);
+
+/* After a step that succeeded: the positions before it (n entries; valid
+ * until the next step), and undoing it (the state before it back, the step
+ * no longer counted as accepted but as rejected). */
+const double *ts_stepper_start_x(const ts_stepper *st);
+void ts_stepper_undo(ts_stepper *st, ts_system *sys);
 
 /* The last step's error estimate (TS_ADAPTIVE steppers; NAN otherwise), in
  * the weighted RMS norm of ts_stepper_type.error, y0 the state before it. */
