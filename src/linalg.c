@@ -311,7 +311,8 @@ static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p
     return s;
 }
 
-/* x += alpha p, r -= alpha q, z = S D^-1 r; returns |r|^2 in *rr and r . z in *rz */
+/* x += alpha p, r -= alpha q, z = S D^-1 r (z may be q: q_i is read
+ * before z_i is written); returns |r|^2 in *rr and r . z in *rz */
 static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *p,
                       const double *q, double *x, double *r, double *z, double *rr, double *rz)
 {
@@ -339,7 +340,9 @@ static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *
 int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                 const ts_krylov *k, int *iters)
 {
-    double *r = k->work, *z = r + n, *p = z + n, *q = p + n;
+    /* z = P^-1 r in q's vector: q = A p is read for the last time when r
+     * is updated, before z is formed (3 vectors, not 4) */
+    double *r = k->work, *p = r + n, *q = p + n, *z = q;
     double bnorm = filtered_norm(n, b, k->mask);
     int s;
     *iters = 0;

@@ -71,7 +71,7 @@ typedef struct {
     ts_precond_fn precond;      /* if not NULL, the preconditioner (diag is then unused) */
     void *precond_ctx;
     const unsigned char *mask;  /* filter: mask[i] != 0 keeps x[i] = 0; or NULL */
-    double *work;               /* 4n doubles for CG, 6n for BiCGSTAB */
+    double *work;               /* 3n doubles for CG, 6n for BiCGSTAB */
     double *achieved;           /* if not NULL, receives |r|_2 / |b|_2 at a successful return */
     int stall;                  /* BiCGSTAB: > 0, give up (TS_ERR_LINEAR) when the least
                                    residual so far has not halved in that many iterations;
