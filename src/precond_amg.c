@@ -80,7 +80,7 @@
  * system's own matrix-free ones at the current linearization (the
  * assembled fine matrix is read only while setting up); on the coarse
  * levels, and by P and P^T, they read single-precision copies of the
- * values, kept exactly symmetric (csr_single). 
+ * values, kept exactly symmetric (csr_single).
  *
  * Setup cost: the assembled A and the Galerkin products per level (tens of
  * products' worth).  The hierarchy is therefore kept across linearizations
