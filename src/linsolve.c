@@ -529,6 +529,8 @@ fail:
 int ts_linsolve_matvec(void *ctx, const double *u, double *out)
 {
     ts_system *sys = ctx;
+    if (ts_springs_of(sys)) /* M u - J u in the product's passes */
+        return ts_springs_shifted_mul(sys, u, out);
     int s = ts_system_jacobian_mul(sys, u, out);
     if (s)
         return s;

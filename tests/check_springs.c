@@ -306,6 +306,54 @@ START_TEST(fast_path_equals_exact_products)
 }
 END_TEST
 
+/* The linear solvers' product M u - J u (ts_springs_shifted_mul), one pass
+ * less than J u and then M u minus it: equal to that to rounding, with
+ * positive, negative and mixed signs of (alpha, beta) (the product's three
+ * loops), counted as one Jacobian product; M u bit for bit before any
+ * linearization; the same bits on 1 and 2 threads (a 40x40 cloth). */
+START_TEST(shifted_product_is_mass_minus_jacobian)
+{
+    static const double coef[][2] = {{-0.37, -0.011}, {0.37, 0.011}, {-0.37, 0.011}};
+    for (int c = 0; c <= NCASES; c++) {
+        ts_system *sys = c < NCASES ? make_case(c, "damping=0.3", NULL)
+                                    : make(&ts_cloth, (const char *const[]){"nx=40", "ny=40",
+                                                                            NULL});
+        perturb(sys, 31u + (unsigned)c, 0.05, 0.2);
+        size_t n = sys->n;
+        double *u = malloc(4 * n * sizeof *u), *jv = u + n, *sh = jv + n, *sh2 = sh + n;
+        ck_assert_ptr_nonnull(u);
+        unsigned st = 29u;
+        rnd_vec(&st, n, 1.0, u);
+        ck_assert_int_eq(ts_springs_shifted_mul(sys, u, sh), TS_OK);
+        for (size_t i = 0; i < n; i++)
+            ck_assert(sh[i] == sys->mass[i] * u[i]);
+        for (int k = 0; k < 3; k++) {
+            ck_assert_int_eq(
+                ts_system_linearize(sys, 0.0, sys->x, sys->v, coef[k][0], coef[k][1]), TS_OK);
+            ck_assert_int_eq(ts_system_jacobian_mul(sys, u, jv), TS_OK);
+            long products = sys->jacobian_products;
+            ck_assert_int_eq(ts_springs_shifted_mul(sys, u, sh), TS_OK);
+            ck_assert_int_eq(sys->jacobian_products, products + 1);
+            double scale = 0.0;
+            for (size_t i = 0; i < n; i++)
+                scale = fmax(scale, fabs(sys->mass[i] * u[i]) + fabs(jv[i]));
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(fabs(sh[i] - (sys->mass[i] * u[i] - jv[i])) <= 1e-14 * scale,
+                              "case %d, signs %d, entry %zu: %.17g against %.17g", c, k, i,
+                              sh[i], sys->mass[i] * u[i] - jv[i]);
+            ts_threads_set_min(1);
+            ts_threads_set(2);
+            ck_assert_int_eq(ts_springs_shifted_mul(sys, u, sh2), TS_OK);
+            ts_threads_set(1);
+            ts_threads_set_min(TS_PAR_MIN);
+            ck_assert(memcmp(sh, sh2, n * sizeof *sh) == 0);
+        }
+        free(u);
+        ts_system_free(sys);
+    }
+}
+END_TEST
+
 /* Two particles, one spring compressed to half its length, a transverse
  * direction u: u^T J u is positive (indefinite M - h^2 J for large h)
  * without the clamp, and zero with it. */
@@ -743,6 +791,7 @@ Suite *springs_suite(void)
     tcase_add_test(tc, forces_are_minus_energy_gradient);
     tcase_add_test(tc, jacobian_products_match_force_differences);
     tcase_add_test(tc, fast_path_equals_exact_products);
+    tcase_add_test(tc, shifted_product_is_mass_minus_jacobian);
     tcase_add_test(tc, clamp_makes_compressed_springs_definite);
     suite_add_tcase(s, tc);
 

@@ -217,6 +217,13 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6]);
 /* The network behind a system, or NULL if `sys` is not a spring network. */
 ts_springs *ts_springs_of(ts_system *sys);
 
+/* out = M u - (alpha df/dx + beta df/dv) u at the last linearization, in
+ * the product's one pass over the particles and one over the springs (the
+ * springs' share subtracted, not added and then subtracted from M u: the
+ * same to rounding, not to the bit); counted as a Jacobian product.  sys
+ * must be a spring network (ts_springs_of). */
+int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out);
+
 /* Memory a network of np particles and ns springs takes with any stepper,
  * estimated (bytes): TS_SPRINGS_BYTES_PER_PARTICLE a particle (state, masses
  * and the steppers' vectors: dopri5's are the most) and
