@@ -1006,6 +1006,16 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
             x[i] = 0.0 + L->dinv[i] * b[i] / theta;
         return;
     }
+    if (k == 1) {
+        /* one damped Jacobi step from x, in one pass after the product:
+         * the operations of the general path (r = b - A x, d = D^-1 r /
+         * theta, x + d) */
+        level_mul(s, l, x, r);
+#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+        for (size_t i = 0; i < n; i++)
+            x[i] += L->dinv[i] * (b[i] - r[i]) / theta;
+        return;
+    }
     if (zero) {
         memcpy(r, b, n * sizeof *r);
         memset(x, 0, n * sizeof *x);
