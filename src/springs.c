@@ -678,40 +678,35 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, i
     }
 }
 
-static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+/* product_range's case for the cache and the sign, neg a constant */
+static inline __attribute__((always_inline)) void
+product_cases(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int neg)
 {
     int cached = s->lin_coef != NULL;
     if (cached && s->lin_sign > 0)
-        product_range(s, e0, e1, a, 1, 1, 0);
+        product_range(s, e0, e1, a, 1, 1, neg);
     else if (cached && s->lin_sign < 0)
-        product_range(s, e0, e1, a, 1, -1, 0);
+        product_range(s, e0, e1, a, 1, -1, neg);
     else if (cached)
-        product_range(s, e0, e1, a, 1, 0, 0);
+        product_range(s, e0, e1, a, 1, 0, neg);
     else if (s->lin_sign > 0)
-        product_range(s, e0, e1, a, 0, 1, 0);
+        product_range(s, e0, e1, a, 0, 1, neg);
     else if (s->lin_sign < 0)
-        product_range(s, e0, e1, a, 0, -1, 0);
+        product_range(s, e0, e1, a, 0, -1, neg);
     else
-        product_range(s, e0, e1, a, 0, 0, 0);
+        product_range(s, e0, e1, a, 0, 0, neg);
+}
+
+static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    product_cases(s, e0, e1, a, 0);
 }
 
 /* the same for M u - J u: the springs' share subtracted */
 static void product_springs_neg(const ts_springs *s, size_t e0, size_t e1,
                                 const spring_args *a)
 {
-    int cached = s->lin_coef != NULL;
-    if (cached && s->lin_sign > 0)
-        product_range(s, e0, e1, a, 1, 1, 1);
-    else if (cached && s->lin_sign < 0)
-        product_range(s, e0, e1, a, 1, -1, 1);
-    else if (cached)
-        product_range(s, e0, e1, a, 1, 0, 1);
-    else if (s->lin_sign > 0)
-        product_range(s, e0, e1, a, 0, 1, 1);
-    else if (s->lin_sign < 0)
-        product_range(s, e0, e1, a, 0, -1, 1);
-    else
-        product_range(s, e0, e1, a, 0, 0, 1);
+    product_cases(s, e0, e1, a, 1);
 }
 
 int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out)
