@@ -177,9 +177,9 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
     return a->p && a->j && a->v ? TS_OK : TS_ERR_NOMEM;
 }
 
-/* a's values in single precision, which the cycle's products read (half
- * the bytes of the coarse levels' products, which are bound by memory
- * beyond the caches; a preconditioner needs no more digits, and on the
+/* a's values in single precision, which the cycle's products read (8
+ * bytes an entry with its column instead of 12, for products bound by
+ * memory beyond the caches; a preconditioner needs no more digits, and on the
  * 100x100 and 300x300 cloths the CG iterations are the same).  With sym
  * (a square matrix of symmetric pattern, a coarse level's P^T A P) entry
  * (j, i) takes the rounded value of (i, j), i < j, so that the cycle

@@ -635,9 +635,9 @@ static inline void store2(double *p, v2d v)
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) (with neg the other way
  * round: out_i += B (u_i - u_j), out_j -= B (u_i - u_j)); cached, sign and
  * neg constants where this is inlined, so that each case compiles to its
- * own loop (cached and sign as in spring_qw).  B d = q d + (sign(g) w . d) w, x and y in one v2d
- * (on the 300^2 and 1000^2 cloths 14% and 9% less time than three scalar
- * components: docs/performance.md). */
+ * own loop (cached and sign as in spring_qw).  B d = q d + (sign(g) w . d)
+ * w, x and y in one v2d (on the 300^2 and 1000^2 cloths 14% and 9% less
+ * time than three scalar components: docs/performance.md). */
 static inline __attribute__((always_inline)) void
 product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int cached,
               int sign, int neg)

@@ -314,10 +314,10 @@ END_TEST
 START_TEST(shifted_product_is_mass_minus_jacobian)
 {
     static const double coef[][2] = {{-0.37, -0.011}, {0.37, 0.011}, {-0.37, 0.011}};
+    static const char *const large[] = {"nx=40", "ny=40", NULL};
     for (int c = 0; c <= NCASES; c++) {
-        ts_system *sys = c < NCASES ? make_case(c, "damping=0.3", NULL)
-                                    : make(&ts_cloth, (const char *const[]){"nx=40", "ny=40",
-                                                                            NULL});
+        ts_system *sys =
+            c < NCASES ? make_case(c, "damping=0.3", NULL) : make(&ts_cloth, large);
         perturb(sys, 31u + (unsigned)c, 0.05, 0.2);
         size_t n = sys->n;
         double *u = malloc(4 * n * sizeof *u), *jv = u + n, *sh = jv + n, *sh2 = sh + n;

@@ -104,8 +104,9 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
                        int linear_only, ts_step_stats *stats);
 
 /* After ts_implicit_newton wrote the end state: put the start state back
- * (kept in the scratch's update and residual vectors), and return 1; else (no end state
- * written since the last call) return 0, the stored state being the start.
+ * (kept in the scratch's update and residual vectors) and return 1; else
+ * (no end state written since the last call) return 0, the stored state
+ * being the start.
  * ts_stepper_step calls it for TS_KEEPS_START steppers when the non-finite
  * check or the system's post-step projection fails. */
 int ts_implicit_restore(void *scratch, ts_system *sys);
