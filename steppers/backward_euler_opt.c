@@ -254,6 +254,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         return st;
     int use_f = !damped, have_g = 0, converged = 0;
     double eta = 0.0, gprev = 0.0, measure = 0.0, tol = s->opt.newton_tol;
+    double upd = 0.0, gsolved = 0.0; /* the last solve's |d|_inf and |G|_2 */
     double unit = order2 ? h : 1.0; /* M^-1 G / unit is M^-1 r of tstep/implicit.h */
     double mmin = sys->mass[0];
     for (size_t i = 1; i < n; i++)
@@ -280,7 +281,9 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         if (it > s->opt.newton_max)
             break;
         stats->newton_iters = it;
-        eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev, tol * mmin * scale * unit);
+        eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev,
+                                ts_newton_rstop(tol * mmin * scale * unit, tol * scale * unit,
+                                                upd, gsolved));
         gprev = gnorm;
 
         /* Newton direction: (M - a df/dx - beta df/dv) d = -G */
@@ -316,13 +319,16 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
 
         /* converged when the full Newton step was small: |d|/h in velocity
          * (order 2) or |d| (order 1) within newton_tol of the state's size */
-        double dn = ts_vec_norm_inf(n, s->d) / unit;
+        upd = ts_vec_norm_inf(n, s->d), gsolved = gnorm;
+        double dn = upd / unit;
         if (order2)
             velocity_of(s, sys, h, s->x, s->v);
-        if (dn <= tol * ts_newton_scale(sys, s->x, s->v)) { /* the residual stalls at round-off: measure it here */
+        double dscale = ts_newton_scale(sys, s->x, s->v);
+        if (dn <= tol * dscale) { /* the residual stalls at round-off: measure it here */
             if ((st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
                 return st;
-            measure = ts_newton_measure(sys, s->g, ts_newton_scale(sys, s->x, s->v)) / unit;
+            measure = ts_newton_measure(sys, s->g, dscale) / unit;
+            measure = fmin(measure, dn / dscale); /* the test that stopped Newton */
             converged = 1;
         }
         if (!ts_vec_all_finite(n, s->x))

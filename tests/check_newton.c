@@ -77,6 +77,23 @@ START_TEST(linear_tolerance_does_not_change_the_step)
 }
 END_TEST
 
+/* Backward Euler's residual at the system's state after a step of h from
+ * velocities v0, ending at t1: r = h f(x1, v1) - M (v1 - v0), filtered, and
+ * its Newton measure |M^-1 r|_inf / max(1, |v1|_inf), recomputed from the
+ * forces (f: n doubles of scratch). */
+static double equation_measure(ts_system *sys, double t1, double h, const double *v0, double *f)
+{
+    size_t n = sys->n;
+    ck_assert_int_eq(ts_system_forces(sys, t1, sys->x, sys->v, f), TS_OK);
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double r = h * f[i] - sys->mass[i] * (sys->v[i] - v0[i]);
+        if (!(sys->pinned && sys->pinned[i]))
+            m = fmax(m, fabs(r) / sys->mass[i]);
+    }
+    return m / fmax(1.0, ts_vec_norm_inf(n, sys->v));
+}
+
 /* The residual a backward Euler stepper reports is Newton's stop measure
  * of the state it returns: r = h f(x1, v1) - M (v1 - v0), filtered,
  * |M^-1 r|_inf / max(1, |v1|_inf), recomputed here from the forces. */
@@ -98,14 +115,7 @@ START_TEST(reported_residual_is_the_equations)
             ts_vec_copy(n, sys->v, v0);
             ck_assert_int_eq(ts_stepper_step(st, sys, s * h, h), TS_OK);
         }
-        ck_assert_int_eq(ts_system_forces(sys, 5 * h, sys->x, sys->v, f), TS_OK);
-        double m = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            double r = h * f[i] - sys->mass[i] * (sys->v[i] - v0[i]);
-            if (!(sys->pinned && sys->pinned[i]))
-                m = fmax(m, fabs(r) / sys->mass[i]);
-        }
-        m /= fmax(1.0, ts_vec_norm_inf(n, sys->v));
+        double m = equation_measure(sys, 5 * h, h, v0, f);
         ck_assert_msg(fabs(st->last.residual - m) <= 1e-6 * m + 1e-15,
                       "%s: reported %g, recomputed %g", types[k]->name, st->last.residual, m);
         ck_assert_double_ge(st->total.residual, st->last.residual);
@@ -119,6 +129,71 @@ START_TEST(reported_residual_is_the_equations)
 END_TEST
 
 /* A fixed linear tolerance is the relative residual each solve reaches. */
+/* The forcing rule's stop estimate (ts_newton_rstop): the residual test's
+ * bound until a solve has been seen, then a norm proportional to the
+ * update bound and to the last solve's residual per unit of update, never
+ * above the norm that estimate lets pass, and never below the bound. */
+START_TEST(stop_estimate_follows_the_last_solve)
+{
+    ck_assert_double_eq(ts_newton_rstop(1e-12, 1e-8, 0.0, 0.0), 1e-12);
+    ck_assert_double_eq(ts_newton_rstop(1e-12, 1e-8, 2e-5, 0.0), 1e-12);
+    double r1 = ts_newton_rstop(0.0, 1e-8, 2e-5, 4e-6); /* passes at 2e-9 */
+    ck_assert(r1 > 0.0 && r1 <= 2e-9);
+    ck_assert_double_eq_tol(ts_newton_rstop(0.0, 2e-8, 2e-5, 4e-6), 2.0 * r1, 1e-15 * r1);
+    ck_assert_double_eq_tol(ts_newton_rstop(0.0, 1e-8, 4e-5, 4e-6), 0.5 * r1, 1e-15 * r1);
+    ck_assert_double_eq_tol(ts_newton_rstop(0.0, 1e-8, 2e-5, 8e-6), 2.0 * r1, 1e-15 * r1);
+    ck_assert_double_eq(ts_newton_rstop(1.0, 1e-8, 2e-5, 4e-6), 1.0);
+    /* and the forcing term keeps to half of it relative to |r|, at most 0.01 */
+    ts_solver_options o = ts_default_solver_options();
+    ck_assert_double_eq(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 1e-8), 0.005);
+    ck_assert_double_eq(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 1.0), 0.01);
+}
+END_TEST
+
+/* On the falling 20 x 20 cloth (multigrid, the default), the automatic
+ * linear tolerances, whose last solve in a step only measures the update
+ * that ends Newton, give every step to within the Newton tolerance of
+ * tightly solved ones, and report the measure of the test that stopped
+ * Newton: at most newton_tol, and at most the equation's own measure,
+ * recomputed from the forces. */
+START_TEST(automatic_tolerances_keep_the_newton_tolerance)
+{
+    ts_system *sys[2];
+    ts_stepper *st[2];
+    for (int k = 0; k < 2; k++) {
+        ts_params p;
+        ts_params_init(&p, ts_cloth.params);
+        ck_assert_int_eq(ts_params_set(&p, "nx", "20"), TS_OK);
+        ck_assert_int_eq(ts_params_set(&p, "ny", "20"), TS_OK);
+        ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys[k]), TS_OK);
+        ts_solver_options o = ts_default_solver_options();
+        if (k == 1)
+            o.newton_tol = 1e-13, o.cg_tol = 1e-13, o.newton_max = 50;
+        ck_assert_int_eq(ts_stepper_new(&ts_backward_euler, sys[k], &o, &st[k]), TS_OK);
+    }
+    size_t n = sys[0]->n;
+    double h = 1.0 / 60, *v0 = malloc(n * sizeof *v0), *f = malloc(n * sizeof *f);
+    for (int s = 0; s < 10; s++) {
+        ts_vec_copy(n, sys[0]->v, v0);
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(ts_stepper_step(st[k], sys[k], s * h, h), TS_OK);
+        double scale = fmax(1.0, ts_vec_norm_inf(n, sys[1]->v));
+        ck_assert_double_le(ts_vec_dist_inf(n, sys[0]->v, sys[1]->v), 1e-8 * scale);
+        ck_assert_double_le(st[0]->last.residual, 1e-8);
+        double m = equation_measure(sys[0], (s + 1) * h, h, v0, f);
+        ck_assert_msg(st[0]->last.residual <= m * (1.0 + 1e-6) + 1e-15,
+                      "step %d: reported %g, the equation's %g", s, st[0]->last.residual, m);
+    }
+    ck_assert_double_le(ts_vec_dist_inf(n, sys[0]->x, sys[1]->x), 1e-8);
+    free(v0);
+    free(f);
+    for (int k = 0; k < 2; k++) {
+        ts_stepper_free(st[k]);
+        ts_system_free(sys[k]);
+    }
+}
+END_TEST
+
 START_TEST(fixed_linear_tolerance_is_reached)
 {
     ts_params p;
@@ -328,6 +403,8 @@ Suite *newton_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, linear_tolerance_does_not_change_the_step, 0, nregistry());
     tcase_add_test(tc, reported_residual_is_the_equations);
+    tcase_add_test(tc, stop_estimate_follows_the_last_solve);
+    tcase_add_test(tc, automatic_tolerances_keep_the_newton_tolerance);
     tcase_add_test(tc, fixed_linear_tolerance_is_reached);
     tcase_add_test(tc, cg_tol_range);
     tcase_add_loop_test(tc, predictor_gives_the_same_steps_in_fewer_solves, 0,

@@ -45,9 +45,12 @@
  * previous w can reach another root of the implicit equation.
  * Linear tolerances: cg_tol
  * when the user sets it, else the Eisenstat-Walker forcing rule (loose
- * first solves, tighter as Newton converges).  The achieved Newton measure
- * and the last linear relative residual go to stats->residual and
- * stats->linear_residual.  With linear_only only the first iterate is
+ * first solves, tighter as Newton converges), never tighter than Newton's
+ * stop needs (ts_newton_rstop: the solve whose update ends Newton is only
+ * solved well enough to measure that update).  The achieved Newton measure
+ * (the residual's, or the last update's when that test stopped Newton and
+ * is smaller: ts_step_stats) and the last linear relative residual go to
+ * stats->residual and stats->linear_residual.  With linear_only only the first iterate is
  * taken: the linearly implicit ("one-step") Euler of Baraff & Witkin,
  * solved to cg_tol (TS_LINEAR_TOL_DEFAULT when automatic). */
 #ifndef TSTEP_IMPLICIT_H
@@ -145,6 +148,14 @@ double ts_newton_scale(const ts_system *sys, const double *x, const double *v);
  * and before (rprev); rstop is Newton's stop expressed as a 2-norm of r. */
 double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double rnorm,
                          double rprev, double rstop);
+/* Newton's stop as a 2-norm of r for ts_newton_forcing: rbound, a norm
+ * below which the residual test passes, or, when larger, a margin (0.01)
+ * below the norm at which the next full update is expected to pass the
+ * update test (|update|_inf <= ubound), scaled from the last solve: an
+ * update of |.|_inf upd for a residual of 2-norm rsolved (either 0: none
+ * yet).  So the solve whose update ends Newton is not solved much tighter
+ * than that test needs. */
+double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved);
 
 /* The options the scratch was allocated with (newton_max, tolerances). */
 const ts_solver_options *ts_implicit_options(const void *scratch);
