@@ -47,12 +47,13 @@
  * when the user sets it, else the Eisenstat-Walker forcing rule (loose
  * first solves, tighter as Newton converges), never tighter than Newton's
  * stop needs (ts_newton_rstop: the solve whose update ends Newton is only
- * solved well enough to measure that update).  The achieved Newton measure
- * (the residual's, or the last update's when that test stopped Newton and
- * is smaller: ts_step_stats) and the last linear relative residual go to
- * stats->residual and stats->linear_residual.  With linear_only only the first iterate is
- * taken: the linearly implicit ("one-step") Euler of Baraff & Witkin,
- * solved to cg_tol (TS_LINEAR_TOL_DEFAULT when automatic). */
+ * solved well enough to measure that update).  The achieved Newton
+ * measure (the residual's, or the last update's when that test stopped
+ * Newton and is smaller: ts_step_stats) and the last linear relative
+ * residual go to stats->residual and stats->linear_residual.  With
+ * linear_only only the first iterate is taken: the linearly implicit
+ * ("one-step") Euler of Baraff & Witkin, solved to cg_tol
+ * (TS_LINEAR_TOL_DEFAULT when automatic). */
 #ifndef TSTEP_IMPLICIT_H
 #define TSTEP_IMPLICIT_H
 
