@@ -692,7 +692,8 @@ static void print_totals(const run_job *r, const ts_run_result *res)
         return;
     fprintf(stderr,
             "tstep run: achieved accuracy: Newton residual last %.3g, worst %.3g "
-            "(newton-tol %g); linear relative residual last %.3g, worst %.3g\n",
+            "(or the update's, where that stopped Newton; newton-tol %g); linear relative "
+            "residual last %.3g, worst %.3g\n",
             r->st->last.residual, tot->residual, r->st->opt.newton_tol,
             r->st->last.linear_residual, tot->linear_residual);
     const ts_linsolve_type *lt;

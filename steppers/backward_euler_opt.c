@@ -328,7 +328,8 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
             if ((st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
                 return st;
             measure = ts_newton_measure(sys, s->g, dscale) / unit;
-            measure = fmin(measure, dn / dscale); /* the test that stopped Newton */
+            if (dn / dscale < measure) /* the test that stopped Newton (a NAN stays) */
+                measure = dn / dscale;
             converged = 1;
         }
         if (!ts_vec_all_finite(n, s->x))

@@ -1,8 +1,9 @@
 /* The Newton stop: converged means the implicit equation is satisfied to
  * newton_tol (tstep/implicit.h), never "the residual is at the linear
  * tolerance".  Loose or tight linear tolerances must give the same step to
- * within the Newton tolerance, and the residual a stepper reports must be
- * the one an independent evaluation of the equation finds. */
+ * within the Newton tolerance, and the measure a stepper reports must be
+ * the one an independent evaluation of the equation finds, or, where a
+ * small enough update stopped Newton, a smaller one within newton_tol. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,9 @@ static double equation_measure(ts_system *sys, double t1, double h, const double
 
 /* The residual a backward Euler stepper reports is Newton's stop measure
  * of the state it returns: r = h f(x1, v1) - M (v1 - v0), filtered,
- * |M^-1 r|_inf / max(1, |v1|_inf), recomputed here from the forces. */
+ * |M^-1 r|_inf / max(1, |v1|_inf), recomputed here from the forces; or,
+ * when the update test stopped Newton, the update's measure if smaller,
+ * then within newton_tol. */
 START_TEST(reported_residual_is_the_equations)
 {
     const ts_stepper_type *types[] = {&ts_backward_euler, &ts_backward_euler_opt};
@@ -116,8 +119,9 @@ START_TEST(reported_residual_is_the_equations)
             ck_assert_int_eq(ts_stepper_step(st, sys, s * h, h), TS_OK);
         }
         double m = equation_measure(sys, 5 * h, h, v0, f);
-        ck_assert_msg(fabs(st->last.residual - m) <= 1e-6 * m + 1e-15,
-                      "%s: reported %g, recomputed %g", types[k]->name, st->last.residual, m);
+        double r = st->last.residual;
+        ck_assert_msg(fabs(r - m) <= 1e-6 * m + 1e-15 || (r < m && r <= o.newton_tol),
+                      "%s: reported %g, recomputed %g", types[k]->name, r, m);
         ck_assert_double_ge(st->total.residual, st->last.residual);
         ck_assert(st->last.linear_residual >= 0.0 && st->last.linear_residual < 1.0);
         free(v0);
@@ -128,7 +132,6 @@ START_TEST(reported_residual_is_the_equations)
 }
 END_TEST
 
-/* A fixed linear tolerance is the relative residual each solve reaches. */
 /* The forcing rule's stop estimate (ts_newton_rstop): the residual test's
  * bound until a solve has been seen, then a norm proportional to the
  * update bound and to the last solve's residual per unit of update, never
@@ -150,12 +153,14 @@ START_TEST(stop_estimate_follows_the_last_solve)
 }
 END_TEST
 
-/* On the falling 20 x 20 cloth (multigrid, the default), the automatic
- * linear tolerances, whose last solve in a step only measures the update
- * that ends Newton, give every step to within the Newton tolerance of
- * tightly solved ones, and report the measure of the test that stopped
- * Newton: at most newton_tol, and at most the equation's own measure,
- * recomputed from the forces. */
+/* On the falling 20 x 20 cloth (multigrid, the default) at h = 0.03, the
+ * automatic linear tolerances, whose last solve in a step only measures
+ * the update that ends Newton, give every step to within the Newton
+ * tolerance of tightly solved ones, and report the measure of the test
+ * that stopped Newton: at most newton_tol, and at most the equation's own
+ * measure, recomputed from the forces; below it in the steps that the
+ * update test ended (6 of these 10), where reporting the residual's
+ * measure alone would give the equation's. */
 START_TEST(automatic_tolerances_keep_the_newton_tolerance)
 {
     ts_system *sys[2];
@@ -172,18 +177,21 @@ START_TEST(automatic_tolerances_keep_the_newton_tolerance)
         ck_assert_int_eq(ts_stepper_new(&ts_backward_euler, sys[k], &o, &st[k]), TS_OK);
     }
     size_t n = sys[0]->n;
-    double h = 1.0 / 60, *v0 = malloc(n * sizeof *v0), *f = malloc(n * sizeof *f);
+    double h = 0.03, *v0 = malloc(n * sizeof *v0), *f = malloc(n * sizeof *f);
+    int by_update = 0;
     for (int s = 0; s < 10; s++) {
         ts_vec_copy(n, sys[0]->v, v0);
         for (int k = 0; k < 2; k++)
             ck_assert_int_eq(ts_stepper_step(st[k], sys[k], s * h, h), TS_OK);
         double scale = fmax(1.0, ts_vec_norm_inf(n, sys[1]->v));
         ck_assert_double_le(ts_vec_dist_inf(n, sys[0]->v, sys[1]->v), 1e-8 * scale);
-        ck_assert_double_le(st[0]->last.residual, 1e-8);
-        double m = equation_measure(sys[0], (s + 1) * h, h, v0, f);
-        ck_assert_msg(st[0]->last.residual <= m * (1.0 + 1e-6) + 1e-15,
-                      "step %d: reported %g, the equation's %g", s, st[0]->last.residual, m);
+        double r = st[0]->last.residual, m = equation_measure(sys[0], (s + 1) * h, h, v0, f);
+        ck_assert_double_le(r, 1e-8);
+        ck_assert_msg(r <= m * (1.0 + 1e-6) + 1e-15, "step %d: reported %g, the equation's %g", s,
+                      r, m);
+        by_update += r < m * (1.0 - 1e-6); /* the update test ended it */
     }
+    ck_assert_int_ge(by_update, 3);
     ck_assert_double_le(ts_vec_dist_inf(n, sys[0]->x, sys[1]->x), 1e-8);
     free(v0);
     free(f);
@@ -194,6 +202,7 @@ START_TEST(automatic_tolerances_keep_the_newton_tolerance)
 }
 END_TEST
 
+/* A fixed linear tolerance is the relative residual each solve reaches. */
 START_TEST(fixed_linear_tolerance_is_reached)
 {
     ts_params p;
