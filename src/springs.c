@@ -266,9 +266,11 @@ int ts_springs_finish(ts_springs *s)
     free(ord);
     free(tmp);
     /* after the sort's arrays are freed, so that it can take their place */
-    /* the blocks' cache (q and w, 4 a spring): faster products; optional, and without it
+    /* the blocks' cache: faster products; 4 numbers a spring (q and w) up to
+     * TS_SPRINGS_WIDE_MAX springs, 2 (q and g) beyond; optional, and without it
      * 1/l per spring (see tstep/springs.h) */
-    s->lin_coef = malloc(4 * (ns ? ns : 1) * sizeof *s->lin_coef);
+    s->lin_wide = ns <= TS_SPRINGS_WIDE_MAX;
+    s->lin_coef = malloc((s->lin_wide ? 4 : 2) * (ns ? ns : 1) * sizeof *s->lin_coef);
     if (!s->lin_coef) {
         s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
         if (!s->lin_inv)
@@ -517,24 +519,40 @@ static inline void spring_w(double g, int sign, const double *xi, const double *
     w[0] = m * (xi[0] - xj[0]), w[1] = m * (xi[1] - xj[1]), w[2] = m * (xi[2] - xj[2]);
 }
 
-/* Spring e's q, w and sign(g) at the last linearization.  The cache holds
- * 4 numbers a spring: q and w when every g has one sign, else q and g
- * (w formed here); without the cache (q, g) are formed from 1/l.  The
- * same arithmetic on every path: the same bits.  cached and sign are
- * constants where this is inlined into a loop. */
+/* What the cache holds at the last linearization (tstep/springs.h):
+ * nothing (1/l instead), q and g (2 numbers a spring), or q and w (4). */
+enum { COEF_NONE, COEF_QG, COEF_QW };
+
+/* Whether a linearization with every g of sign `sign` (0: mixed) keeps w:
+ * the wide cache and one sign. */
+static int coef_keeps_w(const ts_springs *s, int sign)
+{
+    return s->lin_coef && s->lin_wide && sign;
+}
+
+static int coef_mode(const ts_springs *s)
+{
+    return !s->lin_coef ? COEF_NONE : s->lin_wcache ? COEF_QW : COEF_QG;
+}
+
+/* Spring e's q, w and sign(g) at the last linearization: q and w from the
+ * cache (COEF_QW), else w formed here from q and g, cached (COEF_QG) or
+ * formed from 1/l (COEF_NONE).  The same arithmetic on every path: the
+ * same bits.  mode and sign are constants where this is inlined into a
+ * loop. */
 static inline __attribute__((always_inline)) double
-spring_qw(const ts_springs *s, size_t e, int cached, int sign, const double *xi,
+spring_qw(const ts_springs *s, size_t e, int mode, int sign, const double *xi,
           const double *xj, double *w, double *sg)
 {
     double q, g;
-    if (cached && sign) {
+    if (mode == COEF_QW) {
         const double *c = s->lin_coef + 4 * e;
         w[0] = c[1], w[1] = c[2], w[2] = c[3];
         *sg = sign;
         return c[0];
     }
-    if (cached)
-        q = s->lin_coef[4 * e], g = s->lin_coef[4 * e + 1];
+    if (mode == COEF_QG)
+        q = s->lin_coef[2 * e], g = s->lin_coef[2 * e + 1];
     else
         spring_coef(s, e, s->lin_inv[e], &q, &g);
     spring_w(g, sign, xi, xj, w);
@@ -550,7 +568,7 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6])
     }
     double w[3], sg;
     const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
-    double q = spring_qw(s, e, s->lin_coef != NULL, s->lin_sign, xi, xj, w, &sg);
+    double q = spring_qw(s, e, coef_mode(s), s->lin_sign, xi, xj, w, &sg);
     /* as the product forms them (see spring_coef) */
     b[0] = q * 1.0 + (sg * w[0]) * w[0];
     b[1] = (sg * w[1]) * w[0];
@@ -581,6 +599,8 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
                    (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
     int sign = alpha >= 0.0 && beta >= 0.0 ? 1 : alpha <= 0.0 && beta <= 0.0 ? -1 : 0;
     s->lin_sign = sign;
+    s->lin_wcache = coef_keeps_w(s, sign);
+    int wcache = s->lin_wcache;
     double *coef = s->lin_coef, *linv = s->lin_inv;
 #pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
     for (size_t e = 0; e < ns; e++) {
@@ -592,12 +612,13 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
             linv[e] = inv;
             continue;
         }
-        double *c = coef + 4 * e, g;
-        spring_coef(s, e, inv, c, &g);
-        if (sign)
+        if (wcache) { /* q and w */
+            double *c = coef + 4 * e, g;
+            spring_coef(s, e, inv, c, &g);
             spring_w(g, sign, xi, xj, c + 1);
-        else
-            c[1] = g;
+        } else { /* q and g */
+            spring_coef(s, e, inv, coef + 2 * e, coef + 2 * e + 1);
+        }
     }
     return TS_OK;
 }
@@ -633,13 +654,14 @@ static inline void store2(double *p, v2d v)
 }
 
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) (with neg the other way
- * round: out_i += B (u_i - u_j), out_j -= B (u_i - u_j)); cached, sign and
+ * round: out_i += B (u_i - u_j), out_j -= B (u_i - u_j)); mode, sign and
  * neg constants where this is inlined, so that each case compiles to its
- * own loop (cached and sign as in spring_qw).  B d = q d + (sign(g) w . d)
+ * own loop (mode and sign as in spring_qw, whose arithmetic this repeats
+ * with x_i kept in registers).  B d = q d + (sign(g) w . d)
  * w, x and y in one v2d (on the 300^2 and 1000^2 cloths 14% and 9% less
  * time than three scalar components: docs/performance.md). */
 static inline __attribute__((always_inline)) void
-product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int cached,
+product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int mode,
               int sign, int neg)
 {
     const uint32_t *si = s->si, *sj = s->sj;
@@ -648,21 +670,35 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, i
     size_t e = e0;
     while (e < e1) {
         size_t i = 3 * (size_t)si[e];
-        v2d uxy = load2(u + i), axy = {0.0, 0.0};
-        double uz = u[i + 2], az = 0.0;
+        v2d uxy = load2(u + i), axy = {0.0, 0.0}, xixy = load2(x + i);
+        double uz = u[i + 2], az = 0.0, xiz = x[i + 2];
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
             size_t j = 3 * (size_t)sj[e];
-            double w[3], sg;
-            double q = spring_qw(s, e, cached, sign, x + i, x + j, w, &sg);
-            v2d wxy = load2(w), dxy = uxy - load2(u + j), pxy = wxy * dxy;
-            double dz = uz - u[j + 2], c = (pxy[0] + pxy[1]) + w[2] * dz, yz;
+            double q, sg, wz;
+            v2d wxy;
+            if (mode == COEF_QW) {
+                const double *c = s->lin_coef + 4 * e;
+                q = c[0], wxy = load2(c + 1), wz = c[3], sg = sign;
+            } else { /* spring_qw's arithmetic, x_i kept in registers */
+                double g;
+                if (mode == COEF_QG)
+                    q = s->lin_coef[2 * e], g = s->lin_coef[2 * e + 1];
+                else
+                    spring_coef(s, e, s->lin_inv[e], &q, &g);
+                double m = sign ? g * sign : fabs(g);
+                v2d mm = {m, m};
+                wxy = mm * (xixy - load2(x + j)), wz = m * (xiz - x[j + 2]);
+                sg = sign ? sign : copysign(1.0, g);
+            }
+            v2d dxy = uxy - load2(u + j), pxy = wxy * dxy;
+            double dz = uz - u[j + 2], c = (pxy[0] + pxy[1]) + wz * dz, yz;
             if (!sign)
                 c = sg * c;
             v2d qq = {q, q}, cc = {c, c}, yxy;
             if (sign < 0) /* q d + (-c) w, the same bits */
-                yxy = qq * dxy - cc * wxy, yz = q * dz - c * w[2];
+                yxy = qq * dxy - cc * wxy, yz = q * dz - c * wz;
             else
-                yxy = qq * dxy + cc * wxy, yz = q * dz + c * w[2];
+                yxy = qq * dxy + cc * wxy, yz = q * dz + c * wz;
             if (neg) {
                 axy += yxy, az += yz;
                 store2(out + j, load2(out + j) - yxy);
@@ -682,19 +718,23 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, i
 static inline __attribute__((always_inline)) void
 product_cases(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int neg)
 {
-    int cached = s->lin_coef != NULL;
-    if (cached && s->lin_sign > 0)
-        product_range(s, e0, e1, a, 1, 1, neg);
-    else if (cached && s->lin_sign < 0)
-        product_range(s, e0, e1, a, 1, -1, neg);
-    else if (cached)
-        product_range(s, e0, e1, a, 1, 0, neg);
-    else if (s->lin_sign > 0)
-        product_range(s, e0, e1, a, 0, 1, neg);
-    else if (s->lin_sign < 0)
-        product_range(s, e0, e1, a, 0, -1, neg);
+    int mode = coef_mode(s), sign = s->lin_sign;
+    if (mode == COEF_QW && sign > 0)
+        product_range(s, e0, e1, a, COEF_QW, 1, neg);
+    else if (mode == COEF_QW)
+        product_range(s, e0, e1, a, COEF_QW, -1, neg);
+    else if (mode == COEF_QG && sign > 0)
+        product_range(s, e0, e1, a, COEF_QG, 1, neg);
+    else if (mode == COEF_QG && sign < 0)
+        product_range(s, e0, e1, a, COEF_QG, -1, neg);
+    else if (mode == COEF_QG)
+        product_range(s, e0, e1, a, COEF_QG, 0, neg);
+    else if (sign > 0)
+        product_range(s, e0, e1, a, COEF_NONE, 1, neg);
+    else if (sign < 0)
+        product_range(s, e0, e1, a, COEF_NONE, -1, neg);
     else
-        product_range(s, e0, e1, a, 0, 0, neg);
+        product_range(s, e0, e1, a, COEF_NONE, 0, neg);
 }
 
 static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)

@@ -194,8 +194,9 @@ static ts_system *grid_cloth(int nx, int ny)
     return sys;
 }
 
-/* The blocks' cache and the blocks formed in each product: the same bits
- * (product and diagonal), on a deformed moving cloth, with and without the
+/* The blocks' cache, wide (q, w) and narrow (q, g), and the blocks formed
+ * in each product: the same bits (product, shifted product and diagonal),
+ * on a deformed moving cloth, with and without the
  * definiteness fix's clamping, for coefficients alpha, beta of one sign
  * (either) and of opposite signs (each spring's p then has its own sign:
  * another path, checked to be taken). */
@@ -208,7 +209,8 @@ START_TEST(block_cache_same_bits)
     ck_assert_ptr_null(s->lin_inv);
     size_t n = sys->n;
     double *x = malloc(n * sizeof *x), *u = malloc(n * sizeof *u), *o1 = malloc(n * sizeof *o1),
-           *o2 = malloc(n * sizeof *o2), *d1 = malloc(n * sizeof *d1), *d2 = malloc(n * sizeof *d2);
+           *o2 = malloc(n * sizeof *o2), *d1 = malloc(n * sizeof *d1), *d2 = malloc(n * sizeof *d2),
+           *m1 = malloc(n * sizeof *m1), *m2 = malloc(n * sizeof *m2);
     for (size_t q = 0; q < n; q++) {
         x[q] = sys->x[q] * (q % 5 == 0 ? 0.97 : 1.02) + 0.01 * sin(0.7 * (double)q);
         sys->v[q] = 0.3 * cos(0.3 * (double)q);
@@ -223,6 +225,7 @@ START_TEST(block_cache_same_bits)
             ck_assert_int_eq(s->lin_sign, (int)ab[c][2]);
             ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o1), TS_OK);
             ck_assert_int_eq(sys->ops->jacobian_diag(sys, d1), TS_OK);
+            ck_assert_int_eq(ts_springs_shifted_mul(sys, u, m1), TS_OK);
             int pos = 0, neg = 0; /* the springs' p = B's eigenvalue along the spring - q */
             for (size_t e = 0; e < s->ns; e++) {
                 double b[6], dd[3], l2 = 0.0;
@@ -287,14 +290,31 @@ START_TEST(block_cache_same_bits)
             ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, ab[c][0], ab[c][1]), TS_OK);
             ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o2), TS_OK);
             ck_assert_int_eq(sys->ops->jacobian_diag(sys, d2), TS_OK);
+            ck_assert_int_eq(ts_springs_shifted_mul(sys, u, m2), TS_OK);
             free(s->lin_inv);
             s->lin_inv = NULL;
             s->lin_coef = keep;
             ck_assert(memcmp(o1, o2, n * sizeof *o1) == 0);
             ck_assert(memcmp(d1, d2, n * sizeof *d1) == 0);
+            ck_assert(memcmp(m1, m2, n * sizeof *m1) == 0);
+            /* the narrow cache of large networks: q and g, w formed in each product */
+            ck_assert_int_eq(s->lin_wide, 1);
+            s->lin_wide = 0;
+            ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, ab[c][0], ab[c][1]), TS_OK);
+            ck_assert_int_eq(s->lin_wcache, 0);
+            ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o2), TS_OK);
+            ck_assert_int_eq(sys->ops->jacobian_diag(sys, d2), TS_OK);
+            ck_assert_int_eq(ts_springs_shifted_mul(sys, u, m2), TS_OK);
+            s->lin_wide = 1;
+            ck_assert(memcmp(o1, o2, n * sizeof *o1) == 0);
+            ck_assert(memcmp(d1, d2, n * sizeof *d1) == 0);
+            ck_assert(memcmp(m1, m2, n * sizeof *m1) == 0);
+            /* and back: the wide cache holds w exactly when every p has one sign */
+            ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, ab[c][0], ab[c][1]), TS_OK);
+            ck_assert_int_eq(s->lin_wcache, ab[c][2] != 0);
         }
     sys->definite_fix = 0;
-    free(x), free(u), free(o1), free(o2), free(d1), free(d2);
+    free(x), free(u), free(o1), free(o2), free(d1), free(d2), free(m1), free(m2);
     ts_system_free(sys);
 }
 END_TEST
@@ -307,6 +327,42 @@ static ts_system *small_cloth(void)
     return sys;
 }
 
+
+/* The cache's width follows the network's size: wide (q and w) up to
+ * TS_SPRINGS_WIDE_MAX springs, narrow (q and g) beyond, 16 B a spring less;
+ * the narrow one's products are those formed without a cache, bit for bit. */
+START_TEST(large_networks_keep_the_narrow_cache)
+{
+    static const int sizes[] = {100, 150};
+    for (int z = 0; z < 2; z++) {
+        ts_system *sys = grid_cloth(sizes[z], sizes[z]);
+        ts_springs *s = ts_springs_of(sys);
+        size_t n = sys->n;
+        ck_assert_int_eq(s->ns > TS_SPRINGS_WIDE_MAX, z == 1);
+        ck_assert_int_eq(s->lin_wide, z == 0);
+        double *u = malloc(n * sizeof *u), *o1 = malloc(n * sizeof *o1),
+               *o2 = malloc(n * sizeof *o2);
+        for (size_t q = 0; q < n; q++) {
+            sys->x[q] *= q % 3 ? 1.01 : 0.98;
+            u[q] = cos(0.37 * (double)q);
+        }
+        ck_assert_int_eq(ts_system_linearize(sys, 0.0, sys->x, sys->v, 1e-4, 1e-2), TS_OK);
+        ck_assert_int_eq(s->lin_wcache, z == 0);
+        ck_assert_int_eq(ts_springs_shifted_mul(sys, u, o1), TS_OK);
+        double *keep = s->lin_coef;
+        s->lin_coef = NULL;
+        s->lin_inv = malloc(s->ns * sizeof *s->lin_inv);
+        ck_assert_int_eq(ts_system_linearize(sys, 0.0, sys->x, sys->v, 1e-4, 1e-2), TS_OK);
+        ck_assert_int_eq(ts_springs_shifted_mul(sys, u, o2), TS_OK);
+        free(s->lin_inv);
+        s->lin_inv = NULL;
+        s->lin_coef = keep;
+        ck_assert(memcmp(o1, o2, n * sizeof *o1) == 0);
+        free(u), free(o1), free(o2);
+        ts_system_free(sys);
+    }
+}
+END_TEST
 /* Newton stopped after one iteration: TS_ERR_NEWTON, the state untouched. */
 START_TEST(failed_implicit_step_leaves_the_state)
 {
@@ -487,6 +543,7 @@ Suite *memory_suite(void)
     tcase_add_test(tc, stiffness_per_kind_or_per_spring);
     tcase_add_test(tc, fast_path_products_match_force_differences);
     tcase_add_test(tc, block_cache_same_bits);
+    tcase_add_test(tc, large_networks_keep_the_narrow_cache);
     tcase_add_test(tc, failed_implicit_step_leaves_the_state);
     tcase_add_test(tc, kept_start_restores_the_state);
     tcase_add_test(tc, reused_f0_needs_its_vector);

@@ -42,18 +42,22 @@
  * path equals alpha dfdx_mul + beta dfdv_mul exactly.
  *
  * The fast path's product uses, per spring, the symmetric 3x3 block
- *   B = alpha K + beta D   (6 entries: xx xy xz yy yz zz)
- * of the last linearization (Kauppila, sec. 4.1): out_i -= B (u_i - u_j),
- * out_j += B (u_i - u_j).  linearize keeps the point x (which, as for
- * every system, must stay valid and unchanged while products are taken),
- * each spring's 1/l, and the blocks themselves in a cache of 48 bytes a
- * spring: a product then reads 6 numbers a spring instead of forming them
- * (measured 1.6-1.9x faster for a Jacobi-CG step on the 100x100 cloth).
- * ts_springs_finish allocates the cache when it can; without it (memory
- * short) each product forms B from x and 1/l with the same arithmetic, so
- * the results are the same bits either way (8 bytes a spring instead of
- * 56).  No matrix is assembled and nothing is allocated after
- * ts_springs_finish.
+ *   B = alpha K + beta D = q I + sign(g) w w^T
+ * of the last linearization (Kauppila, sec. 4.1; q, g and w in
+ * src/springs.c): out_i -= B (u_i - u_j), out_j += B (u_i - u_j).
+ * linearize keeps the point x (which, as for every system, must stay valid
+ * and unchanged while products are taken) and per spring, in a cache, the
+ * numbers B is made of: q and w (32 bytes a spring) in networks of up to
+ * TS_SPRINGS_WIDE_MAX springs, where reading them is fastest; q and g
+ * (16 bytes, w = |g| (x_i - x_j) formed in each product) in larger ones,
+ * where the cache no longer fits in the processor's caches, the products
+ * measured as fast either way, and the narrow cache takes 96 bytes a
+ * particle of a cloth less (docs/performance.md).  ts_springs_finish
+ * allocates the cache when it can; without it (memory short; a Jacobi-CG
+ * step on the 100x100 cloth measured 1.6-1.9x slower) each product forms q
+ * and g from x and 1/l (8 bytes a spring).  The same arithmetic on every
+ * path, so the same bits.  No matrix is assembled and nothing is allocated
+ * after ts_springs_finish.
  *
  * Threads: forces, the exact products, the fast path's products and its
  * diagonal run on all OpenMP threads by particle chunks coloured even/odd
@@ -100,6 +104,11 @@ enum {
 };
 
 #define TS_SPRINGS_STRAIN_PASSES 50
+
+/* The fast path's cache is wide (q and w, 32 B a spring) for networks of
+ * at most this many springs (4 MB of cache: up to about a 148 x 148
+ * cloth), narrow (q and g, 16 B) beyond; see the cache below. */
+#define TS_SPRINGS_WIDE_MAX ((size_t)1 << 17)
 
 /* When the fast path clamps compressed springs (the `clamp` parameter). */
 enum {
@@ -153,16 +162,19 @@ typedef struct ts_springs {
     double sphere_c[3], sphere_r; /* sphere_r > 0 enables the collider */
     /* the fast path's linearization: the point and the coefficients; per
      * spring e its block B = q I + sign(g) w w^T, w = |g| (x_i - x_j) at
-     * the point (src/springs.c).  The cache, 4 numbers a spring from
-     * lin_coef[4e]: q and w when every g has one sign (lin_sign), else q
-     * and g.  When that allocation failed (lin_coef NULL), 1/l in lin_inv
-     * (-1 when l is not > 0) and q, g, w formed in each product: the same
-     * bits either way */
+     * the point (src/springs.c).  The cache: q and w from lin_coef[4e]
+     * when it is wide and every g has one sign (lin_wcache), else q and g
+     * from lin_coef[2e], w formed from the point in each product.  When
+     * that allocation failed (lin_coef NULL), 1/l in lin_inv (-1 when l is
+     * not > 0) and q, g, w formed in each product: the same bits on every
+     * path */
     const double *lin_x;
     double *lin_coef;
     double *lin_inv;       /* NULL while lin_coef is not */
     int lin_clamp;         /* 1: 1 - L/l clamped at 0 */
     int lin_sign;          /* every g's sign (+1, -1), 0 when they differ */
+    int lin_wide;          /* 1: the cache has room for q and w (ns <= TS_SPRINGS_WIDE_MAX) */
+    int lin_wcache;        /* 1: it holds q and w (lin_wide and lin_sign != 0) */
     double lin_alpha, lin_beta;
     double lin_ak[TS_SPRING_KINDS], lin_bkd[TS_SPRING_KINDS]; /* alpha k, beta kd per kind */
     double lin_wdrag;      /* beta * c, the drag part per unit mass */
