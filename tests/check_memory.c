@@ -300,8 +300,12 @@ START_TEST(block_cache_same_bits)
             /* the narrow cache of large networks: q and g, w formed in each product */
             ck_assert_int_eq(s->lin_wide, 1);
             s->lin_wide = 0;
+            for (size_t e = 2 * s->ns; e < 4 * s->ns; e++) /* what it must not touch */
+                s->lin_coef[e] = NAN;
             ck_assert_int_eq(ts_system_linearize(sys, 0.0, x, sys->v, ab[c][0], ab[c][1]), TS_OK);
             ck_assert_int_eq(s->lin_wcache, 0);
+            for (size_t e = 0; e < 4 * s->ns; e++) /* 2 numbers a spring, those of the blocks */
+                ck_assert(e < 2 * s->ns ? isfinite(s->lin_coef[e]) : isnan(s->lin_coef[e]));
             ck_assert_int_eq(ts_system_jacobian_mul(sys, u, o2), TS_OK);
             ck_assert_int_eq(sys->ops->jacobian_diag(sys, d2), TS_OK);
             ck_assert_int_eq(ts_springs_shifted_mul(sys, u, m2), TS_OK);
@@ -326,7 +330,6 @@ static ts_system *small_cloth(void)
         sys->v[i] = 0.3 * sin(1.1 * (double)i);
     return sys;
 }
-
 
 /* The cache's width follows the network's size: wide (q and w) up to
  * TS_SPRINGS_WIDE_MAX springs, narrow (q and g) beyond, 16 B a spring less;
@@ -363,6 +366,7 @@ START_TEST(large_networks_keep_the_narrow_cache)
     }
 }
 END_TEST
+
 /* Newton stopped after one iteration: TS_ERR_NEWTON, the state untouched. */
 START_TEST(failed_implicit_step_leaves_the_state)
 {

@@ -51,13 +51,13 @@
  * TS_SPRINGS_WIDE_MAX springs, where reading them is fastest; q and g
  * (16 bytes, w = |g| (x_i - x_j) formed in each product) in larger ones,
  * where the cache no longer fits in the processor's caches, the products
- * measured as fast either way, and the narrow cache takes 96 bytes a
- * particle of a cloth less (docs/performance.md).  ts_springs_finish
- * allocates the cache when it can; without it (memory short; a Jacobi-CG
- * step on the 100x100 cloth measured 1.6-1.9x slower) each product forms q
- * and g from x and 1/l (8 bytes a spring).  The same arithmetic on every
- * path, so the same bits.  No matrix is assembled and nothing is allocated
- * after ts_springs_finish.
+ * measured as fast either way (within the noise), and the narrow cache
+ * takes 96 bytes a particle of a cloth less (docs/performance.md).
+ * ts_springs_finish allocates the cache when it can; without it (memory
+ * short; a Jacobi-CG step on the 100x100 cloth measured 1.6-1.9x slower)
+ * each product forms q and g from x and 1/l (8 bytes a spring).  The same
+ * arithmetic on every path, so the same bits.  No matrix is assembled and
+ * nothing is allocated after ts_springs_finish.
  *
  * Threads: forces, the exact products, the fast path's products and its
  * diagonal run on all OpenMP threads by particle chunks coloured even/odd
