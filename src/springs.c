@@ -560,22 +560,32 @@ spring_qw(const ts_springs *s, size_t e, int mode, int sign, const double *xi,
     return q;
 }
 
+/* Spring e's block (xx xy xz yy yz zz; with diag_only the diagonal xx yy
+ * zz in b[0], b[3], b[5]) as the product forms it (see spring_coef); mode
+ * and sign as in spring_qw, constants where this is inlined into a loop. */
+static inline __attribute__((always_inline)) void
+block_of(const ts_springs *s, size_t e, int mode, int sign, int diag_only, double b[6])
+{
+    double w[3], sg;
+    const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
+    double q = spring_qw(s, e, mode, sign, xi, xj, w, &sg);
+    b[0] = q * 1.0 + (sg * w[0]) * w[0];
+    b[3] = q * 1.0 + (sg * w[1]) * w[1];
+    b[5] = q * 1.0 + (sg * w[2]) * w[2];
+    if (!diag_only) {
+        b[1] = (sg * w[1]) * w[0];
+        b[2] = (sg * w[2]) * w[0];
+        b[4] = (sg * w[2]) * w[1];
+    }
+}
+
 void ts_springs_block(const ts_springs *s, size_t e, double b[6])
 {
     if (!s->lin_x) {
         memset(b, 0, 6 * sizeof *b);
         return;
     }
-    double w[3], sg;
-    const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
-    double q = spring_qw(s, e, coef_mode(s), s->lin_sign, xi, xj, w, &sg);
-    /* as the product forms them (see spring_coef) */
-    b[0] = q * 1.0 + (sg * w[0]) * w[0];
-    b[1] = (sg * w[1]) * w[0];
-    b[2] = (sg * w[2]) * w[0];
-    b[3] = q * 1.0 + (sg * w[1]) * w[1];
-    b[4] = (sg * w[2]) * w[1];
-    b[5] = q * 1.0 + (sg * w[2]) * w[2];
+    block_of(s, e, coef_mode(s), s->lin_sign, 0, b);
 }
 
 /* Keep the point, the coefficients and per spring, with the cache, q and
@@ -782,15 +792,34 @@ static void diag_init(const ts_springs *s, size_t p0, size_t p1, const spring_ar
         a->out[q] = -s->lin_wdrag * s->base.mass[q];
 }
 
-static void diag_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+static inline __attribute__((always_inline)) void
+diag_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int mode, int sign)
 {
     for (size_t e = e0; e < e1; e++) {
         double b[6];
-        ts_springs_block(s, e, b);
+        block_of(s, e, mode, sign, 1, b);
         double *di = a->out + 3 * (size_t)s->si[e], *dj = a->out + 3 * (size_t)s->sj[e];
         di[0] -= b[0], di[1] -= b[3], di[2] -= b[5];
         dj[0] -= b[0], dj[1] -= b[3], dj[2] -= b[5];
     }
+}
+
+/* diag_range's case for the cache and the sign, as product_cases */
+static void diag_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    int mode = coef_mode(s), sign = s->lin_sign;
+    if (!s->lin_x) /* not linearized yet: no spring term */
+        return;
+    if (mode == COEF_QW && sign > 0)
+        diag_range(s, e0, e1, a, COEF_QW, 1);
+    else if (mode == COEF_QW)
+        diag_range(s, e0, e1, a, COEF_QW, -1);
+    else if (mode == COEF_QG && sign > 0)
+        diag_range(s, e0, e1, a, COEF_QG, 1);
+    else if (mode == COEF_QG && sign < 0)
+        diag_range(s, e0, e1, a, COEF_QG, -1);
+    else /* mixed signs, or no cache: not on a hot path */
+        diag_range(s, e0, e1, a, mode, sign);
 }
 
 /* diagonal of (alpha df/dx + beta df/dv) at the last linearization */
