@@ -637,12 +637,17 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
 {
     const double *m = s->base.mass, *u = a->u;
     double wd = s->lin_wdrag, *out = a->out;
-    if (a->shifted) /* M u + wd M u, the springs' share subtracted below */
+    /* out is neither m nor u (omp simd: vectorized, each entry's
+     * arithmetic unchanged) */
+    if (a->shifted) { /* M u + wd M u, the springs' share subtracted below */
+#pragma omp simd
         for (size_t q = 3 * p0; q < 3 * p1; q++)
             out[q] = m[q] * u[q] + wd * m[q] * u[q];
-    else
+    } else {
+#pragma omp simd
         for (size_t q = 3 * p0; q < 3 * p1; q++)
             out[q] = -wd * m[q] * u[q];
+    }
 }
 
 /* Two doubles in one register (SSE2 on x86-64, every x86-64 has it; GCC
