@@ -83,28 +83,28 @@ void ts_vec_copy(size_t n, const double *x, double *y)
 
 void ts_vec_scale(size_t n, double a, double *x)
 {
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         x[i] *= a;
 }
 
 void ts_vec_axpy(size_t n, double a, const double *x, double *y)
 {
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] += a * x[i];
 }
 
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
 {
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] = a * x[i] + b * y[i];
 }
 
 void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y, double *z)
 {
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         z[i] = a * x[i] + b * y[i];
 }
@@ -135,19 +135,28 @@ void ts_vec_combine(size_t n, const double *y, double h, const double *c, int co
 }
 
 /* x . y over [0, n), four interleaved accumulators */
+typedef double v2d __attribute__((vector_size(16)));
+
 static double dot_chunk(size_t n, const double *x, const double *y)
 {
-    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    /* lanes 0, 1 of s01 and 2, 3 of s23 sum the x_i y_i with i = lane mod
+     * 4, in order: four scalar accumulators, two to a register (SSE2 on
+     * x86-64; scalar code elsewhere), the same bits */
+    v2d s01 = {0.0, 0.0}, s23 = {0.0, 0.0};
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        s0 += x[i] * y[i];
-        s1 += x[i + 1] * y[i + 1];
-        s2 += x[i + 2] * y[i + 2];
-        s3 += x[i + 3] * y[i + 3];
+        v2d a01, a23, b01, b23;
+        memcpy(&a01, x + i, sizeof a01);
+        memcpy(&a23, x + i + 2, sizeof a23);
+        memcpy(&b01, y + i, sizeof b01);
+        memcpy(&b23, y + i + 2, sizeof b23);
+        s01 += a01 * b01;
+        s23 += a23 * b23;
     }
+    double s0 = s01[0];
     for (; i < n; i++)
         s0 += x[i] * y[i];
-    return (s0 + s1) + (s2 + s3);
+    return (s0 + s01[1]) + (s23[0] + s23[1]);
 }
 
 double ts_vec_dot(size_t n, const double *x, const double *y)
@@ -322,10 +331,20 @@ static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *
 #pragma omp parallel for schedule(static) if (nc > 1)
     for (size_t j = 0; j < nc; j++) {
         size_t i0 = j * c, i1 = i0 + c < n ? i0 + c : n;
-        for (size_t i = i0; i < i1; i++) {
-            x[i] += alpha * p[i];
-            r[i] += -alpha * q[i];
-            z[i] = d ? r[i] / d[i] : r[i];
+        if (d) {
+#pragma omp simd
+            for (size_t i = i0; i < i1; i++) {
+                x[i] += alpha * p[i];
+                r[i] += -alpha * q[i];
+                z[i] = r[i] / d[i];
+            }
+        } else {
+#pragma omp simd
+            for (size_t i = i0; i < i1; i++) {
+                x[i] += alpha * p[i];
+                r[i] += -alpha * q[i];
+                z[i] = r[i];
+            }
         }
         ts_vec_mask(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
         part_rr[j] = dot_chunk(i1 - i0, r + i0, r + i0);
