@@ -134,9 +134,9 @@ void ts_vec_combine(size_t n, const double *y, double h, const double *c, int co
     }
 }
 
-/* x . y over [0, n), four interleaved accumulators */
 typedef double v2d __attribute__((vector_size(16)));
 
+/* x . y over [0, n), four interleaved accumulators */
 static double dot_chunk(size_t n, const double *x, const double *y)
 {
     /* lanes 0, 1 of s01 and 2, 3 of s23 sum the x_i y_i with i = lane mod
