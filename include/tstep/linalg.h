@@ -25,6 +25,9 @@ int ts_threads_get(void);
 void ts_threads_set_min(size_t n);
 size_t ts_threads_min(void);
 
+/* Vector operations over [0, n).  Arrays may be the same array but must
+ * not overlap in part (the loops run in parallel and vectorized); only
+ * ts_vec_copy accepts any overlap. */
 void ts_vec_zero(size_t n, double *x);
 void ts_vec_copy(size_t n, const double *x, double *y);          /* y = x */
 void ts_vec_scale(size_t n, double a, double *x);                /* x = a x */
