@@ -8,17 +8,20 @@
  *    as the first step of a fresh stepper (every setup, e.g. a multigrid
  *    hierarchy, included) and as the mean of the next RUN_STEPS steps of
  *    the same stepper (what a step costs in a simulation).
- * 2. Per grid size (32^2, 100^2, 300^2 by default; TSTEP_BENCH_SIZES="32 100
- *    300 1000" to choose), per solver / preconditioner: wall time, CG
+ * 2. Per grid size (32^2, 100^2, 300^2 and 1000^2 by default;
+ *    TSTEP_BENCH_SIZES="32 100" to choose), per solver / preconditioner
+ *    (at 1000^2 amg only: the others take minutes a step): wall time, CG
  *    iterations, Newton iterations, setup and solve time per step, and the
  *    cost per particle per step.
+ * 3. With 100^2 and 1000^2 both run: amg's cost per particle per step at
+ *    1000^2 against 100^2 (goal: <= 3), first step and in a run.
  *
  * Each step starts from the same state: the cloth hanging from its top
  * corners after 3 backward-euler steps from rest (moving, springs
  * stretched and some compressed), at the same warm start.  Figures are
  * medians of REPS repeats, interleaved across the solvers so that a slow
- * spell of a shared machine hits them all; 300^2 and beyond take
- * REPS_LARGE repeats.  Results to build/bench/solvers.csv and stdout.
+ * spell of a shared machine hits them all; 300^2 takes REPS_LARGE repeats,
+ * 1000^2 REPS_HUGE (about four minutes and 3 GB).  Results to build/bench/solvers.csv and stdout.
  * One thread; OPENBLAS_NUM_THREADS=1 is advisable (CHOLMOD's BLAS). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@
 
 #define REPS 5
 #define REPS_LARGE 3
+#define REPS_HUGE 1
 #define DT (1.0 / 60.0)
 #define FE_BATCH 20 /* forward-euler steps per timing */
 
@@ -49,10 +53,11 @@ static const config configs[] = {
     {"cg/jacobi", &ts_linsolve_cg, &ts_precond_jacobi, 300},
     {"cg/block-jacobi", &ts_linsolve_cg, &ts_precond_block_jacobi, 100},
     {"cg/ic0", &ts_linsolve_cg, &ts_precond_ic0, 300},
-    {"cg/amg", &ts_linsolve_cg, &ts_precond_amg, 1 << 30},
+    {"cg/amg", &ts_linsolve_cg, &ts_precond_amg, 1 << 30}, /* AMG_CONF below */
     {"direct", &ts_linsolve_direct, NULL, 100},
 };
 #define NCONF (int)(sizeof configs / sizeof *configs)
+#define AMG_CONF 4 /* configs[AMG_CONF]: cg/amg, the scaling figure's */
 
 static ts_system *make_cloth(int nx)
 {
@@ -164,6 +169,10 @@ int main(void)
     /* one thread, as every figure of make bench unless it says otherwise
      * (OpenMP's default, one per core, spins on a shared machine) */
     ts_threads_set(1);
+    if (configs[AMG_CONF].precond != &ts_precond_amg) {
+        fprintf(stderr, "bench_solvers: AMG_CONF is not the cg/amg configuration\n");
+        return 1;
+    }
     FILE *csv = fopen("build/bench/solvers.csv", "w");
     if (!csv) {
         perror("build/bench/solvers.csv");
@@ -175,9 +184,11 @@ int main(void)
 
     const char *env = getenv("TSTEP_BENCH_SIZES");
     char sizes[256];
-    snprintf(sizes, sizeof sizes, "%s", env && *env ? env : "32 100 300");
+    snprintf(sizes, sizeof sizes, "%s", env && *env ? env : "32 100 300 1000");
     printf("bench_solvers: backward-euler on the cloth at dt = 1/60, one step from a moving "
            "state;\nmedians of interleaved repeats\n");
+    /* amg's microseconds per particle per step at 100^2 [0] and 1000^2 [1] */
+    double amg_first[2] = {0.0, 0.0}, amg_run[2] = {0.0, 0.0};
     for (char *tok = strtok(sizes, " ,"); tok; tok = strtok(NULL, " ,")) {
         int nx = atoi(tok);
         if (nx < 3)
@@ -190,7 +201,7 @@ int main(void)
         ts_linsolve_choose(sys, NULL, &dt, &dp, &why);
         printf("  %dx%d: default %s%s%s (%s)\n", nx, nx, dt->name, dp ? "/" : "",
                dp ? dp->name : "", why);
-        int reps = nx >= 300 ? REPS_LARGE : REPS;
+        int reps = nx >= 1000 ? REPS_HUGE : nx >= 300 ? REPS_LARGE : REPS;
         double t[NCONF][REPS], tr[NCONF][REPS], fe[REPS];
         ts_step_stats st[NCONF][REPS], rst[NCONF][REPS];
         for (int r = 0; r < reps; r++) {
@@ -227,6 +238,8 @@ int main(void)
             double tm = bench_median(t[c], reps), itm = bench_median(it, reps), nwm = bench_median(nw, reps);
             double sum = bench_median(su, reps), som = bench_median(so, reps);
             double per = 1e6 * tm / (nx * nx);
+            if (c == AMG_CONF && (nx == 100 || nx == 1000))
+                amg_first[nx == 1000] = per, amg_run[nx == 1000] = 1e6 * rtm / (nx * nx);
             printf("  %-16s %10.2f %8.0f %8.0f %7.0f %9.2f %9.2f %10.2f | %9.2f %7.0f %7.1f %7.1f\n",
                    configs[c].label, 1e3 * tm, tm / fe_med, itm, nwm, 1e3 * sum, 1e3 * som, per,
                    1e3 * rtm, rtm / fe_med, bench_median(rit, reps), bench_median(rnw, reps));
@@ -249,6 +262,11 @@ int main(void)
         ts_system_free(sys);
         fflush(stdout);
     }
+    if (amg_first[0] > 0.0 && amg_first[1] > 0.0)
+        printf("\namg's cost per particle per step, 1000^2 against 100^2 (goal <= 3): %.2f in a "
+               "run (%.1f against %.1f us), %.2f as a first step (%.1f against %.1f us)\n",
+               amg_run[1] / amg_run[0], amg_run[1], amg_run[0], amg_first[1] / amg_first[0],
+               amg_first[1], amg_first[0]);
     fclose(csv);
     printf("\nwritten: build/bench/solvers.csv\n");
     return 0;
