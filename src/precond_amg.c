@@ -80,8 +80,7 @@
  * system's own matrix-free ones at the current linearization (the
  * assembled fine matrix is read only while setting up); on the coarse
  * levels, and by P and P^T, they read single-precision copies of the
- * values, kept exactly symmetric, without zeros (csr_single); each coarse
- * matrix has its negligible couplings dropped (sparsify).
+ * values, kept exactly symmetric, without their exact zeros (csr_single).
  *
  * Setup cost: the assembled A and the Galerkin products per level (tens of
  * products' worth).  The hierarchy is therefore kept across linearizations
@@ -214,8 +213,10 @@ static int csr_single(csr *a, int sym)
                         break;
                     }
             }
-    /* the zeros out (a planar cloth's couplings across the plane, entries
-     * sparsify dropped, P's pinned rows): f and fj compressed in place */
+    /* the exact zeros out, f and fj compressed in place: P's pinned rows,
+     * and a cloth lying in a plane has no couplings across it (on the
+     * 100x100 cloth hanging in its plane, a quarter of the first coarse
+     * level's entries) */
     size_t c = 0;
     for (size_t i = 0; i < a->n; i++) {
         size_t k0 = a->p[i], k1 = a->p[i + 1];
@@ -649,63 +650,6 @@ static int work_alloc(level *L, int l)
 
 static void galerkin(amg_state *s, int l);
 
-/* Drop the couplings of a coarse matrix with |a_ij| < AMG_DROP
- * sqrt(a_ii a_jj), both (i, j) and (j, i), each one's |a_ij| added to its
- * row's diagonal: the change is a sum of positive semidefinite 2 x 2
- * terms |a| [1 -s; -s 1], so the matrix stays symmetric positive
- * definite and only grows (the coarse correction then falls a little
- * short, never overshoots).  Galerkin products of smoothed aggregation
- * are full of such entries: 36-43% of the first coarse level's
- * off-diagonal entries lie below 10^-4 on the 100x100 cloth, hanging in
- * its plane (whose couplings across the plane are exact zeros) or falling
- * onto a sphere, and they cost as much in every product as the rest.
- * The next level is built from the sparsified matrix, and csr_single
- * leaves the zeros out of the products.  Measured: the same CG iterations
- * (366 in 20 steps of the hanging 100x100 cloth, 151 against 152 in 5
- * steps at 300x300, 4497 against 4561 in 10 steps onto the sphere) in
- * less time (user time, one thread: 2.12 against 2.35 s for 40 steps at
- * 100x100, medians of five alternated runs; 4.85 against 6.16 s at
- * 300x300; 11.5-11.8 against 12.4-13.8 s onto the sphere); 10^-3 took
- * 2 more Newton solves in the 20 steps,
- * 10^-2 six times the CG iterations (the dropped entries' sum no longer
- * small against the diagonal).  Falgout & Schroder, "Non-Galerkin coarse
- * grids for algebraic multigrid", SIAM J. Sci. Comput. 36 (2014), for
- * coarse operators sparsified this way. */
-void ts_amg_sparsify(size_t n, const size_t *p, const uint32_t *col, double *v, size_t *dpos,
-                     double *d)
-{
-    for (size_t i = 0; i < n; i++) {
-        dpos[i] = SIZE_MAX, d[i] = 0.0;
-        for (size_t k = p[i]; k < p[i + 1]; k++)
-            if (col[k] == i)
-                dpos[i] = k, d[i] = v[k];
-    }
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = p[i]; k < p[i + 1]; k++) {
-            size_t j = col[k];
-            if (j <= i || v[k] == 0.0 || dpos[i] == SIZE_MAX || dpos[j] == SIZE_MAX ||
-                !(d[i] > 0.0 && d[j] > 0.0) || !(fabs(v[k]) < AMG_DROP * sqrt(d[i] * d[j])))
-                continue;
-            for (size_t q = p[j]; q < p[j + 1]; q++)
-                if (col[q] == i) {
-                    v[dpos[j]] += fabs(v[q]);
-                    v[q] = 0.0;
-                    break;
-                }
-            v[dpos[i]] += fabs(v[k]);
-            v[k] = 0.0;
-        }
-    for (size_t i = 0; i < n; i++)
-        dpos[i] = SIZE_MAX;
-}
-
-static void sparsify(amg_state *s, csr *a)
-{
-    /* s->pos (SIZE_MAX between uses, as ts_amg_sparsify leaves it) and s->acc
-     * have room for the finest level's n, so for any coarse one */
-    ts_amg_sparsify(a->n, a->p, a->j, a->v, s->pos, s->acc);
-}
-
 /* The pattern of A_F Pt, A_F the diagonal and the strong couplings of A. */
 static int filtered_pattern(const level *L, const csr *pt, csr *p)
 {
@@ -994,7 +938,6 @@ static void galerkin(amg_state *s, int l)
 {
     smooth_prolongator(s, l);
     rap_values(s, &s->lev[l], &s->lev[l + 1].A);
-    sparsify(s, &s->lev[l + 1].A);
 }
 
 static int rebuild(amg_state *s, const ts_linsolve *ls)

@@ -500,84 +500,31 @@ START_TEST(test_amg_symmetric)
 }
 END_TEST
 
-/* the coarse levels' sparsification on a dense symmetric matrix whose
- * couplings straddle the threshold: exactly the pairs below it dropped
- * (both triangles), each dropped |a_ij| moved onto its row's diagonal, the
- * rest untouched, and the change A' - A positive semidefinite (its
- * eigenvalues by LAPACK) */
-START_TEST(test_amg_sparsify)
-{
-    enum { N = 12 };
-    size_t p[N + 1], dpos[N];
-    uint32_t col[N * N];
-    double v[N * N], a0[N * N], d[N], diff[N * N], ev[N];
-    for (size_t i = 0; i < N; i++) {
-        p[i] = i * N;
-        for (size_t j = 0; j < N; j++)
-            col[i * N + j] = (uint32_t)j;
-        a0[i * N + i] = 3.0 + 0.25 * (double)i;
-    }
-    p[N] = N * N;
-    /* below the threshold (times 0.5, 0.99), above it (1.01, 3), exact
-     * zeros and ordinary couplings, by position, with either sign */
-    const double rel[] = {0.5, 0.99, 1.01, 3.0, 0.0, 1e3, 2e3};
-    for (size_t i = 0; i < N; i++)
-        for (size_t j = i + 1; j < N; j++) {
-            double r = rel[(i + 2 * j) % 7] * AMG_DROP, sg = (i + j) % 2 ? -1.0 : 1.0;
-            double a = sg * r * sqrt(a0[i * N + i] * a0[j * N + j]);
-            a0[i * N + j] = a0[j * N + i] = a;
-        }
-    memcpy(v, a0, sizeof v);
-    for (size_t i = 0; i < N; i++)
-        dpos[i] = SIZE_MAX;
-    ts_amg_sparsify(N, p, col, v, dpos, d);
-    int dropped = 0, kept = 0;
-    for (size_t i = 0; i < N; i++) {
-        ck_assert(dpos[i] == SIZE_MAX);
-        double moved = 0.0;
-        for (size_t j = 0; j < N; j++) {
-            if (j == i)
-                continue;
-            double a = a0[i * N + j];
-            if (fabs(a) < AMG_DROP * sqrt(a0[i * N + i] * a0[j * N + j])) {
-                ck_assert_msg(v[i * N + j] == 0.0, "(%zu, %zu): %g kept", i, j, v[i * N + j]);
-                moved += fabs(a), dropped += a != 0.0;
-            } else {
-                ck_assert_msg(v[i * N + j] == a, "(%zu, %zu): %g, was %g", i, j, v[i * N + j], a);
-                kept++;
-            }
-        }
-        ck_assert_msg(fabs(v[i * N + i] - (a0[i * N + i] + moved)) <= 1e-15 * a0[i * N + i],
-                      "diagonal %zu: %.17g, expected %.17g", i, v[i * N + i],
-                      a0[i * N + i] + moved);
-    }
-    ck_assert(dropped > 10 && kept > 10);
-    for (size_t q = 0; q < N * N; q++)
-        diff[q] = v[q] - a0[q];
-    ck_assert_int_eq(LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'N', 'U', N, diff, N, ev), 0);
-    ck_assert_msg(ev[0] >= -1e-15, "A' - A has eigenvalue %g", ev[0]);
-    ck_assert_msg(ev[N - 1] > 0.0, "A' - A is zero");
-}
-END_TEST
-
-/* the hierarchy's coarse products leave the dropped couplings out: on a
- * cloth turned in its plane and rippled out of it (no exact zeros: without
- * the sparsification the first coarse level's product reads all 71209
- * entries of its pattern, with it 65903), at most 95 % of the pattern */
-START_TEST(test_amg_coarse_sparsified)
+/* the coarse levels' products leave exact zeros out: a cloth lying in a
+ * plane has no couplings across it, so neither have its coarse levels;
+ * the finest level is matrix-free and keeps its pattern */
+START_TEST(test_amg_coarse_zeros_skipped)
 {
     ts_system *sys = make_cloth(48, 1.01, 0.5);
+    for (size_t q = 2; q < sys->n; q += 3)
+        sys->x[q] = 0.0, sys->v[q] = 0.0; /* in the plane z = 0 */
     ts_solver_options o = ts_default_solver_options();
     o.precond = &ts_precond_amg;
     ts_linsolve *ls;
     ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
     ts_step_stats stats = {0};
     ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
-    size_t pattern, nz = ts_amg_level_nonzeros(ls->pstate, 1, &pattern);
-    ck_assert_msg(pattern > 0 && 20 * nz <= 19 * pattern, "level 1: %zu of %zu entries", nz,
-                  pattern);
+    for (int l = 1;; l++) {
+        size_t pattern, nz = ts_amg_level_nonzeros(ls->pstate, l, &pattern);
+        if (!pattern)
+            break;
+        /* the z unknowns couple only among themselves: at most 5/9 of a
+         * 3 x 3 block pattern is nonzero */
+        ck_assert_msg(nz > 0 && 9 * nz <= 5 * pattern + 9, "level %d: %zu of %zu entries", l, nz,
+                      pattern);
+    }
     size_t p0, nz0 = ts_amg_level_nonzeros(ls->pstate, 0, &p0);
-    ck_assert(nz0 == p0 && p0 > pattern); /* the finest level: matrix-free, untouched */
+    ck_assert(nz0 == p0 && p0 > 0);
     ts_linsolve_free(ls);
     ts_system_free(sys);
 }
@@ -817,8 +764,7 @@ Suite *linsolve_suite(void)
                         NCOMBO * (int)ts_stepper_count());
     tcase_add_test(tc, test_fewer_iterations);
     tcase_add_loop_test(tc, test_amg_symmetric, 0, 2);
-    tcase_add_test(tc, test_amg_sparsify);
-    tcase_add_test(tc, test_amg_coarse_sparsified);
+    tcase_add_test(tc, test_amg_coarse_zeros_skipped);
     tcase_add_test(tc, test_amg_grid_independent);
     tcase_add_test(tc, test_amg_reuse_exact);
     tcase_add_test(tc, test_amg_mass_dominated);
