@@ -459,6 +459,18 @@ START_TEST(test_fewer_iterations)
 }
 END_TEST
 
+/* The linear solver with cg/amg, set up at the cloth's state. */
+static ts_linsolve *amg_at_state(ts_system *sys)
+{
+    ts_solver_options o = ts_default_solver_options();
+    o.precond = &ts_precond_amg;
+    ts_linsolve *ls;
+    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
+    ts_step_stats stats = {0};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    return ls;
+}
+
 /* the cycle B: y^T B z = z^T B y and z^T B z > 0 for filtered y, z (the
  * 24 x 24 cloth: 1728 unknowns, 3 levels, a V-cycle; the 48 x 48 one:
  * 6912 unknowns, 4 levels, the W-cycle's second coarse cycles) */
@@ -466,12 +478,7 @@ START_TEST(test_amg_symmetric)
 {
     ts_system *sys = make_cloth(_i == 0 ? 24 : 48, 1.01, 0.5);
     size_t n = sys->n;
-    ts_solver_options o = ts_default_solver_options();
-    o.precond = &ts_precond_amg;
-    ts_linsolve *ls;
-    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
-    ts_step_stats stats = {0};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    ts_linsolve *ls = amg_at_state(sys);
     double *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z), *by = malloc(n * sizeof *by),
            *bz = malloc(n * sizeof *bz);
     for (int trial = 0; trial < 3; trial++) {
@@ -508,12 +515,7 @@ START_TEST(test_amg_coarse_zeros_skipped)
     ts_system *sys = make_cloth(48, 1.01, 0.5);
     for (size_t q = 2; q < sys->n; q += 3)
         sys->x[q] = 0.0, sys->v[q] = 0.0; /* in the plane z = 0 */
-    ts_solver_options o = ts_default_solver_options();
-    o.precond = &ts_precond_amg;
-    ts_linsolve *ls;
-    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
-    ts_step_stats stats = {0};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    ts_linsolve *ls = amg_at_state(sys);
     for (int l = 1;; l++) {
         size_t pattern, nz = ts_amg_level_nonzeros(ls->pstate, l, &pattern);
         if (!pattern)
