@@ -21,7 +21,8 @@
  * stretched and some compressed), at the same warm start.  Figures are
  * medians of REPS repeats, interleaved across the solvers so that a slow
  * spell of a shared machine hits them all; 300^2 takes REPS_LARGE repeats,
- * 1000^2 REPS_HUGE (about four minutes and 3 GB).  Results to build/bench/solvers.csv and stdout.
+ * 1000^2 REPS_HUGE (about four minutes and 3.7 GB).  Results to
+ * build/bench/solvers.csv and stdout.
  * One thread; OPENBLAS_NUM_THREADS=1 is advisable (CHOLMOD's BLAS). */
 #include <stdio.h>
 #include <stdlib.h>
