@@ -14,6 +14,7 @@
 #endif
 #include "tstep/linalg.h"
 #include "tstep/status.h"
+#include "v2d.h"
 
 /* --- threads and the vector helpers ---------------------------------------
  *
@@ -134,8 +135,6 @@ void ts_vec_combine(size_t n, const double *y, double h, const double *c, int co
     }
 }
 
-typedef double v2d __attribute__((vector_size(16)));
-
 /* x . y over [0, n), four interleaved accumulators */
 static double dot_chunk(size_t n, const double *x, const double *y)
 {
@@ -145,13 +144,8 @@ static double dot_chunk(size_t n, const double *x, const double *y)
     v2d s01 = {0.0, 0.0}, s23 = {0.0, 0.0};
     size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        v2d a01, a23, b01, b23;
-        memcpy(&a01, x + i, sizeof a01);
-        memcpy(&a23, x + i + 2, sizeof a23);
-        memcpy(&b01, y + i, sizeof b01);
-        memcpy(&b23, y + i + 2, sizeof b23);
-        s01 += a01 * b01;
-        s23 += a23 * b23;
+        s01 += load2(x + i) * load2(y + i);
+        s23 += load2(x + i + 2) * load2(y + i + 2);
     }
     double s0 = s01[0];
     for (; i < n; i++)

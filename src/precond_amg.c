@@ -238,30 +238,31 @@ static void csr_mul_to(const csr *a, const double *u, double *out, int add)
 {
     const float *f = a->f;
     const double *v = a->v;
+    /* the single-precision copy has its own rows and columns (no zeros) */
+    const size_t *rows = f ? a->fp : a->p;
+    const uint32_t *col = f ? a->fj : a->j;
 #pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
     for (size_t i = 0; i < a->n; i++) {
-        size_t k = a->p[i], e = a->p[i + 1];
+        size_t k = rows[i], e = rows[i + 1];
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         if (f) {
-            const uint32_t *fj = a->fj;
-            k = a->fp[i], e = a->fp[i + 1];
             for (; k + 4 <= e; k += 4) {
-                s0 += (double)f[k] * u[fj[k]];
-                s1 += (double)f[k + 1] * u[fj[k + 1]];
-                s2 += (double)f[k + 2] * u[fj[k + 2]];
-                s3 += (double)f[k + 3] * u[fj[k + 3]];
+                s0 += (double)f[k] * u[col[k]];
+                s1 += (double)f[k + 1] * u[col[k + 1]];
+                s2 += (double)f[k + 2] * u[col[k + 2]];
+                s3 += (double)f[k + 3] * u[col[k + 3]];
             }
             for (; k < e; k++)
-                s0 += (double)f[k] * u[fj[k]];
+                s0 += (double)f[k] * u[col[k]];
         } else {
             for (; k + 4 <= e; k += 4) {
-                s0 += v[k] * u[a->j[k]];
-                s1 += v[k + 1] * u[a->j[k + 1]];
-                s2 += v[k + 2] * u[a->j[k + 2]];
-                s3 += v[k + 3] * u[a->j[k + 3]];
+                s0 += v[k] * u[col[k]];
+                s1 += v[k + 1] * u[col[k + 1]];
+                s2 += v[k + 2] * u[col[k + 2]];
+                s3 += v[k + 3] * u[col[k + 3]];
             }
             for (; k < e; k++)
-                s0 += v[k] * u[a->j[k]];
+                s0 += v[k] * u[col[k]];
         }
         double s = (s0 + s1) + (s2 + s3);
         out[i] = add ? out[i] + s : s;

@@ -4,7 +4,6 @@
 #ifndef TSTEP_PRECOND_AMG_H
 #define TSTEP_PRECOND_AMG_H
 #include <stddef.h>
-#include <stdint.h>
 
 /* Level l's entries that the cycle's products read, and (*pattern) those
  * of its pattern; 0 and 0 past the last level.  state: the amg

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "tstep/linalg.h"
 #include "tstep/springs.h"
+#include "v2d.h"
 
 #define TS_PI 3.14159265358979323846
 
@@ -648,24 +649,6 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
         for (size_t q = 3 * p0; q < 3 * p1; q++)
             out[q] = -wd * m[q] * u[q];
     }
-}
-
-/* Two doubles in one register (SSE2 on x86-64, every x86-64 has it; GCC
- * and Clang lower it to scalar code elsewhere): a particle's x and y
- * components.  Lane by lane, the operations and their order are those of
- * the scalar code, so are the results. */
-typedef double v2d __attribute__((vector_size(16)));
-
-static inline v2d load2(const double *p)
-{
-    v2d r;
-    memcpy(&r, p, sizeof r);
-    return r;
-}
-
-static inline void store2(double *p, v2d v)
-{
-    memcpy(p, &v, sizeof v);
 }
 
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) (with neg the other way
