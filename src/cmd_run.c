@@ -357,7 +357,10 @@ static int draw_plot(const char *cmd, const writer *w, const ts_system *sys,
                  dt);
         fputs("set title ", gp);
         cli_gnuplot_quote(gp, title);
-        fputs("\nset xlabel 't'\nset key off\nplot $run using 1:2 with lines\n", gp);
+        /* a label of its own: the frame's 'z' must not carry over (a
+         * one-letter label, which the terminal's dumb output has room for) */
+        fputs("\nset xlabel 't'\nset ylabel 'E'\nset key off\nplot $run using 1:2 with lines\n",
+              gp);
     }
     return cli_gnuplot_close(cmd, gp);
 }

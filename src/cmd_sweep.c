@@ -126,6 +126,10 @@ static void help(void)
            "  --newton-tol X, --cg-tol X  implicit steppers' tolerances (default 1e-12\n"
            "                here, so the solver's error stays below the truncation error)\n"
            "  --newton-max N, --cg-max N  caps (defaults 20, 2 * dimension + 20)\n"
+           "  --linear-solver NAME, --precond NAME  as for run (tstep list; default by\n"
+           "                the system, docs/solvers.md)\n"
+           "  --threads N   threads for forces, products and vector operations (default:\n"
+           "                OMP_NUM_THREADS, else 1); results identical for any N\n"
            "\n");
     printf("Output: csv columns\n"
            "  stepper,dt,steps,error,excluded,observed_order,force_evals,\n"

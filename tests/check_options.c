@@ -141,6 +141,68 @@ START_TEST(help_from_the_table)
 }
 END_TEST
 
+/* "--name" in text, not followed by more of an option name */
+static int mentions(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
+        char c = p[len];
+        if (!(c == '-' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            return 1;
+    }
+    return 0;
+}
+
+/* Every option the command accepts is in its --help: each "--name" that any
+ * command's help mentions is tried on this command alone, and where the
+ * parser knows it (anything but "unrecognized" or "ambiguous": a missing
+ * value, a missing --system, ...) this command's help must name it. */
+START_TEST(help_lists_every_option)
+{
+    static char all[1 << 17];
+    static char help[1 << 16];
+    size_t used = 0;
+    for (size_t c = 0; c < sizeof helps / sizeof *helps; c++) {
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", helps[c].cmd);
+        EXPECT(args, 0, NULL);
+        size_t len = strlen(out);
+        ck_assert_uint_lt(used + len + 1, sizeof all);
+        memcpy(all + used, out, len + 1);
+        used += len;
+        if ((int)c == _i)
+            snprintf(help, sizeof help, "%s", out);
+    }
+    int tried = 0;
+    static char seen[1 << 14] = " ";
+    for (const char *p = strstr(all, "--"); p; p = strstr(p + 2, "--")) {
+        char name[64], key[68];
+        size_t len = 2;
+        while (len < sizeof name - 1 &&
+               (p[len] == '-' || (p[len] >= 'a' && p[len] <= 'z') || (p[len] >= '0' && p[len] <= '9')))
+            len++;
+        if (len < 3 || p[2] < 'a' || p[2] > 'z')
+            continue;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        snprintf(key, sizeof key, " %s ", name);
+        if (strstr(seen, key))
+            continue; /* tried already */
+        ck_assert_uint_lt(strlen(seen) + len + 2, sizeof seen);
+        strcat(seen, key + 1);
+        char args[128];
+        snprintf(args, sizeof args, "%s %s </dev/null", helps[_i].cmd, name);
+        int rc = cli_run(args, out, sizeof out, err, sizeof err);
+        tried++;
+        if (strstr(err, "unrecognized option") || strstr(err, "ambiguous option"))
+            continue;
+        ck_assert_msg(mentions(help, name), "tstep %s accepts %s (exit %d: %s) but its --help does not list it",
+                      helps[_i].cmd, name, rc, err);
+    }
+    ck_assert_int_gt(tried, 50);
+}
+END_TEST
+
 /* --- a stop signal during stability's spectrum -------------------------------------- */
 
 /* 1 once process pid runs tstep and catches signal sig (its command name and
@@ -266,6 +328,7 @@ Suite *options_suite(void)
     tcase_add_loop_test(tc, option_table_parsing, 0, (int)(sizeof parsed / sizeof *parsed));
     tcase_add_test(tc, param_order_kept);
     tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
+    tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
     suite_add_tcase(s, tc);
     TCase *sg = tcase_create("signals");
     tcase_set_timeout(sg, 120);

@@ -435,6 +435,24 @@ START_TEST(plot_in_terminal)
     ck_assert_ptr_nonnull(strstr(text, "rk4 0.278"));
     ck_assert_ptr_null(strstr(text, "dt_crit,")); /* no table without --out */
     free(text);
+    /* the script itself: the energy plot after a particle system's frame
+     * labels its own y axis (it kept the frame's 'z') */
+    const char *g = in_tmp("gp.sh"), *script = in_tmp("script.gp");
+    ck_assert_int_eq(sh("printf '#!/bin/sh\\ncat >%s\\n' >%s && chmod +x %s", script, g, g), 0);
+    ck_assert_int_eq(sh("GNUPLOT=%s " TSTEP_BIN " run --system cloth --param nx=4 --param ny=4 "
+                        "--stepper backward-euler --dt 0.01 --steps 2 --plot >/dev/null 2>&1",
+                        g),
+                     0);
+    text = slurp(script, NULL);
+    const char *frame = strstr(text, "splot $frame"), *energy = strstr(text, "energy against t");
+    ck_assert_ptr_nonnull(frame);
+    ck_assert_ptr_nonnull(energy);
+    ck_assert(energy > frame);
+    const char *label = strstr(energy, "set ylabel 'E'"), *plot = strstr(energy, "plot $run");
+    ck_assert_ptr_nonnull(label);
+    ck_assert_ptr_nonnull(plot);
+    ck_assert(label < plot);
+    free(text);
     const char *e = in_tmp("e.txt");
     ck_assert_int_eq(sh("GNUPLOT=/nonexistent/gnuplot build/tstep run --system oscillator "
                         "--stepper rk4 --dt 0.1 --steps 3 --plot >/dev/null 2>%s",
