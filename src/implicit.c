@@ -10,6 +10,7 @@
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
+#include "tstep/run.h"
 
 /* The scratch holds only what a step needs besides the system's state:
  * the iterate (xk, vk), the unknown w (kept between steps: the next first
@@ -339,6 +340,8 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
     for (;;) {
         if (measure <= tol)
             break;
+        if ((st = ts_stop_check("Newton")))
+            return st;
         if (it >= s->opt.newton_max || !ts_vec_all_finite(n, s->w))
             return ts_error(TS_ERR_NEWTON,
                             "Newton did not converge in %d iterations (residual %.3g, "

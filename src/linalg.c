@@ -13,6 +13,7 @@
 #include <omp.h>
 #endif
 #include "tstep/linalg.h"
+#include "tstep/run.h"
 #include "tstep/status.h"
 #include "v2d.h"
 
@@ -373,6 +374,8 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
     double rz = ts_vec_dot(n, r, z);
     for (int it = 1; it <= k->max_iter; it++) {
         *iters = it;
+        if ((s = ts_stop_check("CG")))
+            return s;
         if ((s = A(ctx, p, q)))
             return s;
         double pq = cg_filter_dot(n, k->mask, p, q);
@@ -430,6 +433,8 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
     ts_vec_zero(n, v);
     for (int it = 1; it <= k->max_iter; it++) {
         *iters = it;
+        if ((s = ts_stop_check("BiCGSTAB")))
+            return s;
         double rho_new = ts_vec_dot(n, rhat, r);
         if (rho_new == 0.0 || !isfinite(rho_new))
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rho = 0) at iteration %d", it);

@@ -75,6 +75,13 @@ static int adaptive_advance(ts_system *sys, ts_stepper *st, double t, double dt,
 
 volatile sig_atomic_t ts_stop_signal = 0;
 
+int ts_stop_check(const char *where)
+{
+    if (!ts_stop_signal)
+        return TS_OK;
+    return ts_error(TS_ERR_INTERRUPTED, "%s: stopped by signal %d", where, (int)ts_stop_signal);
+}
+
 /* Error control: the PI step-size controller of Gustafsson (1991) in the
  * form of Hairer, Norsett & Wanner I, II.4 (4.43) and their code DOPRI5:
  *   h_new = h * clamp(0.9 err^-alpha err_prev^beta, 1/5, 10),
@@ -161,6 +168,7 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
     if (s)
         return s;
     long observed = 0;
+    double observed_t = 0.0;
     for (long k = 1; k <= opt->steps; k++) {
         if (ts_stop_signal) {
             /* stopped from outside (a signal): the last finished step is
@@ -184,6 +192,23 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
                 ts_stepper_undo(st, sys); /* not kept */
             s = ts_error(TS_ERR_DIVERGED, "|state| exceeded %g", limit);
         }
+        if (s == TS_ERR_INTERRUPTED) {
+            /* stopped inside step k: a plain step leaves the state of its
+             * start, step k - 1, observed as at the top of the loop; sub-steps
+             * may have moved it, and the outputs then end at the last step
+             * observed */
+            if (!opt->adaptive && !control) {
+                if (observe && observed < k - 1) {
+                    int o = observe(ctx, sys, st, k - 1, res->t);
+                    if (o)
+                        return o;
+                }
+            } else if (observed < k - 1) {
+                res->steps_done = observed;
+                res->t = observed_t;
+            }
+            return s;
+        }
         if (s) {
             res->failed_step = k;
             res->failed_time = t;
@@ -198,6 +223,7 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
             if ((s = observe(ctx, sys, st, k, res->t)))
                 return s;
             observed = k;
+            observed_t = res->t;
         }
     }
     return TS_OK;

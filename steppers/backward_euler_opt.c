@@ -55,6 +55,7 @@
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
+#include "tstep/run.h"
 
 #define ARMIJO_C1 1e-4
 #define MAX_HALVINGS 50
@@ -280,6 +281,9 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         }
         if (it > s->opt.newton_max)
             break;
+        int stop = ts_stop_check("Newton");
+        if (stop)
+            return stop;
         stats->newton_iters = it;
         eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev,
                                 ts_newton_rstop(tol * mmin * scale * unit, tol * scale * unit,

@@ -56,8 +56,18 @@ typedef struct {
  * other long loops (sweep, stability runs) to stop after the step under way:
  * ts_run then observes the last finished step if it was not observed yet,
  * so every output ends in the same complete row, and returns
- * TS_ERR_INTERRUPTED with res->steps_done and res->t at that step. */
+ * TS_ERR_INTERRUPTED with res->steps_done and res->t at that step.  The
+ * loops inside a step (Newton's, the Krylov solvers') check it too
+ * (ts_stop_check), so a step that would not end soon (an unreachable
+ * tolerance with a huge iteration cap) fails with TS_ERR_INTERRUPTED and
+ * leaves the state of the step's start; with --adaptive or error control,
+ * sub-steps of that step may have moved the state, and ts_run then gives
+ * the last step observed in res->steps_done and res->t. */
 extern volatile sig_atomic_t ts_stop_signal;
+
+/* TS_ERR_INTERRUPTED, with a message naming `where`, once ts_stop_signal is
+ * set; else TS_OK. */
+int ts_stop_check(const char *where);
 
 /* Run from t = 0.  Returns a status; res may be NULL. */
 int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt,
