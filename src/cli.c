@@ -1,5 +1,6 @@
 /* Command-line helpers: parsing, lookups with valid-name lists, errors. */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -70,7 +71,8 @@ int cli_parse_real(const char *cmd, const char *opt, const char *text, double *o
     char *end;
     errno = 0;
     double x = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(x))
+    if (!ts_plain_number(text, 1) || end == text || *end != '\0' ||
+        (errno == ERANGE && !(fabs(x) < 1.0)) || !isfinite(x))
         return cli_usage_error(cmd, "--%s: '%s' is not a finite number", opt, text);
     *out = x;
     return 0;
@@ -90,6 +92,8 @@ int cli_parse_count(const char *cmd, const char *opt, const char *text, long min
     char *end;
     errno = 0;
     long x = strtol(text, &end, 10);
+    if (!ts_plain_number(text, 0))
+        return cli_usage_error(cmd, "--%s: '%s' is not a whole number", opt, text);
     if (errno == ERANGE && end != text && *end == '\0')
         return cli_usage_error(cmd, "--%s: '%s' is out of range (at most %ld)", opt, text,
                                LONG_MAX);
@@ -250,7 +254,7 @@ typedef struct {
     char name[256];
 } file_id;
 
-static int get_file_id(const char *path, file_id *id)
+static int get_file_id(const char *path, file_id *id, int depth)
 {
     struct stat sb;
     id->name[0] = '\0';
@@ -260,6 +264,19 @@ static int get_file_id(const char *path, file_id *id)
     } else if (stat(path, &sb) == 0) {
         if (!S_ISREG(sb.st_mode))
             return 0;
+    } else if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+        /* a link to a file not there yet: the file it will create */
+        char target[4096], full[8200];
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len <= 0 || depth >= 8)
+            return 0;
+        target[len] = '\0';
+        const char *slash = strrchr(path, '/');
+        if (target[0] == '/' || !slash)
+            snprintf(full, sizeof full, "%s", target);
+        else
+            snprintf(full, sizeof full, "%.*s/%s", (int)(slash - path), path, target);
+        return get_file_id(full, id, depth + 1);
     } else {
         const char *slash = strrchr(path, '/');
         char dir[4096];
@@ -279,7 +296,7 @@ static int get_file_id(const char *path, file_id *id)
 int cli_same_file(const char *a, const char *b)
 {
     file_id x, y;
-    return get_file_id(a, &x) && get_file_id(b, &y) && x.dev == y.dev && x.ino == y.ino &&
+    return get_file_id(a, &x, 0) && get_file_id(b, &y, 0) && x.dev == y.dev && x.ino == y.ino &&
            strcmp(x.name, y.name) == 0;
 }
 
@@ -414,15 +431,36 @@ int cli_parse_format_opt(const char *cmd, const char *arg, void *common)
     return 0;
 }
 
+/* A relative tolerance below the unit roundoff cannot be met in double
+ * precision: the iteration would run to its cap (or, with a huge cap, on
+ * and on) */
+static int reachable_tol(const char *cmd, const char *opt, const char *arg, double *tol)
+{
+    if (cli_parse_positive(cmd, opt, arg, tol))
+        return CLI_EXIT_USAGE;
+    if (*tol < DBL_EPSILON)
+        return cli_usage_error(cmd,
+                               "--%s: '%s' is below %.3g, the unit roundoff of double "
+                               "precision: it cannot be reached",
+                               opt, arg, DBL_EPSILON);
+    return 0;
+}
+
 int cli_parse_cg_tol(const char *cmd, const char *arg, void *solver)
 {
     ts_solver_options *o = solver;
-    if (cli_parse_positive(cmd, "cg-tol", arg, &o->cg_tol))
+    if (reachable_tol(cmd, "cg-tol", arg, &o->cg_tol))
         return CLI_EXIT_USAGE;
     if (!(o->cg_tol < 1.0))
         return cli_usage_error(cmd, "--cg-tol must be below 1 (a relative residual), got '%s'",
                                arg);
     return 0;
+}
+
+int cli_parse_newton_tol(const char *cmd, const char *arg, void *solver)
+{
+    ts_solver_options *o = solver;
+    return reachable_tol(cmd, "newton-tol", arg, &o->newton_tol);
 }
 
 int cli_parse_threads(const char *cmd, const char *arg, void *unused)
@@ -436,13 +474,24 @@ int cli_parse_threads(const char *cmd, const char *arg, void *unused)
     return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
 }
 
+/* --precond with a solver that takes none, in either order: refused */
+static int precond_applies(const char *cmd, const ts_solver_options *o)
+{
+    if (o->precond && o->linear_solver && !o->linear_solver->uses_precond)
+        return cli_usage_error(cmd,
+                               "--precond %s: the linear solver '%s' uses no preconditioner "
+                               "(--precond is for cg)",
+                               o->precond->name, o->linear_solver->name);
+    return 0;
+}
+
 int cli_parse_precond(const char *cmd, const char *arg, void *solver)
 {
     ts_solver_options *o = solver;
     if (!(o->precond = ts_precond_find(arg)))
         return cli_usage_error(cmd, "--precond: unknown preconditioner '%s' (see tstep list)",
                                arg);
-    return 0;
+    return precond_applies(cmd, o);
 }
 
 int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver)
@@ -451,7 +500,7 @@ int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver)
     if (!(o->linear_solver = ts_linsolve_find(arg)))
         return cli_usage_error(cmd, "--linear-solver: unknown solver '%s' (see tstep list)",
                                arg);
-    return 0;
+    return precond_applies(cmd, o);
 }
 
 static int parse_choice(const char *cmd, const cli_opt *e, const char *arg)

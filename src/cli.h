@@ -178,6 +178,7 @@ typedef struct {
 
 int cli_parse_format_opt(const char *cmd, const char *arg, void *common);
 int cli_parse_cg_tol(const char *cmd, const char *arg, void *solver);
+int cli_parse_newton_tol(const char *cmd, const char *arg, void *solver);
 int cli_parse_threads(const char *cmd, const char *arg, void *unused);
 int cli_parse_precond(const char *cmd, const char *arg, void *solver);
 int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
@@ -193,7 +194,7 @@ int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
  * --linear-solver (names from tstep/linsolve.h's registries), and --threads
  * (which sets the thread count at once, ts_threads_set). */
 #define CLI_OPTS_SOLVER(o)                                                         \
-    CLI_POSITIVE("newton-tol", &(o)->solver.newton_tol),                           \
+    CLI_CUSTOM("newton-tol", &(o)->solver, cli_parse_newton_tol),                  \
         CLI_INT("newton-max", &(o)->solver.newton_max, 1),                         \
         CLI_CUSTOM("cg-tol", &(o)->solver, cli_parse_cg_tol),                      \
         CLI_INT("cg-max", &(o)->solver.cg_max, 1),                                 \
@@ -212,15 +213,20 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
 #define CLI_SOLVER_HELP                                                                   \
     "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
     "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"  \
-    "                  update is that small (default 1e-8)\n"                              \
+    "                  update is that small (default 1e-8; at least 2.22e-16)\n"          \
     "  --newton-max N  Newton iteration cap (default 20)\n"                                \
-    "  --cg-tol X      linear solves: relative residual, 0 < X < 1 (default: automatic,\n" \
-    "                  the Eisenstat-Walker rule in Newton, 1e-10 for a linearized step)\n" \
-    "  --cg-max N      linear iteration cap (default 2 * dimension + 20)\n"                \
+    "  --cg-tol X      linear solves: relative residual, 2.22e-16 <= X < 1 (default:\n"  \
+    "                  automatic: the Eisenstat-Walker rule in Newton, 1e-10 for a\n"    \
+    "                  linearized step)\n"                                               \
+    "  --cg-max N      linear iteration cap per solve (default 2 * the state's length\n" \
+    "                  + 20, the state being positions and velocities)\n"               \
     "  --linear-solver NAME  cg or direct (sparse Cholesky); see tstep list\n"            \
-    "  --precond NAME  CG's preconditioner: jacobi, block-jacobi, ic0, amg\n"             \
-    "                  default, by the system: direct for string and hair, cg with\n"     \
-    "                  amg for cloth from 19 x 19, cg with jacobi otherwise\n"           \
+    "  --precond NAME  CG's preconditioner: jacobi, block-jacobi, ic0, amg (not with\n"  \
+    "                  --linear-solver direct); default, by the system: direct for a\n"  \
+    "                  banded spring network (string, hair, cloth at most 5 wide;\n"     \
+    "                  cg with jacobi if --cg-tol or --cg-max is given), cg with amg\n"  \
+    "                  for other spring networks of 1000 unknowns or more (cloth from\n" \
+    "                  19 x 19), cg with jacobi otherwise (docs/solvers.md)\n"           \
     "  --threads N     threads for forces, products and vector operations (default:\n"     \
     "                  OMP_NUM_THREADS, else 1); results identical for any N\n"
 

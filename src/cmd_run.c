@@ -511,9 +511,10 @@ static void help(void)
            "                                    accepted iterate (or the last full\n"
            "                                    update's, when that stopped Newton and\n"
            "                                    is smaller), and the worst so far\n"
-           "  linear_residual                   relative residual |b - Ax|/|b| of the\n"
-           "                                    last linear solve (nan: not computed,\n"
-           "                                    e.g. explicit steppers)\n"
+           "  linear_residual                   relative residual |r|/|b| of the last\n"
+           "                                    linear solve, r the solver's updated\n"
+           "                                    b - Ax (nan: not computed, e.g. explicit\n"
+           "                                    steppers, or the row at t = 0)\n"
            "A run that diverges stops at that step with exit status 1; the rows\n"
            "written before it (trajectory and diagnostics) are complete.\n"
            "When standard error is a terminal, a long run shows a progress line there\n"
@@ -558,6 +559,14 @@ static int check_run_options(const char *cmd, run_job *r)
                                     "trajectory; give --out FILE");
     if (ro->atol > 0.0 && !(ro->rtol > 0.0))
         return cli_usage_error(cmd, "--atol needs --rtol");
+    ts_solver_options d = ts_default_solver_options();
+    const ts_solver_options *so = &o->solver;
+    if (!(r->itype->flags & TS_IMPLICIT) &&
+        (so->newton_tol != d.newton_tol || so->newton_max != d.newton_max ||
+         so->cg_tol != d.cg_tol || so->cg_max != d.cg_max || so->precond || so->linear_solver))
+        fprintf(stderr, "tstep %s: note: %s is explicit: the implicit solver's options "
+                        "(--newton-*, --cg-*, --precond, --linear-solver) have no effect\n",
+                cmd, r->itype->name);
     if (ro->rtol > 0.0 && !(r->itype->flags & TS_ADAPTIVE))
         return cli_usage_error(cmd, "--rtol: stepper '%s' has no error estimate (dopri5 has)",
                                r->itype->name);

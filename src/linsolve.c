@@ -465,15 +465,17 @@ void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
     }
     if (!t)
         t = &ts_linsolve_cg;
+    int t_given = opt && opt->linear_solver;
     if (!t->uses_precond) {
         p = NULL;
     } else if (!p && net && !banded && sys->n >= TS_AMG_MIN &&
                !(mem > 0.0 && TS_AMG_BYTES_PER_UNKNOWN * (double)sys->n > 0.5 * mem)) {
         p = &ts_precond_amg;
-        *why = "the default for a spring network of this size";
+        *why = t_given ? "the solver as given, amg the default for a spring network of this size"
+                       : "the default for a spring network of this size";
     } else if (!p) {
         p = &ts_precond_jacobi;
-        *why = "the default";
+        *why = t_given ? "the solver as given, jacobi the default" : "the default";
     }
     *type = t, *ptype = p;
 }

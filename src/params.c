@@ -1,5 +1,6 @@
 /* Named system parameters: defaults from a table, values checked when set. */
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,18 +28,34 @@ static long find(const ts_params *p, const char *name)
     return -1;
 }
 
+int ts_plain_number(const char *text, int real)
+{
+    const char *p = text;
+    if (real)
+        return *p && !isspace((unsigned char)*p);
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!*p)
+        return 0;
+    for (; *p; p++)
+        if (!(*p >= '0' && *p <= '9'))
+            return 0;
+    return 1;
+}
+
 static int check_value(const ts_param_def *d, const char *value)
 {
     char *end;
     errno = 0;
     if (d->kind == TS_PARAM_REAL) {
         double x = strtod(value, &end);
-        if (end == value || *end != '\0' || errno == ERANGE || !isfinite(x))
+        if (!ts_plain_number(value, 1) || end == value || *end != '\0' ||
+            (errno == ERANGE && !(fabs(x) < 1.0)) || !isfinite(x))
             return ts_error(TS_ERR_INPUT, "parameter '%s': '%s' is not a finite number",
                             d->name, value);
     } else if (d->kind == TS_PARAM_INT) {
         strtol(value, &end, 10);
-        if (end == value || *end != '\0' || errno == ERANGE)
+        if (!ts_plain_number(value, 0) || end == value || *end != '\0' || errno == ERANGE)
             return ts_error(TS_ERR_INPUT, "parameter '%s': '%s' is not a whole number",
                             d->name, value);
     }

@@ -43,6 +43,7 @@ int ts_stepper_new(const ts_stepper_type *type, const ts_system *sys,
         return ts_error(TS_ERR_NOMEM, "stepper");
     st->type = type;
     st->total.residual = st->total.linear_residual = NAN;
+    st->last.residual = st->last.linear_residual = NAN; /* no step yet: nothing solved */
     st->opt = opt ? *opt : ts_default_solver_options();
     if (!(type->flags & TS_KEEPS_START) &&
         !(st->backup_ = malloc(ts_system_ydim(sys) * sizeof *st->backup_)))

@@ -102,6 +102,8 @@ START_TEST(run_stats_columns)
            "--stats",
            0, "Newton iterations");
     ck_assert_ptr_nonnull(strstr(out, "t,x0,v0,energy,force_evals,newton_iters,linear_iters,residual,linear_residual\n"));
+    /* the row at t = 0 follows no step: nothing solved, the residuals nan */
+    ck_assert_ptr_nonnull(strstr(out, "linear_residual\n0,1,0,0.5,0,0,0,nan,nan\n"));
     /* backward Euler, k = m = 1: x1 = x0 / (1 + h^2), v1 = -h x1 */
     const char *row = strstr(out, "\n0.1,");
     ck_assert_ptr_nonnull(row);

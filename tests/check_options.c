@@ -68,6 +68,39 @@ static const struct {
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --cg-tol 1", 2,
      "--cg-tol must be below 1 (a relative residual), got '1'"},
     {"sweep --system test1d --precond none", 2, "--precond: unknown preconditioner 'none'"},
+    /* tolerances that double precision cannot reach; numbers only as decimals */
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 1 --cg-tol 1e-17", 2,
+     "--cg-tol: '1e-17' is below 2.22e-16, the unit roundoff of double precision"},
+    {"sweep --system test1d --newton-tol 1e-320", 2,
+     "--newton-tol: '1e-320' is below 2.22e-16, the unit roundoff of double precision"},
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 1 --newton-tol 2.3e-16", 0,
+     NULL},
+    {"run --system test1d --stepper rk4 --dt 0x1p-4 --steps 1 --out /dev/null", 0, NULL},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 0x10", 2,
+     "--steps: '0x10' is not a whole number"},
+    {"run --system test1d --stepper rk4 --dt ' 0.1' --steps 1", 2,
+     "--dt: ' 0.1' is not a finite number"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps ' 1'", 2,
+     "--steps: ' 1' is not a whole number"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --param 'k= 2'", 2,
+     "parameter 'k': ' 2' is not a finite number"},
+    {"run --system test1d --stepper rk4 --dt 1e-400 --steps 1", 2,
+     "--dt: '1e-400' must be greater than 0"},
+    {"run --system test1d --stepper rk4 --dt -1.5e-3 --steps 1", 2,
+     "--dt: '-1.5e-3' must be greater than 0"},
+    /* --precond with a solver that takes none, in either order */
+    {"run --system test1d --stepper backward-euler --dt 0.1 --steps 1 --linear-solver direct "
+     "--precond jacobi",
+     2, "--precond jacobi: the linear solver 'direct' uses no preconditioner"},
+    {"sweep --system test1d --precond amg --linear-solver direct", 2,
+     "--precond amg: the linear solver 'direct' uses no preconditioner"},
+    /* an explicit stepper says that the solver's options do nothing */
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --cg-tol 1e-3 --out /dev/null", 0,
+     "note: rk4 is explicit: the implicit solver's options"},
+    /* --stats names what was chosen and why */
+    {"run --system string --stepper backward-euler --dt 0.1 --steps 1 --linear-solver cg "
+     "--stats --out /dev/null",
+     0, "linear solver cg/jacobi (the solver as given, jacobi the default)"},
     {"phase --stepper rk4 --linear-solver lu", 2, "--linear-solver: unknown solver 'lu'"},
     {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat or csv, not frames"},
     {"amplification --stepper rk4 --format json", 2, "--format: amplification writes dat or csv, not json"},
@@ -235,8 +268,17 @@ static int signal_tstep(pid_t pid, int sig, struct timespec delay, const char *e
         nanosleep(&tick, NULL);
     nanosleep(&delay, NULL);
     kill(pid, sig);
-    int status;
-    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    /* stopped within a minute, or killed and failed (not a hanging test) */
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 6000 && (done = waitpid(pid, &status, WNOHANG)) == 0; i++)
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ck_abort_msg("tstep still running a minute after signal %d", sig);
+    }
+    ck_assert_int_eq(done, pid);
     FILE *f = fopen(errp, "r");
     size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
     err[n] = '\0';
@@ -245,22 +287,36 @@ static int signal_tstep(pid_t pid, int sig, struct timespec delay, const char *e
     return status;
 }
 
+/* Start `tstep ARGS...` (NULL-terminated) with its standard error in the
+ * file errp and signal sig at its default action until tstep installs its
+ * handler; returns the child's pid. */
+static pid_t start_tstep(const char *errp, int sig, char *const argv[])
+{
+    int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(fd, STDERR_FILENO);
+        signal(sig, SIG_DFL);
+        execv(TSTEP_BIN, argv);
+        _exit(127);
+    }
+    close(fd);
+    return pid;
+}
+
 START_TEST(stability_stopped_in_the_spectrum)
 {
     int sig = _i ? SIGTERM : SIGINT, want = 128 + sig;
     char errp[] = "/tmp/tstep-options-XXXXXX";
     int fd = mkstemp(errp);
     ck_assert_int_ge(fd, 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) { /* ARPACK on a 60 x 60 cloth: seconds of Jacobian products */
-        dup2(fd, STDERR_FILENO);
-        signal(sig, SIG_DFL);
-        execl(TSTEP_BIN, "tstep", "stability", "--system", "cloth", "--param", "nx=60", "--param",
-              "ny=60", "--stepper", "rk4", "--eig", "arnoldi", "--out", "/dev/null", (char *)NULL);
-        _exit(127);
-    }
     close(fd);
+    /* ARPACK on a 60 x 60 cloth: seconds of Jacobian products */
+    char *argv[] = {"tstep", "stability", "--system", "cloth", "--param", "nx=60", "--param",
+                    "ny=60", "--stepper", "rk4", "--eig", "arnoldi", "--out", "/dev/null", NULL};
+    pid_t pid = start_tstep(errp, sig, argv);
     /* the signal once the handler is there (it is there before the spectrum) */
     int status = signal_tstep(pid, sig, (struct timespec){0, 0}, errp);
     remove(errp);
@@ -273,6 +329,53 @@ START_TEST(stability_stopped_in_the_spectrum)
 }
 END_TEST
 
+/* A signal inside a step that would not end soon (Newton to a tolerance
+ * it cannot reach, with a cap of two billion iterations; or one CG solve of
+ * tens of thousands of iterations: Jacobi on the 300 x 300 cloth to 1e-12):
+ * the step is abandoned, the outputs end at the step before it, and the
+ * exit status is the signal's. */
+START_TEST(run_stopped_inside_a_step)
+{
+    char dir[] = "/tmp/tstep-instep-XXXXXX", outp[256], errp[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(outp, sizeof outp, "%s/o.dat", dir);
+    snprintf(errp, sizeof errp, "%s/err.txt", dir);
+    char *newton[] = {"tstep", "run", "--system", "string", "--stepper", "backward-euler",
+                      "--dt", "0.1", "--steps", "3", "--newton-tol", "3e-16", "--newton-max",
+                      "2000000000", "--out", outp, NULL};
+    char *cg[] = {"tstep", "run", "--system", "cloth", "--param", "nx=300", "--param",
+                  "ny=300", "--stepper", "backward-euler-linear", "--dt", "0.1", "--steps",
+                  "3", "--cg-tol", "1e-12", "--precond", "jacobi", "--out", outp, NULL};
+    pid_t pid = start_tstep(errp, SIGTERM, _i == 0 ? newton : cg);
+    int status = signal_tstep(pid, SIGTERM, (struct timespec){1, 0}, errp);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM, "status %d: %s",
+                  status, err);
+    ck_assert_msg(strstr(err, "stopped by SIGTERM; step 0 of 3, t = 0: every output ends there"),
+                  "%s", err);
+    /* the header and the row at t = 0, complete (lines of any length) */
+    FILE *f = fopen(outp, "r");
+    ck_assert_ptr_nonnull(f);
+    int rows = 0, c, prev = '\n', second = 0;
+    while ((c = fgetc(f)) != EOF) {
+        if (prev == '\n' && c != '#') {
+            rows++;
+            ck_assert_int_eq(c, '0'); /* t = 0 */
+            second = 1;
+        } else if (second) {
+            ck_assert_int_eq(c, ' ');
+            second = 0;
+        }
+        prev = c;
+    }
+    fclose(f);
+    ck_assert_int_eq(prev, '\n');
+    ck_assert_int_eq(rows, 1);
+    remove(outp);
+    remove(errp);
+    rmdir(dir);
+}
+END_TEST
+
 /* a stop signal during region's grid: the rows computed so far, complete */
 START_TEST(region_stopped_in_the_grid)
 {
@@ -280,19 +383,10 @@ START_TEST(region_stopped_in_the_grid)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(outp, sizeof outp, "%s/r.dat", dir);
     snprintf(errp, sizeof errp, "%s/err.txt", dir);
-    int fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) { /* every stepper on 1.6 million points: minutes */
-        dup2(fd, STDERR_FILENO);
-        signal(SIGINT, SIG_DFL);
-        execl(TSTEP_BIN, "tstep", "region", "--stepper", "all", "--re-min", "-60", "--re-max",
-              "3", "--im-min", "-60", "--im-max", "60", "--step", "0.06", "--out", outp,
-              (char *)NULL);
-        _exit(127);
-    }
-    close(fd);
+    /* every stepper on 1.6 million points: minutes */
+    char *argv[] = {"tstep", "region", "--stepper", "all", "--re-min", "-60", "--re-max", "3",
+                    "--im-min", "-60", "--im-max", "60", "--step", "0.06", "--out", outp, NULL};
+    pid_t pid = start_tstep(errp, SIGINT, argv);
     /* some rows first */
     int status = signal_tstep(pid, SIGINT, (struct timespec){0, 300000000}, errp);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status,
@@ -333,6 +427,7 @@ Suite *options_suite(void)
     TCase *sg = tcase_create("signals");
     tcase_set_timeout(sg, 120);
     tcase_add_loop_test(sg, stability_stopped_in_the_spectrum, 0, 2);
+    tcase_add_loop_test(sg, run_stopped_inside_a_step, 0, 2);
     tcase_add_test(sg, region_stopped_in_the_grid);
     suite_add_tcase(s, sg);
     return s;

@@ -118,6 +118,21 @@ START_TEST(one_file_for_two_outputs_refused)
              path, link_path);
     EXPECT(args, 2, "the same file");
     remove(link_path);
+    /* a symbolic link to a file not there yet, in another directory: the
+     * file that writing through it would create */
+    char sub[600], target[600];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(link_path, sizeof link_path, "%s/sub/l.csv", dir);
+    snprintf(target, sizeof target, "%s/new.csv", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_int_eq(symlink("../new.csv", link_path), 0);
+    snprintf(args, sizeof args,
+             "run --system test1d --stepper rk4 --dt 0.1 --steps 3 --out %s --diagnostics %s",
+             target, link_path);
+    EXPECT(args, 2, "the same file");
+    struct stat nb;
+    ck_assert_msg(stat(target, &nb) != 0, "%s was created", target);
+    remove(link_path);
     /* standard output redirected into the diagnostics file */
     char cmd[2048];
     snprintf(cmd, sizeof cmd,

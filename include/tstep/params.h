@@ -43,6 +43,14 @@ int ts_params_set_pair(ts_params *p, const char *pair);
 
 /* Read a parameter; `name` must be in the table (a programmer error otherwise). */
 double ts_params_real(const ts_params *p, const char *name);
+
+/* Is `text` written as a number and nothing else: an integer (real 0) in
+ * decimal digits with an optional sign; a real (real != 0) as strtod reads
+ * it, decimal or C99 hexadecimal (0x1p-40, exact), but with no space before
+ * it (strtod would skip one, and one after it is refused anyway)?  The rule
+ * of every number tstep reads from its users, here and in the command
+ * line's options (which refuse inf and nan besides). */
+int ts_plain_number(const char *text, int real);
 long ts_params_int(const ts_params *p, const char *name);
 const char *ts_params_text(const ts_params *p, const char *name);
 
