@@ -116,7 +116,7 @@ int cli_parse_int(const char *cmd, const char *opt, const char *text, int min, i
     return 0;
 }
 
-int cli_parse_format(const char *cmd, const char *text, cli_format *out)
+int cli_parse_format(const char *text, cli_format *out)
 {
     if (strcmp(text, "dat") == 0)
         *out = CLI_FORMAT_DAT;
@@ -129,8 +129,7 @@ int cli_parse_format(const char *cmd, const char *text, cli_format *out)
     else if (strcmp(text, "json") == 0)
         *out = CLI_FORMAT_JSON;
     else
-        return cli_usage_error(cmd, "--format: '%s' is not one of dat, csv, frames, npy, json",
-                               text);
+        return -1;
     return 0;
 }
 
@@ -421,13 +420,19 @@ int cli_drop_unimplemented(const char *cmd, const ts_stepper_type **types, int *
 int cli_parse_format_opt(const char *cmd, const char *arg, void *common)
 {
     cli_common *o = common;
-    if (cli_parse_format(cmd, arg, &o->format))
-        return CLI_EXIT_USAGE;
-    if ((o->format == CLI_FORMAT_FRAMES || o->format == CLI_FORMAT_NPY) && !o->frames_ok)
-        return cli_usage_error(cmd, "--format: %s writes dat or csv, not %s", cmd, arg);
-    if (o->format == CLI_FORMAT_JSON && !o->json_ok)
-        return cli_usage_error(cmd, "--format: %s writes dat%s or csv, not json", cmd,
-                               o->frames_ok ? ", frames, npy" : "");
+    /* the formats this command writes, for either message */
+    const char *writes = o->frames_ok && o->json_ok ? "dat, csv, frames, npy or json"
+                         : o->frames_ok             ? "dat, csv, frames or npy"
+                         : o->json_ok               ? "dat, csv or json"
+                                                    : "dat or csv";
+    cli_format f;
+    if (cli_parse_format(arg, &f))
+        return cli_usage_error(cmd, "--format: '%s' is not a format; %s writes %s", arg, cmd,
+                               writes);
+    if (((f == CLI_FORMAT_FRAMES || f == CLI_FORMAT_NPY) && !o->frames_ok) ||
+        (f == CLI_FORMAT_JSON && !o->json_ok))
+        return cli_usage_error(cmd, "--format: %s writes %s, not %s", cmd, writes, arg);
+    o->format = f;
     return 0;
 }
 

@@ -41,7 +41,8 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *text, doubl
 int cli_parse_count(const char *cmd, const char *opt, const char *text, long min, long *out);
 /* A count stored in an int: min..INT_MAX. */
 int cli_parse_int(const char *cmd, const char *opt, const char *text, int min, int *out);
-int cli_parse_format(const char *cmd, const char *text, cli_format *out);
+/* The format named `text`: 0, or -1 for no format of that name (no message). */
+int cli_parse_format(const char *text, cli_format *out);
 
 /* Look up a system by name; an unknown name lists the valid ones. */
 int cli_find_system(const char *cmd, const char *name, const ts_system_type **out);
