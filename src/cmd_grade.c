@@ -24,6 +24,8 @@ static void help(void)
         "                    (a skeleton fails it and every other check)\n"
         "  order-test1d      observed order on x' = -x, t_end 1, dt 0.1 to 0.001: P +- %g\n"
         "  order-oscillator  the same on the undamped oscillator x'' = -x\n"
+        "  order-forced      the same on x'' = -x - x^3 + sin^3 t (x = sin t): nonlinear\n"
+        "                    and driven in time (wrong stage times fail it)\n"
         "  local-order       one-step error |R(-h) - e^-h| ~ h^(P+1), h 0.2 to 0.0125\n"
         "  amplification     R(z) equals REFERENCE's to %g at 6 complex z (--like)\n"
         "  interval          stability interval on the negative real axis: X, %g relative\n"

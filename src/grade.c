@@ -27,7 +27,7 @@
 #include "tstep/stability.h"
 
 static const char *const check_names[TS_GRADE_CHECK_COUNT] = {
-    "implemented",  "order-test1d", "order-oscillator", "local-order",
+    "implemented",  "order-test1d", "order-oscillator", "order-forced", "local-order",
     "amplification", "interval",    "energy",           "stage-states",
     "failed-force", "pins",         "no-allocation",    "repeatable",
 };
@@ -196,6 +196,102 @@ static void probe_mark(probe_system *p)
     p->calls = p->at_start = 0;
 }
 
+/* --- the forced system -------------------------------------------------------- */
+
+/* x'' = -x - x^3 + sin^3 t, x(0) = 0, v(0) = 1, mass 1: x = sin t exactly
+ * (x'' = -sin t, and -x - x^3 + sin^3 t = -sin t there).  Nonlinear and
+ * driven in time: a stepper that evaluates its stages at the wrong times,
+ * or whose order holds on linear problems only (the right R(z) and nothing
+ * more), loses its order here, where test1d and the oscillator cannot see
+ * it. */
+static void forced_destroy(ts_system *sys)
+{
+    ts_system_release(sys);
+    free(sys);
+}
+
+static int forced_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
+{
+    double s = sin(t);
+    (void)sys, (void)v;
+    f[0] = -x[0] - x[0] * x[0] * x[0] + s * s * s;
+    return TS_OK;
+}
+
+static int forced_dfdx(ts_system *sys, double t, const double *x, const double *v,
+                       const double *u, double *out)
+{
+    (void)sys, (void)t, (void)v;
+    out[0] = -(1.0 + 3.0 * x[0] * x[0]) * u[0];
+    return TS_OK;
+}
+
+static int forced_dfdv(ts_system *sys, double t, const double *x, const double *v,
+                       const double *u, double *out)
+{
+    (void)sys, (void)t, (void)x, (void)v, (void)u;
+    out[0] = 0.0;
+    return TS_OK;
+}
+
+/* f = -dV/dx with V = x^2/2 + x^4/4 - x sin^3 t (the drive's potential at t) */
+static int forced_energy(ts_system *sys, double t, const double *x, const double *v,
+                         double *kinetic, double *potential)
+{
+    double s = sin(t);
+    (void)sys;
+    *kinetic = 0.5 * v[0] * v[0];
+    *potential = 0.5 * x[0] * x[0] + 0.25 * x[0] * x[0] * x[0] * x[0] - x[0] * s * s * s;
+    return TS_OK;
+}
+
+static int forced_exact(ts_system *sys, double t, double *x, double *v)
+{
+    (void)sys;
+    x[0] = sin(t);
+    v[0] = cos(t);
+    return TS_OK;
+}
+
+static const ts_system_ops forced_ops = {
+    .destroy = forced_destroy,
+    .forces = forced_forces,
+    .dfdx_mul = forced_dfdx,
+    .dfdv_mul = forced_dfdv,
+    .energy = forced_energy,
+    .exact = forced_exact,
+};
+
+static const ts_param_def forced_params[] = {{NULL, 0, NULL, NULL}};
+
+static int forced_create(const ts_params *p, ts_system **out);
+
+/* not registered: the grader's own */
+static const ts_system_type forced_type = {
+    .name = "forced",
+    .summary = "x'' = -x - x^3 + sin^3 t, x = sin t (the grader's order-forced system)",
+    .params = forced_params,
+    .create = forced_create,
+};
+
+static int forced_create(const ts_params *p, ts_system **out)
+{
+    (void)p;
+    ts_system *sys = calloc(1, sizeof *sys);
+    if (!sys)
+        return ts_error(TS_ERR_NOMEM, "forced system");
+    int s = ts_system_init(sys, &forced_ops, &forced_type, 2, 1);
+    if (s) {
+        free(sys);
+        return s;
+    }
+    sys->mass[0] = 1.0;
+    sys->x[0] = 0.0;
+    sys->v[0] = 1.0;
+    *out = sys;
+    return TS_OK;
+}
+
 /* --- helpers ----------------------------------------------------------------- */
 
 #define SET(field, ...) snprintf(c->field, sizeof c->field, __VA_ARGS__)
@@ -221,13 +317,25 @@ static void fail_status(ts_grade_check *c, const char *what, int s)
         SET(hint, "the step returned this status: 'tstep run' with this stepper shows where");
 }
 
-/* The check does not apply: the stepper refuses the system it needs. */
-static void skip_refused(ts_grade_check *c, const char *system)
+/* The stepper refuses the first-order system a check needs: the check does
+ * not apply to a stepper declared partitioned or symplectic (TS_PARTITIONED,
+ * TS_SYMPLECTIC: methods for second-order systems), and fails for any other,
+ * which must step it (else refusing would dodge the check). */
+static void refused_system(const ts_stepper_type *type, ts_grade_check *c, const char *system)
 {
     const char *d = ts_error_detail();
-    c->outcome = TS_GRADE_SKIP;
     SET(measured, "-");
-    SET(hint, "skipped: the stepper refuses %s%s%s", system, *d ? ": " : "", d);
+    if (type->flags & (TS_PARTITIONED | TS_SYMPLECTIC)) {
+        c->outcome = TS_GRADE_SKIP;
+        SET(hint, "skipped: the stepper refuses %s%s%s (declared partitioned or symplectic)",
+            system, *d ? ": " : "", d);
+    } else {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "refused");
+        SET(hint, "the stepper refuses %s%s%s; only a stepper declared partitioned or "
+                  "symplectic (TS_PARTITIONED, TS_SYMPLECTIC) may refuse a first-order system",
+            system, *d ? ": " : "", d);
+    }
 }
 
 /* A fresh system of a registered type with its defaults, and a stepper on it. */
@@ -298,7 +406,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
     int used = 0;
     int s = ts_sweep(stype, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
     if (s == TS_ERR_UNSUPPORTED) {
-        skip_refused(c, stype->name);
+        refused_system(type, c, stype->name);
         return;
     }
     if (s) {
@@ -418,7 +526,7 @@ static void check_amplification(const ts_stepper_type *type, const ts_grade_expe
     }
     c->measured_value = worst;
     if (!compared && refused) {
-        skip_refused(c, "the test equation x' = z x");
+        refused_system(type, c, "the test equation x' = z x");
         return;
     }
     if (!compared) {
@@ -443,7 +551,7 @@ static void check_interval(const ts_stepper_type *type, const ts_grade_expect *e
     double r;
     int s = ts_stability_interval(type, &opt->solver, -1.0, 0.0, &r);
     if (s == TS_ERR_UNSUPPORTED) {
-        skip_refused(c, "the test equation x' = -k x");
+        refused_system(type, c, "the test equation x' = -k x");
         return;
     }
     if (s) {
@@ -826,6 +934,7 @@ static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
     case TS_GRADE_IMPLEMENTED: SET(expected, "a step"); break;
     case TS_GRADE_ORDER_TEST1D:
     case TS_GRADE_ORDER_OSCILLATOR:
+    case TS_GRADE_ORDER_FORCED:
     case TS_GRADE_LOCAL_ORDER:
         c->expected_value = e->order + (kind == TS_GRADE_LOCAL_ORDER);
         c->tolerance = TS_GRADE_ORDER_TOL;
@@ -867,6 +976,7 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
     case TS_GRADE_IMPLEMENTED: check_implemented(type, opt, c); break;
     case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &ts_test1d, c); break;
     case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &ts_oscillator, c); break;
+    case TS_GRADE_ORDER_FORCED: check_order(type, e, opt, &forced_type, c); break;
     case TS_GRADE_LOCAL_ORDER: check_local_order(type, e, opt, c); break;
     case TS_GRADE_AMPLIFICATION: check_amplification(type, e, opt, c); break;
     case TS_GRADE_INTERVAL: check_interval(type, e, opt, c); break;
@@ -885,6 +995,7 @@ static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grad
     switch (kind) {
     case TS_GRADE_ORDER_TEST1D:
     case TS_GRADE_ORDER_OSCILLATOR:
+    case TS_GRADE_ORDER_FORCED:
     case TS_GRADE_LOCAL_ORDER: return e->order > 0 ? NULL : "no expected order (--order)";
     case TS_GRADE_AMPLIFICATION: return e->like ? NULL : "no reference stepper (--like)";
     case TS_GRADE_INTERVAL: return isnan(e->interval) ? "no expected interval (--interval)" : NULL;

@@ -204,6 +204,76 @@ static int hang_step(void *scratch, ts_system *sys, double t, double h, ts_step_
     return TS_OK;
 }
 
+/* Two methods with rk4's R(z) that are not rk4 (in four vectors: y, the
+ * sum, a stage's state, a stage's slope): `times` evaluates every stage at
+ * the step's start time t, so on a problem that does not depend on t it is
+ * rk4; `nest` is y + h F(y + h/2 F(y + h/3 F(y + h/4 F(y)))), order 4 on
+ * linear problems only.  Both pass the order checks on test1d and the
+ * oscillator, amplification and interval; order-forced fails them. */
+static int rk_like(void *scratch, ts_system *sys, double t, double h, int nest)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *acc = y + m, *ys = acc + m, *k = ys + m;
+    static const double a[4] = {0.5, 0.5, 1.0, 0.0}, w[4] = {1.0 / 6, 1.0 / 3, 1.0 / 3, 1.0 / 6};
+    static const double c[4] = {0.25, 1.0 / 3, 0.5, 1.0};
+    ts_system_get_y(sys, y);
+    ts_vec_copy(m, y, acc);
+    ts_vec_copy(m, y, ys);
+    for (int j = 0; j < 4; j++) {
+        int s = ts_system_deriv(sys, t, ys, k);
+        if (s)
+            return s;
+        for (size_t i = 0; i < m; i++) {
+            if (nest)
+                ys[i] = y[i] + c[j] * h * k[i];
+            else
+                acc[i] += w[j] * h * k[i], ys[i] = y[i] + a[j] * h * k[i];
+        }
+    }
+    ts_system_set_y(sys, nest ? ys : acc);
+    return TS_OK;
+}
+
+static int times_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    (void)stats;
+    return rk_like(scratch, sys, t, h, 0);
+}
+
+static int nest_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    (void)stats;
+    return rk_like(scratch, sys, t, h, 1);
+}
+
+/* Forward Euler that refuses first-order systems without being declared
+ * partitioned or symplectic: the checks on the test equation fail. */
+static int refuser_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    (void)opt;
+    if (sys->order != 2)
+        return ts_error(TS_ERR_UNSUPPORTED, "second-order systems only");
+    return ts_scratch_vectors(sys, 4, scratch);
+}
+
+static int fe_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    size_t m = ts_system_ydim(sys);
+    double *y = scratch, *k = y + m;
+    (void)stats;
+    ts_system_get_y(sys, y);
+    int s = ts_system_deriv(sys, t, y, k);
+    if (s)
+        return s;
+    ts_vec_axpy(m, h, k, y);
+    ts_system_set_y(sys, y);
+    return TS_OK;
+}
+
+static const ts_stepper_type probe_refuser = {
+    .name = "probe-refuser", .summary = "grader probe", .order = 1,
+    .alloc = refuser_alloc, .step = fe_step, .free = free};
+
 #define PROBE(var, nm, fn)                                                                    \
     static const ts_stepper_type var = {.name = nm, .summary = "grader probe", .order = 9,     \
                                         .alloc = probe_alloc, .step = fn, .free = free}
@@ -216,6 +286,8 @@ PROBE(probe_nopins, "probe-nopins", nopins_step);
 PROBE(probe_ignore, "probe-ignore", ignore_step);
 PROBE(probe_crash, "probe-crash", crash_step);
 PROBE(probe_hang, "probe-hang", hang_step);
+PROBE(probe_times, "probe-times", times_step);
+PROBE(probe_nest, "probe-nest", nest_step);
 
 /* --- helpers ------------------------------------------------------------------ */
 
@@ -415,10 +487,11 @@ START_TEST(wrong_expected_order_fails)
     ck_assert_int_eq(ts_grade(&ts_rk4, &e, &o, &rep), TS_OK);
     ck_assert_int_eq(rep.check[TS_GRADE_ORDER_TEST1D].outcome, TS_GRADE_FAIL);
     ck_assert_int_eq(rep.check[TS_GRADE_ORDER_OSCILLATOR].outcome, TS_GRADE_FAIL);
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_FORCED].outcome, TS_GRADE_FAIL);
     ck_assert_int_eq(rep.check[TS_GRADE_LOCAL_ORDER].outcome, TS_GRADE_FAIL);
     ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_ORDER_TEST1D].hint, "higher than expected"));
     ck_assert_int_eq(rep.check[TS_GRADE_INTERVAL].outcome, TS_GRADE_SKIP);
-    ck_assert_int_eq(rep.failed, 3);
+    ck_assert_int_eq(rep.failed, 4);
 }
 END_TEST
 
@@ -426,7 +499,7 @@ END_TEST
 
 #define BIT(k) (1u << (k))
 #define ORDER_CHECKS (BIT(TS_GRADE_ORDER_TEST1D) | BIT(TS_GRADE_ORDER_OSCILLATOR) | \
-                      BIT(TS_GRADE_LOCAL_ORDER))
+                      BIT(TS_GRADE_ORDER_FORCED) | BIT(TS_GRADE_LOCAL_ORDER))
 
 static const struct {
     const ts_stepper_type *type;
@@ -445,6 +518,12 @@ static const struct {
     {&probe_static, 1, NAN, TS_ENERGY_GROWS, NULL, BIT(TS_GRADE_REPEATABLE)},
     {&probe_nopins, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_PINS)},
     {&probe_ignore, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_FAILED_FORCE)},
+    /* rk4's R(z), not rk4: wrong stage times, order 4 on linear problems only */
+    {&probe_times, 4, 2.785293563, TS_ENERGY_DECAYS, &ts_rk4, BIT(TS_GRADE_ORDER_FORCED)},
+    {&probe_nest, 4, 2.785293563, TS_ENERGY_DECAYS, &ts_rk4, BIT(TS_GRADE_ORDER_FORCED)},
+    /* refusing the test equation without a reason fails what needs it */
+    {&probe_refuser, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler,
+     BIT(TS_GRADE_ORDER_TEST1D) | BIT(TS_GRADE_AMPLIFICATION) | BIT(TS_GRADE_INTERVAL)},
 };
 
 START_TEST(broken_probe_fails_its_check)
@@ -645,7 +724,7 @@ START_TEST(cli_grade_text_and_exit_status)
     ck_assert_int_eq(cli_run("grade --stepper rk4 --order 4 --interval 2.785293563 --energy "
                              "decays --like rk4", out, sizeof out, err, sizeof err), 0);
     char want[64];
-    snprintf(want, sizeof want, "score: %d of %d checks passed", 12 - !counted(), 12 - !counted());
+    snprintf(want, sizeof want, "score: %d of %d checks passed", 13 - !counted(), 13 - !counted());
     ck_assert_msg(strstr(out, want), "%s", out);
     ck_assert_int_eq(cli_run("grade --stepper midpoint --order 1", out, sizeof out, err,
                              sizeof err), 1);
@@ -723,7 +802,7 @@ START_TEST(cli_grade_spec_and_json)
     ck_assert_int_eq(cli_run("grade --stepper forward-euler --order 2 --energy bounded "
                              "--format json", out, sizeof out, err, sizeof err), 1);
     assert_json(out);
-    ck_assert_int_eq(json_count(out, "\"result\": \"fail\""), 4);
+    ck_assert_int_eq(json_count(out, "\"result\": \"fail\""), 5);
     ck_assert_ptr_nonnull(strstr(out, "\"passed\": false"));
     /* interval inf as a string in the JSON (JSON has no infinity) */
     snprintf(args, sizeof args, "grade --spec %s --stepper backward-euler --format json", path);
@@ -774,7 +853,7 @@ START_TEST(cli_plugin_allocation_detected)
     snprintf(cmd, sizeof cmd, "--plugin %s/ra.so grade --stepper ralston --order 2 --like "
              "midpoint --interval 2 --energy grows", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
-    ck_assert_msg(strstr(out, "score: 12 of 12 checks passed"), "%s", out);
+    ck_assert_msg(strstr(out, "score: 13 of 13 checks passed"), "%s", out);
     /* a stepper that prints: the report stays clean JSON, the printing goes
        to stderr, and stdio's buffer is not counted as the step's allocation */
     snprintf(cmd, sizeof cmd,
@@ -834,7 +913,7 @@ START_TEST(cli_skeleton_plugin_not_implemented)
     snprintf(cmd, sizeof cmd, "--plugin %s/skel.so grade --stepper skel --order 2", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
     char want[64];
-    snprintf(want, sizeof want, "score: 0 of %d checks passed", 9 - !counted());
+    snprintf(want, sizeof want, "score: 0 of %d checks passed", 10 - !counted());
     ck_assert_msg(strstr(out, want), "%s", out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);

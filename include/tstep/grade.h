@@ -9,6 +9,9 @@
  *                  (a skeleton fails it and every other check, score 0)
  *   order-test1d   observed global order on x' = -x (ts_sweep, ts_observed_order)
  *   order-oscillator  the same on the undamped oscillator x'' = -x
+ *   order-forced   the same on x'' = -x - x^3 + sin^3 t, x = sin t: nonlinear and
+ *                  driven in time, so wrong stage times and methods of order p
+ *                  on linear problems only fail it
  *   local-order    slope of the one-step error |R(-h) - e^-h| against h: p + 1
  *   amplification  R(z) = the reference stepper's R(z) (--like) at several complex z
  *   interval       stability interval on the negative real axis (ts_stability_interval)
@@ -21,7 +24,10 @@
  *   repeatable     the same run twice gives bitwise the same state (no hidden static state)
  *
  * A check without an expected value (no --order, --interval, --energy or
- * --like) is skipped.  Each check can run in a child process (fork) with a
+ * --like) is skipped; one whose first-order system the stepper refuses
+ * fails, unless the stepper is declared partitioned or symplectic
+ * (TS_PARTITIONED, TS_SYMPLECTIC: methods for second-order systems), when it
+ * is skipped.  Each check can run in a child process (fork) with a
  * time limit, so a stepper that crashes or hangs fails that check only.
  *
  * Depends on the stepper and system interfaces, the sweep (run.h) and the
@@ -68,6 +74,7 @@ typedef enum {
     TS_GRADE_IMPLEMENTED,
     TS_GRADE_ORDER_TEST1D,
     TS_GRADE_ORDER_OSCILLATOR,
+    TS_GRADE_ORDER_FORCED,
     TS_GRADE_LOCAL_ORDER,
     TS_GRADE_AMPLIFICATION,
     TS_GRADE_INTERVAL,
