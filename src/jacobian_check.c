@@ -159,8 +159,18 @@ static int check_differences(checker *c, int which, int sample, ts_jcheck_result
  * the least-squares slope, the worst (smallest) over samples; with fewer
  * than three points above round-off the map is linear along u. */
 static void record_slope(ts_jcheck_result *r, const double *le, const double *lr, int kept,
-                         size_t comp, int sample)
+                         size_t comp, int sample, int nonfinite)
 {
+    if (nonfinite) { /* a NaN or an infinity in the remainders: no slope, and it sticks */
+        r->slope = NAN;
+        r->linear = 0;
+        r->component = comp;
+        r->sample = sample;
+        r->done = 1;
+        return;
+    }
+    if (r->done && !r->linear && isnan(r->slope))
+        return;
     if (kept < 3) {
         if (!r->done) {
             r->linear = 1;
@@ -191,7 +201,7 @@ static int check_taylor(checker *c, int which, int sample, ts_jcheck_result *r)
     size_t n = c->n;
     double scale = state_scale(c, which), e0 = TAYLOR_E0 * scale;
     double le[TAYLOR_LEVELS], lr[TAYLOR_LEVELS];
-    int kept = 0, s;
+    int kept = 0, s, nonfinite = 0;
     size_t comp = 0;
     const double *v = c->order2 ? c->v : NULL;
     if ((s = ts_system_forces(c->sys, 0.0, c->x, v, c->f0)) || (s = jac_mul(c, which, c->u, c->ju)))
@@ -208,14 +218,16 @@ static int check_taylor(checker *c, int which, int sample, ts_jcheck_result *r)
             c->d[i] = c->fp[i] - c->f0[i] - e * c->ju[i];
         double rem = ts_vec_norm2(n, c->d);
         double noise = 64.0 * DBL_EPSILON * (ts_vec_norm2(n, c->fp) + nf0 + e * nju + jscale);
-        if (rem > noise && isfinite(rem)) {
+        if (!isfinite(rem)) {
+            nonfinite = 1;
+        } else if (rem > noise) {
             le[kept] = log(e);
             lr[kept] = log(rem);
             kept++;
             comp = argmax_abs(n, c->d);
         }
     }
-    record_slope(r, le, lr, kept, comp, sample);
+    record_slope(r, le, lr, kept, comp, sample, nonfinite);
     return TS_OK;
 }
 
@@ -352,7 +364,7 @@ static int check_energy(checker *c, int sample, ts_jacobian_report *rep)
     /* Taylor remainder of U with -f as its gradient */
     ts_jcheck_result *r = &rep->check[TS_JCHECK_ENERGY_TAYLOR];
     double e0 = TAYLOR_E0 * state_scale(c, 0), le[TAYLOR_LEVELS], lr[TAYLOR_LEVELS];
-    int kept = 0;
+    int kept = 0, nonfinite = !isfinite(g);
     if ((s = potential_moved(c, 0.0, c->u, &u0)))
         return s;
     for (int k = 0; k < TAYLOR_LEVELS; k++) {
@@ -361,14 +373,16 @@ static int check_energy(checker *c, int sample, ts_jacobian_report *rep)
             return s;
         double rem = fabs(uk - u0 - ek * g);
         double floor = 64.0 * DBL_EPSILON * (fabs(uk) + fabs(u0) + ek * fabs(g));
-        if (rem > floor && isfinite(rem)) {
+        if (!isfinite(rem)) {
+            nonfinite = 1;
+        } else if (rem > floor) {
             le[kept] = log(ek);
             lr[kept] = log(rem);
             kept++;
         }
     }
     /* fewer than 3 points: U linear along u (gravity alone) */
-    record_slope(r, le, lr, kept, comp, sample);
+    record_slope(r, le, lr, kept, comp, sample, nonfinite);
 
     /* kinetic energy at a random v against 1/2 v^T M v */
     if (!c->order2)

@@ -4,6 +4,7 @@
  * through ts_stepper_at / ts_system_at, so a registered type is seen
  * exactly like a built-in one. */
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include "tstep/stepper.h"
 
@@ -85,10 +86,28 @@ const ts_system_type *ts_system_find(const char *name)
     return NULL;
 }
 
+/* A name the command line can select: letters, digits, '-', '_' and '.',
+ * and not "all" (--stepper all, --system all mean every one). */
+static int selectable_name(const char *kind, const char *name)
+{
+    if (strcmp(name, "all") == 0)
+        return ts_error(TS_ERR_INPUT, "%s name 'all' is reserved (--stepper all means every one)",
+                        kind);
+    for (const char *p = name; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '-' || *p == '_' || *p == '.'))
+            return ts_error(TS_ERR_INPUT,
+                            "%s name '%s': only letters, digits, '-', '_' and '.' (not '%c')",
+                            kind, name, *p);
+    return TS_OK;
+}
+
 int ts_stepper_register(const ts_stepper_type *type)
 {
     if (!type || !type->name || !*type->name)
         return ts_error(TS_ERR_INPUT, "a stepper type without a name");
+    int s = selectable_name("stepper", type->name);
+    if (s)
+        return s;
     if (!type->alloc || !type->step || !type->free)
         return ts_error(TS_ERR_INPUT, "stepper '%s' has no %s function", type->name,
                         !type->alloc ? "alloc" : !type->step ? "step" : "free");
@@ -103,6 +122,9 @@ int ts_system_register(const ts_system_type *type)
 {
     if (!type || !type->name || !*type->name)
         return ts_error(TS_ERR_INPUT, "a system type without a name");
+    int s = selectable_name("system", type->name);
+    if (s)
+        return s;
     if (!type->create)
         return ts_error(TS_ERR_INPUT, "system '%s' has no create function", type->name);
     for (size_t i = 0; i < ts_system_count(); i++)

@@ -91,6 +91,8 @@ static int chain_dfdx(ts_system *sys, double t, const double *x, const double *v
             out[2 * p + 1] += sg * (K[1] * du[0] + K[2] * du[1]);
         }
     }
+    if (c->o.bug == CHAIN_BUG_NAN)
+        out[2 * c->o.bug_particle] = NAN;
     return TS_OK;
 }
 

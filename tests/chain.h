@@ -10,7 +10,8 @@
 typedef enum {
     CHAIN_EXACT,        /* correct Jacobians */
     CHAIN_BUG_SIGN,     /* df/dx: transverse term with the wrong sign in one particle's rows */
-    CHAIN_BUG_FACTOR    /* df/dx: one particle's rows of the spring blocks doubled */
+    CHAIN_BUG_FACTOR,   /* df/dx: one particle's rows of the spring blocks doubled */
+    CHAIN_BUG_NAN       /* df/dx: NaN in one particle's first row */
 } chain_bug;
 
 typedef struct {

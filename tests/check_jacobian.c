@@ -111,6 +111,24 @@ START_TEST(wrong_jacobian_is_caught_at_its_particle)
 }
 END_TEST
 
+/* A NaN in the product: every check it enters fails, the Taylor slope too
+ * (its remainders are not finite: no slope, where too few finite points
+ * used to read as a linear map, "ok"). */
+START_TEST(nan_jacobian_fails_the_taylor_check)
+{
+    chain_options o = chain_default_options();
+    o.particles = 5;
+    o.bug = CHAIN_BUG_NAN;
+    o.bug_particle = 2;
+    ts_jacobian_report rep;
+    check_chain(&o, &rep);
+    ck_assert(!rep.passed);
+    const ts_jcheck_result *tx = &rep.check[TS_JCHECK_TAYLOR_X];
+    ck_assert(tx->done && !tx->passed && !tx->linear && isnan(tx->slope));
+    ck_assert(rep.check[TS_JCHECK_DFDV].passed);
+}
+END_TEST
+
 /* Forces on pinned particles are still checked: a wrong block there fails. */
 START_TEST(wrong_jacobian_on_pinned_particle_is_caught)
 {
@@ -235,6 +253,7 @@ Suite *jacobian_suite(void)
     tcase_add_test(tc, exact_chain_passes_with_slope_two);
     tcase_add_loop_test(tc, wrong_jacobian_is_caught_at_its_particle, 0,
                         (int)(sizeof wrong_cases / sizeof *wrong_cases));
+    tcase_add_test(tc, nan_jacobian_fails_the_taylor_check);
     tcase_add_test(tc, wrong_jacobian_on_pinned_particle_is_caught);
     tcase_add_test(tc, clamped_fast_path_is_caught);
     tcase_add_test(tc, same_seed_same_report);

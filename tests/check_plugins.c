@@ -545,6 +545,19 @@ START_TEST(registry_appends_and_refuses_clashes)
     ck_assert_int_eq(ts_system_register(&osc), TS_OK);
     ck_assert_ptr_eq(ts_system_at(nsys), &osc);
     ck_assert_uint_eq(ts_stepper_count(), ns + 1);
+    /* names the command line could not select */
+    static const char *const bad[] = {"a,b", "all", "my stepper", "x/y"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ts_stepper_type t = mine;
+        t.name = bad[i];
+        ck_assert_int_eq(ts_stepper_register(&t), TS_ERR_INPUT);
+        ck_assert_ptr_nonnull(strstr(ts_error_detail(), bad[i]));
+        ts_system_type y = osc;
+        y.name = bad[i];
+        ck_assert_int_eq(ts_system_register(&y), TS_ERR_INPUT);
+    }
+    ck_assert_uint_eq(ts_stepper_count(), ns + 1);
+    ck_assert_uint_eq(ts_system_count(), nsys + 1);
 }
 END_TEST
 
