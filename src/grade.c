@@ -1158,12 +1158,21 @@ int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max,
         if (strchr(tok, '=') || strlen(tok) >= sizeof en->name)
             return ts_error(TS_ERR_INPUT, "line %d: '%s' is not a stepper name", line, tok);
         strcpy(en->name, tok);
+        for (int k = 0; k < *count; k++)
+            if (strcmp(entries[k].name, en->name) == 0)
+                return ts_error(TS_ERR_INPUT, "line %d: stepper '%s' is already on an earlier "
+                                              "line (one line per stepper)", line, en->name);
+        static const char *const keys[] = {"order", "interval", "energy", "like"};
+        int seen[4] = {0, 0, 0, 0};
         while ((tok = strtok_r(NULL, " \t\r", &save))) {
             char *eq = strchr(tok, '='), *end;
             if (!eq)
                 return ts_error(TS_ERR_INPUT, "line %d: '%s' is not key=value", line, tok);
             *eq = '\0';
             const char *key = tok, *val = eq + 1;
+            for (int k = 0; k < 4; k++)
+                if (strcmp(key, keys[k]) == 0 && seen[k]++)
+                    return ts_error(TS_ERR_INPUT, "line %d: '%s' given twice", line, key);
             if (strcmp(key, "order") == 0) {
                 long p = strtol(val, &end, 10);
                 if (end == val || *end || p < 1 || p > 20)
@@ -1172,7 +1181,9 @@ int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max,
                 en->expect.order = (int)p;
             } else if (strcmp(key, "interval") == 0) {
                 double r = strtod(val, &end);
-                if (end == val || *end || !(r >= 0.0))
+                int inf = strcmp(val, "inf") == 0 || strcmp(val, "infinity") == 0;
+                if (end == val || *end || !(r >= 0.0) || (isinf(r) && !inf) ||
+                    !ts_plain_number(val, 1))
                     return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
                                                   "(or inf)", line, val);
                 en->expect.interval = r;

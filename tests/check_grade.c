@@ -691,7 +691,10 @@ START_TEST(spec_errors_name_the_line)
     ts_grade_spec_entry en[4];
     int n;
     static const char *bad[][2] = {
-        {"rk4 order=4\nrk4 speed=3\n", "line 2: unknown key 'speed'"},
+        {"rk4 order=4\nmidpoint speed=3\n", "line 2: unknown key 'speed'"},
+        {"rk4 order=4 like=rk4 order=3\n", "line 1: 'order' given twice"},
+        {"rk4 order=4\n# again\nrk4 order=3\n", "line 3: stepper 'rk4' is already on an earlier line"},
+        {"rk4 interval=1e400\n", "line 1: interval '1e400'"},
         {"rk4 order=four\n", "line 1: order 'four'"},
         {"rk4 energy=explodes\n", "line 1: energy 'explodes'"},
         {"\n\nrk4 interval=-1\n", "line 3: interval '-1'"},
