@@ -1007,6 +1007,24 @@ static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grad
     }
 }
 
+/* Run one check in this process (no isolation: under a debugger), with the
+ * stepper's printing sent to stderr as in a child, so that the report on
+ * stdout (and its JSON) stays clean. */
+static void run_here(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                     const ts_grade_options *opt, ts_grade_check *c)
+{
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    if (saved >= 0)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+    run_check(kind, type, e, opt, c);
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+    }
+}
+
 /* Run one check in a child process: a crash or a hang fails only this check. */
 static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
                         const ts_grade_options *opt, ts_grade_check *c)
@@ -1110,7 +1128,7 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
         } else {
             set_expected(k, expect, c);
             int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
-                                 : (run_check(k, type, expect, opt, c), TS_OK);
+                                 : (run_here(k, type, expect, opt, c), TS_OK);
             if (s)
                 return s;
             if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include "alloc_counter.h" /* the test runner counts allocations as tstep does */
 #include "cli_run.h"
 #include "json_valid.h"
@@ -591,6 +592,38 @@ START_TEST(static_probe_fails_without_isolation_too)
     ck_assert_int_eq(ts_grade(&probe_static, &e, &o, &rep), TS_OK);
     ck_assert_int_eq(rep.check[TS_GRADE_REPEATABLE].outcome, TS_GRADE_FAIL);
     ck_assert_int_eq(rep.failed, 1);
+}
+END_TEST
+
+/* A stepper's printing goes to stderr without isolation too: the report's
+ * stdout (its JSON) stays clean. */
+static int chatty_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    if (t == 0.0) /* once a run: the log stays short */
+        printf("chatty t=%g\n", t);
+    return fe_step(scratch, sys, t, h, stats);
+}
+PROBE(probe_chatty, "probe-chatty", chatty_step);
+
+START_TEST(printing_stays_off_stdout_without_isolation)
+{
+    ts_grade_options o = options();
+    o.isolate = 0;
+    ts_grade_expect e = expect(1, NAN, 0, NULL);
+    ts_grade_report rep;
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    fflush(stdout);
+    int saved = dup(STDOUT_FILENO);
+    dup2(fileno(tmp), STDOUT_FILENO);
+    int s = ts_grade(&probe_chatty, &e, &o, &rep);
+    fflush(stdout);
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+    ck_assert_int_eq(s, TS_OK);
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_TEST1D].outcome, TS_GRADE_PASS);
+    ck_assert_int_eq((int)ftell(tmp) + (int)lseek(fileno(tmp), 0, SEEK_END), 0);
+    fclose(tmp);
 }
 END_TEST
 
@@ -1206,6 +1239,7 @@ Suite *grade_suite(void)
     tcase_add_test(tc, wrong_expected_order_fails);
     tcase_add_loop_test(tc, broken_probe_fails_its_check, 0, (int)(sizeof broken / sizeof *broken));
     tcase_add_test(tc, static_probe_fails_without_isolation_too);
+    tcase_add_test(tc, printing_stays_off_stdout_without_isolation);
     tcase_add_test(tc, partitioned_stepper_skips_the_test_equation);
     tcase_add_test(tc, skeleton_scores_zero);
     tcase_add_test(tc, crash_fails_the_check_not_the_grader);
