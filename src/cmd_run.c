@@ -42,6 +42,7 @@ typedef struct {
     double dt;
     long every;
     cli_error_log *error; /* --error, or NULL */
+    int flush_rows;       /* a plugin's stepper or system: every row flushed */
 } writer;
 
 static void put(const writer *w, int first, const char *text)
@@ -250,9 +251,26 @@ static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step,
         return s;
     if (w->live && (s = cli_live_frame(w->live, sys, t, step == w->steps)))
         return s;
-    if (!w->out)
-        return TS_OK;
-    return write_traj_row(w, sys, st, step, t);
+    if (w->out && (s = write_traj_row(w, sys, st, step, t)))
+        return s;
+    if (w->flush_rows) { /* a crash in the plugin's code keeps the rows before it */
+        if (w->out)
+            fflush(w->out);
+        if (w->diag)
+            fflush(w->diag);
+    }
+    return TS_OK;
+}
+
+/* Is the type one of tstep's own (tstep/builtins.h), not a plugin's? */
+static int builtin_type(const void *type)
+{
+#define TS_STEPPER(t) if (type == (const void *)&t) return 1;
+#define TS_SYSTEM(t) if (type == (const void *)&t) return 1;
+#include "tstep/builtins.h"
+#undef TS_STEPPER
+#undef TS_SYSTEM
+    return 0;
 }
 
 static void show_progress(void *ctx, long step, long steps, double t)
@@ -589,6 +607,7 @@ static int check_run_options(const char *cmd, run_job *r)
     w->steps = r->steps;
     w->params = &r->p;
     w->stepper = r->itype->name;
+    w->flush_rows = !builtin_type(r->itype) || !builtin_type(r->stype);
     w->dt = r->dt;
     w->every = r->every;
     cli_progress_init(&w->progress, "tstep run");

@@ -333,6 +333,28 @@ START_TEST(ralston_with_wrong_weights_is_order_1)
 }
 END_TEST
 
+/* A plugin that crashes in its fourth step: the rows of the three before it
+ * are in the file (run flushes every row for a plugin's stepper). */
+START_TEST(plugin_crash_keeps_the_rows_before_it)
+{
+    require_install();
+    const char *dir = folder("ralston-crash", "ralston.c");
+    edit(dir, "ralston.c", "    if ((s = ts_system_deriv(sys, t, y, k1)))",
+         "    if (t > 0.25)\n        *(volatile int *)0 = 0;\n"
+         "    if ((s = ts_system_deriv(sys, t, y, k1)))");
+    build_plugin(dir, "ralston");
+    char out[65536];
+    int rc = student(dir, out, sizeof out,
+                     "tstep --plugin ./ralston.so run --system oscillator --stepper ralston "
+                     "--dt 0.1 --t-end 1 --out rows.dat; echo \"status $?\"; cat rows.dat");
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(strstr(out, "status 139"), "%s", out);
+    ck_assert_msg(strstr(out, "# t x0 v0 energy\n0 1 0 0.5\n0.1 ") &&
+                      strstr(out, "\n0.30000000000000004 "),
+                  "%s", out);
+}
+END_TEST
+
 START_TEST(pendulum_plugin_passes_check_system)
 {
     require_install();
@@ -573,6 +595,7 @@ Suite *plugins_suite(void)
     tcase_add_test(tc, destdir_install_and_uninstall);
     tcase_add_test(tc, ralston_plugin_is_listed_and_order_2);
     tcase_add_test(tc, ralston_with_wrong_weights_is_order_1);
+    tcase_add_test(tc, plugin_crash_keeps_the_rows_before_it);
     tcase_add_test(tc, pendulum_plugin_passes_check_system);
     tcase_add_test(tc, plugins_from_the_environment);
     tcase_add_test(tc, bad_plugins_are_refused_with_exit_2);
