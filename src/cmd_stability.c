@@ -267,15 +267,18 @@ static int advance_to(const char *cmd, ts_system *sys, const ts_stepper_type *ty
     int s = ts_stepper_new(type, sys, sopt, &st);
     if (s)
         return cli_fail(cmd, s);
-    long n = (long)ceil(t0 / h - 1e-9);
-    for (long k = 1; k <= n && !s && !ts_stop_signal; k++) {
-        double t = (double)(k - 1) * h;
-        s = ts_stepper_step(st, sys, t, k == n ? t0 - t : h);
-        if (s)
-            fprintf(stderr, "tstep %s: --at-time: the run with %s failed at step %ld (t = %g)\n",
-                    cmd, type->name, k, t);
-    }
+    /* ts_run: its divergence test (a blown-up state is no state to
+     * linearize at) and its stop on a signal */
+    ts_run_options ro = ts_default_run_options();
+    ro.dt = h, ro.t_end = t0, ro.steps = ts_steps_for(t0, h), ro.every = ro.steps;
+    ts_run_result res;
+    s = ts_run(sys, st, &ro, NULL, NULL, &res);
     ts_stepper_free(st);
+    if (s == TS_ERR_INTERRUPTED) /* the spectrum's own check then reports the stop */
+        return 0;
+    if (s)
+        fprintf(stderr, "tstep %s: --at-time: the run with %s failed at step %ld (t = %g)\n",
+                cmd, type->name, res.failed_step, res.failed_time);
     return s ? cli_fail(cmd, s) : 0;
 }
 
@@ -404,6 +407,9 @@ static int stability_options(const char *cmd, int argc, char **argv, study *st, 
         *rc = cli_usage_error(cmd, "--at-time needs --at-dt (the step of the run to it)");
     else if (st->at_dt > 0.0 && !(st->at_time > 0.0))
         *rc = cli_usage_error(cmd, "--at-dt is only used with --at-time");
+    else if (st->at_time > 0.0 && !(st->at_time / st->at_dt <= 1e9))
+        *rc = cli_usage_error(cmd, "--at-time %g / --at-dt %g is more than 1e9 steps",
+                              st->at_time, st->at_dt);
     else if (!(st->at_type = ts_stepper_find(st->at_stepper)))
         *rc = cli_usage_error(cmd, "--at-stepper: unknown stepper '%s'", st->at_stepper);
     else

@@ -265,11 +265,23 @@ static int choose_ranges(const char *cmd, sweep_job *w, double *lo_all)
     if (w->dt_max > w->t_end)
         return cli_usage_error(cmd, "--dt-max %g is larger than the default t_end %g: give "
                                     "--t-end", w->dt_max, w->t_end);
+    if (w->ref_dt > w->t_end)
+        return cli_usage_error(cmd, "--reference-dt %g is larger than t_end %g", w->ref_dt,
+                               w->t_end);
+    if (w->ref_dt > 0.0 && !(w->t_end / w->ref_dt <= 1e9))
+        return cli_usage_error(cmd, "--reference-dt %g: t_end %g / it is more than 1e9 steps",
+                               w->ref_dt, w->t_end);
     for (int i = 0; i < w->ntypes; i++) {
         if (w->defaults)
             ts_sweep_default_dt(w->rate, w->t_end, w->types[i]->order, &w->lo[i], &w->hi[i]);
         else
             w->lo[i] = w->dt_min, w->hi[i] = w->dt_max;
+        /* the same bound as for given values, now that t_end and the
+         * defaults are known (a stepper under error control has no dt) */
+        int controlled = w->tolmode && (w->types[i]->flags & TS_ADAPTIVE);
+        if (!controlled && !(w->t_end / w->lo[i] <= 1e9))
+            return cli_usage_error(cmd, "%s: t_end %g / dt %g is more than 1e9 steps",
+                                   w->types[i]->name, w->t_end, w->lo[i]);
         *lo_all = fmin(*lo_all, w->lo[i]);
     }
     return 0;

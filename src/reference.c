@@ -90,7 +90,9 @@ int ts_reference_advance(ts_reference *ref, long n)
         double hl = ldexp(ref->h, -l);
         ts_system *sys = ref->sys[l];
         for (long k = k0; k < k1; k++) {
-            int s = ts_stepper_step(ref->st[l], sys, (double)k * hl, hl);
+            int s = ts_stop_check("reference solution");
+            if (!s)
+                s = ts_stepper_step(ref->st[l], sys, (double)k * hl, hl);
             if (!s && !(ts_vec_norm_inf(sys->n, sys->x) <= ref->limit[l] &&
                         (sys->order == 1 || ts_vec_norm_inf(sys->n, sys->v) <= ref->limit[l])))
                 s = ts_error(TS_ERR_DIVERGED, "reference solution (%s, dt = %g) exceeded %g",

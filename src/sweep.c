@@ -90,7 +90,8 @@ static int computed_reference(const ts_system_type *stype, const ts_params *para
         if ((s = ts_reference_new(stype, params, opt->method, &tight, t_end / (double)n, &r)))
             return s;
         s = ts_reference_advance(r, n);
-        if (s == TS_ERR_NOMEM || s == TS_ERR_INPUT || s == TS_ERR_UNSUPPORTED) {
+        if (s == TS_ERR_NOMEM || s == TS_ERR_INPUT || s == TS_ERR_UNSUPPORTED ||
+            s == TS_ERR_INTERRUPTED) {
             ts_reference_free(r);
             return s;
         }

@@ -94,6 +94,22 @@ static const struct {
      2, "--precond jacobi: the linear solver 'direct' uses no preconditioner"},
     {"sweep --system test1d --precond amg --linear-solver direct", 2,
      "--precond amg: the linear solver 'direct' uses no preconditioner"},
+    /* runs of more than 1e9 steps, whichever options make them */
+    {"sweep --system oscillator --stepper forward-euler --levels 3 --dt-min 1e-300 --dt-max "
+     "1e-3",
+     2, "forward-euler: t_end 1 / dt 1e-300 is more than 1e9 steps"},
+    {"sweep --system oscillator --stepper rk4 --t-end 1e9 --levels 2", 2,
+     "rk4: t_end 1e+09 / dt 0.03125 is more than 1e9 steps"},
+    {"sweep --system string --stepper rk4 --levels 2 --reference-dt 1e-300", 2,
+     "--reference-dt 1e-300: t_end 0.0680096 / it is more than 1e9 steps"},
+    {"sweep --system string --stepper rk4 --levels 2 --reference-dt 1", 2,
+     "--reference-dt 1 is larger than t_end 0.0680096"},
+    {"stability --system string --param n=5 --stepper rk4 --at-time 1e300 --at-dt 1e-3", 2,
+     "--at-time 1e+300 / --at-dt 0.001 is more than 1e9 steps"},
+    /* the run to --at-time diverges: no state to linearize at */
+    {"stability --system string --param n=5 --stepper rk4 --at-time 2 --at-dt 0.02 "
+     "--at-stepper forward-euler",
+     1, "the run with forward-euler failed at step 17 (t = 0.32)"},
     /* an explicit stepper says that the solver's options do nothing */
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --cg-tol 1e-3 --out /dev/null", 0,
      "note: rk4 is explicit: the implicit solver's options"},
@@ -376,6 +392,26 @@ START_TEST(run_stopped_inside_a_step)
 }
 END_TEST
 
+/* a stop signal while sweep computes its reference (rk4 from 1e-9 on the
+ * string: minutes): exit 143, nothing written */
+START_TEST(sweep_stopped_in_its_reference)
+{
+    char errp[] = "/tmp/tstep-options-XXXXXX";
+    int fd = mkstemp(errp);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    char *argv[] = {"tstep", "sweep", "--system", "string", "--levels", "3", "--stepper", "rk4",
+                    "--reference-dt", "1e-9", "--out", "/dev/null", NULL};
+    pid_t pid = start_tstep(errp, SIGTERM, argv);
+    int status = signal_tstep(pid, SIGTERM, (struct timespec){0, 500000000}, errp);
+    remove(errp);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM, "status %d: %s",
+                  status, err);
+    ck_assert_msg(strstr(err, "stopped by SIGTERM; while computing the reference solution"),
+                  "%s", err);
+}
+END_TEST
+
 /* a stop signal during region's grid: the rows computed so far, complete */
 START_TEST(region_stopped_in_the_grid)
 {
@@ -428,6 +464,7 @@ Suite *options_suite(void)
     tcase_set_timeout(sg, 120);
     tcase_add_loop_test(sg, stability_stopped_in_the_spectrum, 0, 2);
     tcase_add_loop_test(sg, run_stopped_inside_a_step, 0, 2);
+    tcase_add_test(sg, sweep_stopped_in_its_reference);
     tcase_add_test(sg, region_stopped_in_the_grid);
     suite_add_tcase(s, sg);
     return s;
