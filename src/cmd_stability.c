@@ -133,7 +133,9 @@ static void stability_help(void)
         "hold, then bisects geometrically to 0.5 %%; both ends of the bracket are runs.\n"
         "dt_crit is the stable end.  Finally a run at 0.9 dt_crit to 2 T: if unstable,\n"
         "the result is t-limited (no true limit: the growth over T sets it, e.g.\n"
-        "forward Euler on an undamped mode, where dt_pred is 0).\n"
+        "forward Euler on an undamped mode, where dt_pred is 0); so is a run bounded\n"
+        "up to dt = T in fewer than 16 steps where a finite limit is predicted (T\n"
+        "too short to show growth: dt_crit inf is then no verdict).\n"
         "\n");
     printf(
         "Output (one row per stepper; csv with a header row, dat the same columns\n"

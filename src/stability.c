@@ -1056,7 +1056,13 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
         lo = dt, lo_steps = steps;
         for (;;) {
             if (lo >= dt_max) {
-                res->kind = TS_CRIT_INF;
+                /* bounded up to dt_max; but where a finite limit is
+                 * predicted (dt_start), a run of fewer steps than the growth
+                 * test's windows shows no growth short of the bound (T too
+                 * short for the steps tried): no verdict of inf */
+                int predicted = isfinite(dt_start) && dt_start > 0.0;
+                res->kind = predicted && lo_steps < TS_STABILITY_WINDOWS ? TS_CRIT_T_LIMITED
+                                                                         : TS_CRIT_INF;
                 res->dt_crit = res->dt_fail = INFINITY;
                 res->steps = lo_steps;
                 return TS_OK;

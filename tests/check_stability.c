@@ -337,6 +337,31 @@ static ts_stability_result study(const ts_system_type *stype, const char *const 
     return r.result;
 }
 
+/* T too short for the growth test: forward Euler on x' = -10x runs at
+ * most 2 steps of T = 0.5 and grows 4x a step, below the bound; with its
+ * limit of 0.2 predicted that is no verdict of inf (t-limited), and with
+ * none predicted (backward Euler) inf stands. */
+START_TEST(short_t_gives_no_inf_verdict)
+{
+    static const char *const k10[] = {"k=10", NULL};
+    ts_params p;
+    params_of(&ts_test1d, k10, &p);
+    ts_stability_options o = ts_default_stability_options();
+    o.t_end = 0.5;
+    o.rate = 10.0;
+    ts_stability_result res;
+    ck_assert_int_eq(ts_stability_measure(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 0.197,
+                                          &res),
+                     TS_OK);
+    ck_assert_int_eq(res.kind, TS_CRIT_T_LIMITED);
+    ck_assert(isinf(res.dt_crit));
+    ck_assert_int_eq(ts_stability_measure(&ts_test1d, &p, &ts_backward_euler, NULL, &o, INFINITY,
+                                          &res),
+                     TS_OK);
+    ck_assert_int_eq(res.kind, TS_CRIT_INF);
+}
+END_TEST
+
 START_TEST(bisection_on_test1d_k10)
 {
     static const struct {
@@ -763,6 +788,7 @@ Suite *stability_suite(void)
     tc = tcase_create("critical step");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, bisection_on_test1d_k10);
+    tcase_add_test(tc, short_t_gives_no_inf_verdict);
     tcase_add_loop_test(tc, measured_matches_predicted_test1d, 0, nsteppers);
     tcase_add_test(tc, bounded_definition);
     tcase_add_test(tc, oscillator_rk4_limit_and_euler_t_limited);

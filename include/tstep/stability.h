@@ -233,7 +233,11 @@ typedef enum {
     TS_CRIT_T_LIMITED  /* found, but a run at dt_crit to recheck * T is not
                           bounded: the limit moves with T (slow growth, no
                           true stable interval, e.g. forward Euler on an
-                          undamped oscillator) */
+                          undamped oscillator); or, with a finite limit
+                          predicted (dt_start), bounded up to dt_max in runs
+                          of fewer steps than the growth test's windows (T
+                          too short to show growth: dt_crit inf is then no
+                          verdict) */
 } ts_crit_kind;
 
 typedef struct {
