@@ -125,7 +125,8 @@ static void stability_help(void)
         "the run, the last window's max |d| exceeds 1.01 times every first-half window's\n"
         "and |d(0)|, and ln(window max) rises over the second half (least squares).  So\n"
         "a transient that decays again (forward Euler on a critically damped\n"
-        "oscillator just below h = 2/w) is not instability.  T (default) is the larger\n"
+        "oscillator just below h = 2/w) is not instability.  T (default) is the larger\n");
+    printf(
         "of 32 periods of the binding mode and 4 / g, g its growth rate ln|R| / h at\n"
         "h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max |lambda| without\n"
         "a finite nonzero prediction).  The search starts 1.5 %% below dt_pred with a\n"
