@@ -686,6 +686,25 @@ static void put_value(FILE *out, const char *sep, double x)
     fprintf(out, "%s%.15g", sep, x);
 }
 
+/* A note for each stepper that carries state between steps (verlet's reused
+ * force, bdf2's history) whose factor here is one step from a fresh start
+ * (with `explicit_runs`, explicit ones are measured from runs: no note) */
+static void note_fresh_start(const char *cmd, const ts_stepper_type *const *types, int ntypes,
+                             const ts_solver_options *opt, int explicit_runs)
+{
+    for (int i = 0; i < ntypes; i++) {
+        int memoryless = 1;
+        if (ts_stepper_memoryless(types[i], opt, &memoryless) || memoryless ||
+            (explicit_runs && !(types[i]->flags & TS_IMPLICIT)))
+            continue;
+        fprintf(stderr,
+                "tstep %s: note: %s carries state between steps (a reused force or a multistep "
+                "history): its R here is one step after a fresh start, not the factor of a "
+                "run (tstep stability measures runs)\n",
+                cmd, types[i]->name);
+    }
+}
+
 int cmd_amplification(int argc, char **argv)
 {
     static const char *const axes[] = {"real", "imag", NULL};
@@ -733,6 +752,7 @@ int cmd_amplification(int argc, char **argv)
             fputc('\n', out);
         }
     }
+    note_fresh_start(cmd, types, ntypes, &o.solver, 0);
     return cli_close_output(cmd, o.out, out);
 }
 
@@ -879,6 +899,7 @@ int cmd_region(int argc, char **argv)
         return cli_fail(cmd, rc);
     }
     rc = cli_close_output(cmd, o.out, out);
+    note_fresh_start(cmd, types, ntypes, &o.solver, 1);
     if (ts_stop_signal && done < ntypes * (long)nre)
         return cli_stopped(cmd, "after %ld of %ld rows (%.0f points each): the output holds the "
                                 "rows before it, complete",

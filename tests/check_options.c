@@ -110,6 +110,12 @@ static const struct {
     {"stability --system string --param n=5 --stepper rk4 --at-time 2 --at-dt 0.02 "
      "--at-stepper forward-euler",
      1, "the run with forward-euler failed at step 17 (t = 0.32)"},
+    /* a stepper that carries state: its one-step factor after a fresh start, said */
+    {"amplification --stepper bdf2,rk4 --z-max 1 --points 2 --out /dev/null", 0,
+     "note: bdf2 carries state between steps"},
+    {"region --stepper bdf2 --re-min -0.5 --re-max 0 --im-min 0 --im-max 0.5 --step 0.5 "
+     "--out /dev/null",
+     0, "note: bdf2 carries state between steps"},
     /* an explicit stepper says that the solver's options do nothing */
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --cg-tol 1e-3 --out /dev/null", 0,
      "note: rk4 is explicit: the implicit solver's options"},
