@@ -361,6 +361,8 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
     int s;
     *iters = 0;
     ts_vec_mask(n, k->mask, x);
+    if (!isfinite(bnorm)) /* NaN, or entries near 1e154 whose squares overflow */
+        return ts_error(TS_ERR_LINEAR, "CG: the right-hand side's norm is %g", bnorm);
     if (bnorm == 0.0) {
         ts_vec_zero(n, x);
         return reached(k, 0.0, 0.0);
@@ -420,6 +422,8 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
     int s, mark_it = 0;
     *iters = 0;
     ts_vec_mask(n, k->mask, x);
+    if (!isfinite(bnorm))
+        return ts_error(TS_ERR_LINEAR, "BiCGSTAB: the right-hand side's norm is %g", bnorm);
     if (bnorm == 0.0) {
         ts_vec_zero(n, x);
         return reached(k, 0.0, 0.0);

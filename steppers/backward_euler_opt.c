@@ -275,6 +275,9 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
             velocity_of(s, sys, h, s->x, s->v);
         double scale = ts_newton_scale(sys, s->x, s->v);
         measure = ts_newton_measure(sys, s->g, scale) / unit;
+        if (!isfinite(gnorm) || !isfinite(gnoise)) /* overflowed: no test can pass */
+            return ts_error(TS_ERR_NEWTON, "Newton: the gradient's norm is %g (round-off "
+                                           "level %g)", gnorm, gnoise);
         if (measure <= tol || gnorm <= gnoise) {
             converged = 1; /* Newton's stop, or G at its round-off level */
             break;

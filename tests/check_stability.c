@@ -362,6 +362,25 @@ START_TEST(short_t_gives_no_inf_verdict)
 }
 END_TEST
 
+/* z so large that the solvers' norms overflow: a failure, never R = 1
+ * from a right-hand side whose infinite norm read as converged */
+START_TEST(huge_z_fails_instead_of_r_one)
+{
+    static const ts_stepper_type *const implicit[] = {
+        &ts_backward_euler, &ts_backward_euler_opt, &ts_backward_euler_linear,
+        &ts_implicit_midpoint};
+    for (size_t i = 0; i < sizeof implicit / sizeof *implicit; i++) {
+        double re = 0.0, im = 0.0;
+        int s = ts_amplification(implicit[i], NULL, -1e155, 0.0, &re, &im);
+        ck_assert_msg(s != TS_OK || hypot(re, im) < 1e-100, "%s: status %d, R = %g%+gi",
+                      implicit[i]->name, s, re, im);
+        ck_assert_int_eq(ts_amplification(implicit[i], NULL, -1e6, 0.0, &re, &im), TS_OK);
+        /* A-stable: |R| <= 1 (backward Euler's about 1e-6, the midpoint rule's near -1) */
+        ck_assert_msg(hypot(re, im) <= 1.0, "%s: R(-1e6) = %g", implicit[i]->name, re);
+    }
+}
+END_TEST
+
 START_TEST(bisection_on_test1d_k10)
 {
     static const struct {
@@ -789,6 +808,7 @@ Suite *stability_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, bisection_on_test1d_k10);
     tcase_add_test(tc, short_t_gives_no_inf_verdict);
+    tcase_add_test(tc, huge_z_fails_instead_of_r_one);
     tcase_add_loop_test(tc, measured_matches_predicted_test1d, 0, nsteppers);
     tcase_add_test(tc, bounded_definition);
     tcase_add_test(tc, oscillator_rk4_limit_and_euler_t_limited);
