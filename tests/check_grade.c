@@ -853,14 +853,18 @@ START_TEST(cli_write_spec_round_trip)
 {
     if (uses_skeleton("forward-euler,midpoint,trapezoid,rk4,backward-euler,backward-euler-linear,backward-euler-opt"))
         return;
-    ck_assert_int_eq(cli_run("grade --write-spec --stepper all > /tmp/tstep-ws.spec; "
-                             "build/tstep grade --spec /tmp/tstep-ws.spec",
-                             out, sizeof out, err, sizeof err), 0);
+    char path[] = "/tmp/tstep-ws-XXXXXX", cmd[256]; /* its own file: runs side by side */
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "grade --write-spec --stepper all > %s; build/tstep grade --spec %s",
+             path, path);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
     int n = (int)ts_stepper_count();
     char want[64];
     snprintf(want, sizeof want, "grade: %d of %d steppers passed every check", n, n);
     ck_assert_msg(strstr(out, want), "%s", out);
-    remove("/tmp/tstep-ws.spec");
+    remove(path);
 }
 END_TEST
 

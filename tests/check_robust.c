@@ -312,15 +312,18 @@ START_TEST(help_texts_tell_the_truth)
     ck_assert_ptr_nonnull(ny);
     ck_assert_msg(strstr(ny, "-y") && strstr(ny, "-y") < strchr(ny + 1, '\n'), "%.100s", ny);
     /* gnuplot's exit status, not a raw wait status */
-    FILE *f = fopen("/tmp/tstep-robust-gnuplot", "w");
+    char gp[] = "/tmp/tstep-robust-gnuplot-XXXXXX"; /* its own: runs side by side */
+    int fd = mkstemp(gp);
+    ck_assert_int_ge(fd, 0);
+    FILE *f = fdopen(fd, "w");
     fputs("#!/bin/sh\ncat >/dev/null\nexit 3\n", f);
     fclose(f);
-    chmod("/tmp/tstep-robust-gnuplot", 0755);
-    setenv("GNUPLOT", "/tmp/tstep-robust-gnuplot", 1);
+    chmod(gp, 0755);
+    setenv("GNUPLOT", gp, 1);
     EXPECT("run --system test1d --stepper rk4 --dt 0.1 --steps 3 --plot", 1,
            "gnuplot failed with exit status 3");
     unsetenv("GNUPLOT");
-    remove("/tmp/tstep-robust-gnuplot");
+    remove(gp);
 }
 END_TEST
 
