@@ -171,9 +171,16 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
         return 0;
     }
     char buf[1024];
+    if (strlen(list) >= sizeof buf)
+        return cli_usage_error(cmd, "--stepper: a list longer than %zu characters",
+                               sizeof buf - 1);
     snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next)
+            *next++ = '\0';
+        if (!*tok) /* "rk4,,midpoint", "rk4," */
+            return cli_usage_error(cmd, "--stepper: an empty name in '%s'", list);
         const ts_stepper_type *t = ts_stepper_find(tok);
         if (!t) {
             const char *names[64];
@@ -185,6 +192,9 @@ int cli_find_steppers(const char *cmd, const char *list, const ts_stepper_type *
             return cli_usage_error(cmd, "unknown stepper '%s' (valid: %s%s)", tok, valid,
                                    max > 1 ? ", or all" : "");
         }
+        for (int i = 0; i < *count; i++)
+            if (out[i] == t) /* two blocks of the same name in the output */
+                return cli_usage_error(cmd, "--stepper: '%s' given twice", tok);
         if (*count >= max)
             return cli_usage_error(cmd, "--stepper: more than %d steppers", max);
         out[(*count)++] = t;

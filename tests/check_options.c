@@ -110,6 +110,11 @@ static const struct {
     {"stability --system string --param n=5 --stepper rk4 --at-time 2 --at-dt 0.02 "
      "--at-stepper forward-euler",
      1, "the run with forward-euler failed at step 17 (t = 0.32)"},
+    /* stepper lists: no empty names, no name twice */
+    {"amplification --stepper rk4,,midpoint --points 2", 2,
+     "--stepper: an empty name in 'rk4,,midpoint'"},
+    {"sweep --system test1d --stepper rk4,", 2, "--stepper: an empty name in 'rk4,'"},
+    {"stability --system test1d --stepper rk4,midpoint,rk4", 2, "--stepper: 'rk4' given twice"},
     /* a stepper that carries state: its one-step factor after a fresh start, said */
     {"amplification --stepper bdf2,rk4 --z-max 1 --points 2 --out /dev/null", 0,
      "note: bdf2 carries state between steps"},
