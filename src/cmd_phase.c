@@ -10,7 +10,7 @@
 
 static void help(void)
 {
-    printf("Usage: tstep phase --stepper A,B,...|all [--wh-max X] [--points N]\n"
+    printf("Usage: tstep phase [--stepper A,B,...|all] [--wh-max X] [--points N]\n"
            "                   [--format dat|csv] [--out FILE]\n"
            "\n"
            "Phase and amplitude of each stepper on the undamped oscillator x'' = -w^2 x,\n"

@@ -158,8 +158,9 @@ static void stability_help(void)
         "  stiffest    yes when the binding mode has the largest |lambda|\n"
         "  equation    scalar | second-order: the test equation the radius comes from\n"
         "Standard error gets the state, the spectrum's method and size, and the same\n"
-        "as a table.  --format json writes one object with the state, the spectrum\n"
-        "and, per stepper, these columns and the notes (docs/grading.md).\n"
+        "as a table, and the notes.  --format json writes one object with the state,\n"
+        "the spectrum and, per stepper, these columns (docs/grading.md); the notes\n"
+        "stay on standard error.\n"
         "\n"
         "  --t-end T       end time of every run (default: chosen per stepper, above)\n"
         "  --bound C       growth cap C of the perturbation (default 1e4)\n"
@@ -410,10 +411,12 @@ static int stability_options(const char *cmd, int argc, char **argv, study *st, 
         *rc = cli_usage_error(cmd, "--at-time needs --at-dt (the step of the run to it)");
     else if (st->at_dt > 0.0 && !(st->at_time > 0.0))
         *rc = cli_usage_error(cmd, "--at-dt is only used with --at-time");
+    else if (st->at_stepper && !(st->at_time > 0.0))
+        *rc = cli_usage_error(cmd, "--at-stepper is only used with --at-time");
     else if (st->at_time > 0.0 && !(st->at_time / st->at_dt <= 1e9))
         *rc = cli_usage_error(cmd, "--at-time %g / --at-dt %g is more than 1e9 steps",
                               st->at_time, st->at_dt);
-    else if (!(st->at_type = ts_stepper_find(st->at_stepper)))
+    else if (!(st->at_type = ts_stepper_find(st->at_stepper ? st->at_stepper : "rk4")))
         *rc = cli_usage_error(cmd, "--at-stepper: unknown stepper '%s'", st->at_stepper);
     else
         *rc = cli_common_steppers(cmd, o, &st->stype, &st->p, st->types, MAX_STEPPERS,
@@ -608,7 +611,7 @@ int cmd_stability(int argc, char **argv)
     static study st; /* large: the results of up to MAX_STEPPERS steppers */
     memset(&st, 0, sizeof st);
     st.bound = 1e4;
-    st.at_stepper = "rk4";
+    st.at_stepper = NULL; /* rk4 unless given (and given only with --at-time) */
     st.eig = TS_EIG_AUTO;
     st.linearized = 1;
     cli_common_init(&st.o, 0);

@@ -110,6 +110,9 @@ static const struct {
     {"stability --system string --param n=5 --stepper rk4 --at-time 2 --at-dt 0.02 "
      "--at-stepper forward-euler",
      1, "the run with forward-euler failed at step 17 (t = 0.32)"},
+    /* --at-stepper alone would be ignored */
+    {"stability --system test1d --stepper rk4 --at-stepper midpoint", 2,
+     "--at-stepper is only used with --at-time"},
     /* stepper lists: no empty names, no name twice */
     {"amplification --stepper rk4,,midpoint --points 2", 2,
      "--stepper: an empty name in 'rk4,,midpoint'"},
