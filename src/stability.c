@@ -1000,8 +1000,8 @@ done:
     return s;
 }
 
-/* T from the binding mode: long enough that its growth 2 % past the limit
- * multiplies it by e^8, and at least 32 of its periods (2 pi / |lambda|);
+/* T from the binding mode: long enough that its growth 5 % past the limit
+ * multiplies it by e^4, and at least 32 of its periods (2 pi / |lambda|);
  * without a finite nonzero prediction, 1000 / |lambda| */
 double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_options *opt,
                              const ts_binding *b, double lambda_max)

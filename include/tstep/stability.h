@@ -291,9 +291,9 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
                          ts_stability_result *res);
 
 /* T for the runs of a stepper with binding mode b: the larger of 32
- * periods of the mode (64 pi / |lambda|) and 8 / g, g the mode's growth rate
- * ln|R(h lambda)| / h at h = 1.02 dt_pred (so 2 % past the limit it grows
- * e^8-fold over T), capped at TS_STABILITY_MAX_STEPS steps of dt_pred;
+ * periods of the mode (64 pi / |lambda|) and 4 / g, g the mode's growth rate
+ * ln|R(h lambda)| / h at h = 1.05 dt_pred (so 5 % past the limit it grows
+ * e^4-fold over T), capped at TS_STABILITY_MAX_STEPS steps of dt_pred;
  * 1000 / lambda_max without a finite nonzero prediction. */
 double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_options *opt,
                              const ts_binding *b, double lambda_max);
