@@ -802,7 +802,8 @@ static void region_help(void)
         "is not partitioned, max |R(h lambda)| over the pair's roots).  Stable where\n"
         "rho <= 1.\n"
         "\n"
-        "  --re-min A, --re-max B, --im-min C, --im-max D   the window\n"
+        "  --re-min A, --re-max B, --im-min C, --im-max D   the window (--plane z only;\n"
+        "                 the oscillator plane takes --hw-max and --zeta-*)\n"
         "  --step H      grid spacing (default 0.05; at most 4 million points)\n"
         CLI_SOLVER_HELP
         "\n"
@@ -857,8 +858,9 @@ int cmd_region(int argc, char **argv)
     static const char *const planes[] = {"z", "oscillator", NULL};
     const char *cmd = "region";
     int rc, oscillator = 0;
-    double hw_max = 4.0, zeta_lim[2] = {0.0, 1.0};
-    double lim[4] = {-4.0, 1.0, -4.0, 4.0}, step = 0.05;
+    /* NAN: not given (each plane refuses the other's options) */
+    double hw_max = NAN, zeta_lim[2] = {NAN, NAN};
+    double lim[4] = {NAN, NAN, NAN, NAN}, step = 0.05;
     cli_common o;
     cli_common_init(&o, 0);
     const cli_opt opts[] = {
@@ -875,6 +877,23 @@ int cmd_region(int argc, char **argv)
     int ntypes;
     if ((rc = cli_common_steppers(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes)))
         return rc;
+    int z_given = !isnan(lim[0]) || !isnan(lim[1]) || !isnan(lim[2]) || !isnan(lim[3]);
+    int osc_given = !isnan(hw_max) || !isnan(zeta_lim[0]) || !isnan(zeta_lim[1]);
+    if (oscillator && z_given)
+        return cli_usage_error(cmd, "--re-min/--re-max/--im-min/--im-max are for --plane z; "
+                                    "the oscillator plane takes --hw-max, --zeta-min, --zeta-max");
+    if (!oscillator && osc_given)
+        return cli_usage_error(cmd, "--hw-max/--zeta-min/--zeta-max are for --plane oscillator");
+    static const double z_default[4] = {-4.0, 1.0, -4.0, 4.0};
+    for (int k = 0; k < 4; k++)
+        if (isnan(lim[k]))
+            lim[k] = z_default[k];
+    if (isnan(hw_max))
+        hw_max = 4.0;
+    if (isnan(zeta_lim[0]))
+        zeta_lim[0] = 0.0;
+    if (isnan(zeta_lim[1]))
+        zeta_lim[1] = 1.0;
     if (oscillator) { /* the (hw, zeta) plane: hw from 0 to hw_max, zeta as given */
         if (!(zeta_lim[0] < zeta_lim[1]))
             return cli_usage_error(cmd, "--zeta-min %g must be less than --zeta-max %g",

@@ -110,6 +110,11 @@ static const struct {
     {"stability --system string --param n=5 --stepper rk4 --at-time 2 --at-dt 0.02 "
      "--at-stepper forward-euler",
      1, "the run with forward-euler failed at step 17 (t = 0.32)"},
+    /* region: each plane's options, not the other's (they were ignored) */
+    {"region --stepper rk4 --hw-max 3", 2, "--hw-max/--zeta-min/--zeta-max are for --plane "
+                                           "oscillator"},
+    {"region --stepper rk4 --plane oscillator --im-max 2", 2,
+     "--re-min/--re-max/--im-min/--im-max are for --plane z"},
     /* --at-stepper alone would be ignored */
     {"stability --system test1d --stepper rk4 --at-stepper midpoint", 2,
      "--at-stepper is only used with --at-time"},
