@@ -68,13 +68,8 @@ static int bad_option(const char *cmd, int argc, char **argv, const struct optio
 
 int cli_parse_real(const char *cmd, const char *opt, const char *text, double *out)
 {
-    char *end;
-    errno = 0;
-    double x = strtod(text, &end);
-    if (!ts_plain_number(text, 1) || end == text || *end != '\0' ||
-        (errno == ERANGE && !(fabs(x) < 1.0)) || !isfinite(x))
+    if (!ts_parse_real(text, out))
         return cli_usage_error(cmd, "--%s: '%s' is not a finite number", opt, text);
-    *out = x;
     return 0;
 }
 

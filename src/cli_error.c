@@ -23,6 +23,11 @@ struct cli_error_log {
     size_t n, m;
 };
 
+void cli_error_flush(cli_error_log *e)
+{
+    fflush(e->f);
+}
+
 int cli_error_close(const char *cmd, cli_error_log *e)
 {
     if (!e)

@@ -18,6 +18,8 @@ int cli_error_open(const char *cmd, const char *path, const ts_system_type *styp
                    const ts_params *p, const ts_system *sys, double dt, cli_error_log **out);
 /* One row at step `step`, time t (a run observer's arguments).  Status. */
 int cli_error_row(cli_error_log *e, ts_system *sys, long step, double t);
+/* Write out what is buffered (a plugin's run flushes every row). */
+void cli_error_flush(cli_error_log *e);
 /* Close (accepts NULL); 0 or an exit code. */
 int cli_error_close(const char *cmd, cli_error_log *e);
 

@@ -258,6 +258,8 @@ static int write_row(void *ctx, ts_system *sys, const ts_stepper *st, long step,
             fflush(w->out);
         if (w->diag)
             fflush(w->diag);
+        if (w->error)
+            cli_error_flush(w->error);
     }
     return TS_OK;
 }

@@ -134,9 +134,9 @@ static void stability_help(void)
         "hold, then bisects geometrically to 0.5 %%; both ends of the bracket are runs.\n"
         "dt_crit is the stable end.  Finally a run at 0.9 dt_crit to 2 T: if unstable,\n"
         "the result is t-limited (no true limit: the growth over T sets it, e.g.\n"
-        "forward Euler on an undamped mode, where dt_pred is 0); so is a run bounded\n"
-        "up to dt = T in fewer than 16 steps where a finite limit is predicted (T\n"
-        "too short to show growth: dt_crit inf is then no verdict).\n"
+        "forward Euler on an undamped mode, where dt_pred is 0); so is bounded up to\n"
+        "dt = T with a finite limit predicted but no run above the start of 16 steps\n"
+        "or more (T too short to show growth: dt_crit inf is then no verdict).\n"
         "\n");
     printf(
         "Output (one row per stepper; csv with a header row, dat the same columns\n"
@@ -274,7 +274,9 @@ static int advance_to(const char *cmd, ts_system *sys, const ts_stepper_type *ty
     /* ts_run: its divergence test (a blown-up state is no state to
      * linearize at) and its stop on a signal */
     ts_run_options ro = ts_default_run_options();
-    ro.dt = h, ro.t_end = t0, ro.steps = ts_steps_for(t0, h), ro.every = ro.steps;
+    /* ceil(T0/h) steps, the last one shortened to land on T0 (as --help says) */
+    long n = (long)ceil(t0 / h - 1e-9);
+    ro.dt = h, ro.t_end = t0, ro.steps = n < 1 ? 1 : n, ro.every = ro.steps;
     ts_run_result res;
     s = ts_run(sys, st, &ro, NULL, NULL, &res);
     ts_stepper_free(st);
@@ -476,7 +478,9 @@ static int measure_all(study *st, int *stopped)
         ts_stability_study_result r;
         fail = ts_stability_study(st->stype, &st->p, st->probe, &st->sp, st->types[i],
                                   &st->o.solver, &so, &r);
-        if (fail == TS_ERR_INTERRUPTED) {
+        /* a signal inside one of its implicit steps fails that step, which the
+         * study may read as growth: this stepper's row is not kept either */
+        if (fail == TS_ERR_INTERRUPTED || (!fail && ts_stop_signal)) {
             fail = 0;
             *stopped = 1;
             st->ntypes = i;
@@ -825,32 +829,44 @@ static int write_region(FILE *out, int csv, int oscillator, const ts_stepper_typ
         fputs(csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", out);
     else
         fputs(csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", out);
-    for (int i = 0; i < ntypes; i++) {
+    /* a row is computed whole before it is written: a signal inside an
+     * implicit step fails that point, and the row is then left out */
+    double *row = malloc((size_t)nim * sizeof *row);
+    if (!row)
+        return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", nim);
+    int s = TS_OK;
+    for (int i = 0; i < ntypes && !s; i++) {
         int second = ts_stability_second_order(types[i], NULL);
         if (!csv)
             fprintf(out, "%s# %s\n", i ? "\n" : "", types[i]->name);
-        for (long a = 0; a < nre; a++) {
+        for (long a = 0; a < nre && !s; a++) {
             double re = lim[0] + (double)a * step;
-            for (long b = 0; b < nim; b++) {
+            for (long b = 0; b < nim && !s; b++) {
                 double im = lim[2] + (double)b * step, rho;
-                int s = oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
+                int g = oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
                                    : ts_mode_growth(types[i], solver, second, re, im, &rho);
-                if (s == TS_ERR_NOMEM)
-                    return s;
+                if (g == TS_ERR_NOMEM)
+                    s = g;
+                row[b] = g || isinf(rho) ? NAN : rho;
+            }
+            if (s || ts_stop_signal)
+                break;
+            for (long b = 0; b < nim; b++) {
                 fputs(types[i]->name, out);
                 put_value(out, sep, re);
-                put_value(out, sep, im);
-                put_value(out, sep, s || isinf(rho) ? NAN : rho);
+                put_value(out, sep, lim[2] + (double)b * step);
+                put_value(out, sep, row[b]);
                 fputc('\n', out);
             }
             if (!csv)
                 fputc('\n', out);
             ++*rows_done;
-            if (ts_stop_signal)
-                return 0;
         }
+        if (ts_stop_signal)
+            break;
     }
-    return 0;
+    free(row);
+    return s;
 }
 
 int cmd_region(int argc, char **argv)

@@ -317,24 +317,31 @@ static void fail_status(ts_grade_check *c, const char *what, int s)
         SET(hint, "the step returned this status: 'tstep run' with this stepper shows where");
 }
 
-/* The stepper refuses the first-order system a check needs: the check does
- * not apply to a stepper declared partitioned or symplectic (TS_PARTITIONED,
- * TS_SYMPLECTIC: methods for second-order systems), and fails for any other,
- * which must step it (else refusing would dodge the check). */
-static void refused_system(const ts_stepper_type *type, ts_grade_check *c, const char *system)
+/* The stepper refuses the system a check needs: a first-order one, refused
+ * by a stepper declared partitioned or symplectic (TS_PARTITIONED,
+ * TS_SYMPLECTIC: methods for second-order systems), makes the check not
+ * apply; any other refusal fails it (else refusing would dodge the check). */
+static void refused_system(const ts_stepper_type *type, ts_grade_check *c, const char *system,
+                           int first_order)
 {
     const char *d = ts_error_detail();
     SET(measured, "-");
-    if (type->flags & (TS_PARTITIONED | TS_SYMPLECTIC)) {
+    if (first_order && (type->flags & (TS_PARTITIONED | TS_SYMPLECTIC))) {
         c->outcome = TS_GRADE_SKIP;
         SET(hint, "skipped: the stepper refuses %s%s%s (declared partitioned or symplectic)",
             system, *d ? ": " : "", d);
     } else {
         c->outcome = TS_GRADE_FAIL;
         SET(measured, "refused");
-        SET(hint, "the stepper refuses %s%s%s; only a stepper declared partitioned or "
-                  "symplectic (TS_PARTITIONED, TS_SYMPLECTIC) may refuse a first-order system",
-            system, *d ? ": " : "", d);
+        if (first_order)
+            SET(hint, "the stepper refuses %s%s%s; only a stepper declared partitioned or "
+                      "symplectic (TS_PARTITIONED, TS_SYMPLECTIC) may refuse a first-order "
+                      "system",
+                system, *d ? ": " : "", d);
+        else
+            SET(hint, "the stepper refuses %s%s%s, a second-order system: every stepper must "
+                      "step it",
+                system, *d ? ": " : "", d);
     }
 }
 
@@ -406,7 +413,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
     int used = 0;
     int s = ts_sweep(stype, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
     if (s == TS_ERR_UNSUPPORTED) {
-        refused_system(type, c, stype->name);
+        refused_system(type, c, stype->name, stype == &ts_test1d);
         return;
     }
     if (s) {
@@ -526,7 +533,7 @@ static void check_amplification(const ts_stepper_type *type, const ts_grade_expe
     }
     c->measured_value = worst;
     if (!compared && refused) {
-        refused_system(type, c, "the test equation x' = z x");
+        refused_system(type, c, "the test equation x' = z x", 1);
         return;
     }
     if (!compared) {
@@ -551,7 +558,7 @@ static void check_interval(const ts_stepper_type *type, const ts_grade_expect *e
     double r;
     int s = ts_stability_interval(type, &opt->solver, -1.0, 0.0, &r);
     if (s == TS_ERR_UNSUPPORTED) {
-        refused_system(type, c, "the test equation x' = -k x");
+        refused_system(type, c, "the test equation x' = -k x", 1);
         return;
     }
     if (s) {
@@ -1198,10 +1205,9 @@ int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max,
                                                   "from 1 to 20", line, val);
                 en->expect.order = (int)p;
             } else if (strcmp(key, "interval") == 0) {
-                double r = strtod(val, &end);
+                double r = INFINITY; /* "inf" or "infinity", or a finite number */
                 int inf = strcmp(val, "inf") == 0 || strcmp(val, "infinity") == 0;
-                if (end == val || *end || !(r >= 0.0) || (isinf(r) && !inf) ||
-                    !ts_plain_number(val, 1))
+                if (!inf && !(ts_parse_real(val, &r) && r >= 0.0))
                     return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
                                                   "(or inf)", line, val);
                 en->expect.interval = r;

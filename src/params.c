@@ -43,14 +43,25 @@ int ts_plain_number(const char *text, int real)
     return 1;
 }
 
+int ts_parse_real(const char *text, double *x)
+{
+    char *end;
+    errno = 0;
+    double r = strtod(text, &end);
+    if (!ts_plain_number(text, 1) || end == text || *end != '\0' ||
+        (errno == ERANGE && !(fabs(r) < 1.0)) || !isfinite(r))
+        return 0;
+    *x = r;
+    return 1;
+}
+
 static int check_value(const ts_param_def *d, const char *value)
 {
     char *end;
     errno = 0;
     if (d->kind == TS_PARAM_REAL) {
-        double x = strtod(value, &end);
-        if (!ts_plain_number(value, 1) || end == value || *end != '\0' ||
-            (errno == ERANGE && !(fabs(x) < 1.0)) || !isfinite(x))
+        double x;
+        if (!ts_parse_real(value, &x))
             return ts_error(TS_ERR_INPUT, "parameter '%s': '%s' is not a finite number",
                             d->name, value);
     } else if (d->kind == TS_PARAM_INT) {

@@ -967,6 +967,10 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
         int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
         if (!r)
             r = ts_stepper_step(sq, pert, t, h);
+        if (r == TS_ERR_INTERRUPTED) { /* stopped inside a step: no verdict */
+            s = r;
+            goto done;
+        }
         double d = r ? NAN : pert_norm(pert, base, w);
         if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
             r = TS_ERR_DIVERGED;
@@ -1054,15 +1058,18 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
         return s;
     if (b) { /* bracket upward */
         lo = dt, lo_steps = steps;
+        /* the largest bounded dt whose run was long enough for the growth
+         * test (its windows), 0 if none */
+        double lo_long = steps >= TS_STABILITY_WINDOWS ? dt : 0.0;
         for (;;) {
             if (lo >= dt_max) {
                 /* bounded up to dt_max; but where a finite limit is
-                 * predicted (dt_start), a run of fewer steps than the growth
-                 * test's windows shows no growth short of the bound (T too
-                 * short for the steps tried): no verdict of inf */
+                 * predicted (dt_start) and no run above the start was long
+                 * enough to show growth (T too short), there is no verdict
+                 * of inf */
                 int predicted = isfinite(dt_start) && dt_start > 0.0;
-                res->kind = predicted && lo_steps < TS_STABILITY_WINDOWS ? TS_CRIT_T_LIMITED
-                                                                         : TS_CRIT_INF;
+                res->kind = predicted && !(lo_long > dt_start) ? TS_CRIT_T_LIMITED
+                                                              : TS_CRIT_INF;
                 res->dt_crit = res->dt_fail = INFINITY;
                 res->steps = lo_steps;
                 return TS_OK;
@@ -1074,6 +1081,8 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
             if (!b)
                 break;
             lo = hi, lo_steps = steps;
+            if (steps >= TS_STABILITY_WINDOWS)
+                lo_long = hi;
         }
     } else { /* bracket downward */
         hi = dt;

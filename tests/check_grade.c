@@ -263,6 +263,20 @@ static int fe_step(void *scratch, ts_system *sys, double t, double h, ts_step_st
     return ts_forward_euler.step(scratch, sys, t, h, stats);
 }
 
+/* Symplectic Euler that also refuses the grader's forced system by its name:
+ * a partitioned stepper's exemption covers first-order systems only. */
+static int dodger_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    if (sys->type && strcmp(sys->type->name, "forced") == 0)
+        return ts_error(TS_ERR_UNSUPPORTED, "not this one");
+    return symplectic_alloc(sys, opt, scratch);
+}
+
+static const ts_stepper_type probe_dodger = {
+    .name = "probe-dodger", .summary = "grader probe", .order = 1,
+    .flags = TS_SYMPLECTIC | TS_PARTITIONED, .alloc = dodger_alloc, .step = symplectic_step,
+    .free = free};
+
 static const ts_stepper_type probe_refuser = {
     .name = "probe-refuser", .summary = "grader probe", .order = 1,
     .alloc = refuser_alloc, .step = fe_step, .free = free};
@@ -574,6 +588,20 @@ START_TEST(partitioned_stepper_skips_the_test_equation)
 }
 END_TEST
 
+START_TEST(partitioned_stepper_may_not_refuse_a_second_order_system)
+{
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(1, NAN, 0, NULL);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&probe_dodger, &e, &o, &rep), TS_OK);
+    const ts_grade_check *c = &rep.check[TS_GRADE_ORDER_FORCED];
+    ck_assert_int_eq(c->outcome, TS_GRADE_FAIL);
+    ck_assert_ptr_nonnull(strstr(c->hint, "a second-order system"));
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_TEST1D].outcome, TS_GRADE_SKIP); /* first-order */
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_OSCILLATOR].outcome, TS_GRADE_PASS);
+}
+END_TEST
+
 START_TEST(static_probe_fails_without_isolation_too)
 {
     /* in one process the static counter carries over between checks too */
@@ -599,6 +627,8 @@ PROBE(probe_chatty, "probe-chatty", chatty_step);
 
 START_TEST(printing_stays_off_stdout_without_isolation)
 {
+    if (uses_skeleton("forward-euler"))
+        return;
     ts_grade_options o = options();
     o.isolate = 0;
     ts_grade_expect e = expect(1, NAN, 0, NULL);
@@ -1236,6 +1266,7 @@ Suite *grade_suite(void)
     tcase_add_loop_test(tc, broken_probe_fails_its_check, 0, (int)(sizeof broken / sizeof *broken));
     tcase_add_test(tc, static_probe_fails_without_isolation_too);
     tcase_add_test(tc, printing_stays_off_stdout_without_isolation);
+    tcase_add_test(tc, partitioned_stepper_may_not_refuse_a_second_order_system);
     tcase_add_test(tc, partitioned_stepper_skips_the_test_equation);
     tcase_add_test(tc, skeleton_scores_zero);
     tcase_add_test(tc, crash_fails_the_check_not_the_grader);

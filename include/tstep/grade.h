@@ -24,10 +24,10 @@
  *   repeatable     the same run twice gives bitwise the same state (no hidden static state)
  *
  * A check without an expected value (no --order, --interval, --energy or
- * --like) is skipped; one whose first-order system the stepper refuses
- * fails, unless the stepper is declared partitioned or symplectic
- * (TS_PARTITIONED, TS_SYMPLECTIC: methods for second-order systems), when it
- * is skipped.  Each check can run in a child process (fork) with a
+ * --like) is skipped; one whose system the stepper refuses fails, unless
+ * the system is first-order and the stepper is declared partitioned or
+ * symplectic (TS_PARTITIONED, TS_SYMPLECTIC: methods for second-order
+ * systems), when it is skipped.  Each check can run in a child process (fork) with a
  * time limit, so a stepper that crashes or hangs fails that check only.
  *
  * Depends on the stepper and system interfaces, the sweep (run.h) and the

@@ -51,6 +51,10 @@ double ts_params_real(const ts_params *p, const char *name);
  * of every number tstep reads from its users, here and in the command
  * line's options (which refuse inf and nan besides). */
 int ts_plain_number(const char *text, int real);
+
+/* 1 and *x when `text` is a finite real by that rule, read whole (an
+ * underflow to 0 or a subnormal counts; an overflow does not); else 0. */
+int ts_parse_real(const char *text, double *x);
 long ts_params_int(const ts_params *p, const char *name);
 const char *ts_params_text(const ts_params *p, const char *name);
 

@@ -234,10 +234,10 @@ typedef enum {
                           bounded: the limit moves with T (slow growth, no
                           true stable interval, e.g. forward Euler on an
                           undamped oscillator); or, with a finite limit
-                          predicted (dt_start), bounded up to dt_max in runs
-                          of fewer steps than the growth test's windows (T
-                          too short to show growth: dt_crit inf is then no
-                          verdict) */
+                          predicted (dt_start), bounded up to dt_max where no
+                          run above dt_start had as many steps as the growth
+                          test's windows (T too short to show growth: dt_crit
+                          inf is then no verdict) */
 } ts_crit_kind;
 
 typedef struct {
