@@ -808,9 +808,9 @@ static void region_help(void)
         "\n"
         "  --re-min A, --re-max B, --im-min C, --im-max D   the window (--plane z only;\n"
         "                 the oscillator plane takes --hw-max and --zeta-*)\n"
-        "  --step H      grid spacing (default 0.05; at most 4 million points)\n"
-        CLI_SOLVER_HELP
-        "\n"
+        "  --step H      grid spacing (default 0.05; at most 4 million points)\n");
+    fputs(CLI_SOLVER_HELP, stdout);
+    printf("\n"
         "Example: tstep region --stepper all --out build/region.dat\n"
         "  gnuplot: set view map; set contour; set cntrparam levels discrete 1\n"
         "           splot 'build/region.dat' index 'rk4' using 2:3:4 with pm3d\n");

@@ -5,6 +5,7 @@
  * implicit Runge-Kutta methods); Baraff & Witkin, "Large Steps in Cloth
  * Simulation", SIGGRAPH 1998, sec. 4-5; Kauppila, "Implementing the implicit
  * Euler method for mass-spring systems", sec. 2-3. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include "tstep/implicit.h"
@@ -152,6 +153,31 @@ double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved)
     return rbound;
 }
 
+/* The update test's measure of a full Newton update of |.|_inf upd,
+ * solved to the relative residual linres, the previous full update's being
+ * uprev (0: none, or a damped one), the test's scale being scale: the
+ * smaller of upd itself (the error of the iterate the update corrects) and
+ * the error estimated to be left after the update: Newton's part
+ * theta / (1 - theta) upd, theta = upd / uprev the observed contraction (the
+ * errors left form a geometric series of ratio at most theta while Newton
+ * contracts: Hairer & Wanner, Solving ODEs II, IV.8, eq. 8.10-8.11; the
+ * convergence-rate test of SUNDIALS CVODE), plus the linear solve's part
+ * linres upd (its residual relative to the right-hand side's, carried to
+ * the update in the ratio the solve itself shows: the estimate the forcing
+ * rule's stop uses, ts_newton_rstop).  The second ends Newton one solve
+ * before the update itself is that small.  upd alone without a previous
+ * update, when upd did not contract, or when upd is within
+ * TS_UPDATE_NOISE of the unit roundoff times the scale: there the updates
+ * are round-off, whose ratio says nothing of the error left. */
+#define TS_UPDATE_NOISE 1024.0
+double ts_newton_update_measure(double upd, double uprev, double linres, double scale)
+{
+    if (!(uprev > 0.0 && upd < uprev && linres >= 0.0 &&
+          upd > TS_UPDATE_NOISE * DBL_EPSILON * scale))
+        return upd;
+    return fmin(upd, upd * upd / (uprev - upd) + linres * upd);
+}
+
 /* Linearize at (x, v) and solve (M - J) sol = rhs to relative residual
  * eta, sol holding the start. */
 static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
@@ -297,6 +323,7 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
         mmin = fmin(mmin, sys->mass[i]);
     double rbound = tol * mmin * ts_newton_scale(sys, s->x0, s->v0), rstop = rbound;
     double eta = 0.0, rprev = 0.0, rnorm = 0.0, measure = 0.0, upd = 0.0, rsolved = 0.0;
+    double uprev = 0.0; /* the last update's |.|_inf if it was taken whole, else 0 */
     int it = 0; /* solves in this attempt; stats->newton_iters counts all */
     if (predict) {
         /* Newton from the predictor: its residual, then the loop below (at
@@ -321,7 +348,7 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
             return st;
         if (linear_only)
             return TS_OK;
-        upd = ts_vec_norm_inf(n, s->w), rsolved = rprev;
+        upd = uprev = ts_vec_norm_inf(n, s->w), rsolved = rprev;
         if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
             return st;
     }
@@ -330,8 +357,11 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
      * Converged when
      *   |M^-1 r|_inf <= newton_tol max(1, |vk|_inf)          (order 1: |xk|_inf)
      * at the current iterate, or when a full Newton update dw, solved to its
-     * forcing tolerance, has |dw|_inf below the same bound (the residual can
-     * stall at round-off above it); never on the linear tolerance.  Each
+     * forcing tolerance, passes the update test: its measure
+     * (ts_newton_update_measure: |dw|_inf, or the error estimated to be left
+     * after it from the contraction since the last update) below the same
+     * bound (the residual can stall at round-off above it); never on the
+     * linear tolerance.  Each
      * update is damped by backtracking until the residual norm decreases
      * (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical Optimization, 2nd
      * ed., 11.5): without it Newton can wander on non-convex problems such
@@ -355,12 +385,13 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
         if ((st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats)))
             return st;
         upd = ts_vec_norm_inf(n, s->dw), rsolved = rnorm;
-        if (upd <= tol * scale) {
-            ts_vec_axpy(n, 1.0, s->dw, s->w); /* a full update this small: converged */
+        double umeasure = ts_newton_update_measure(upd, uprev, stats->linear_residual, scale);
+        if (umeasure <= tol * scale) {
+            ts_vec_axpy(n, 1.0, s->dw, s->w); /* the update test passed: converged */
             if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
                 return st;
-            if (upd / scale < measure) /* the test that stopped Newton (a NAN stays) */
-                measure = upd / scale;
+            if (umeasure / scale < measure) /* the test that stopped Newton (a NAN stays) */
+                measure = umeasure / scale;
             break;
         }
         /* trials w + lambda dw, w itself kept until one is taken */
@@ -373,6 +404,7 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
             lambda *= 0.5;
         }
         ts_vec_axpy(n, lambda, s->dw, s->w);
+        uprev = lambda == 1.0 ? upd : 0.0;
         rprev = rnorm;
         rnorm = rtrial;
     }

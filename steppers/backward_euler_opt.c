@@ -256,6 +256,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     int use_f = !damped, have_g = 0, converged = 0;
     double eta = 0.0, gprev = 0.0, measure = 0.0, tol = s->opt.newton_tol;
     double upd = 0.0, gsolved = 0.0; /* the last solve's |d|_inf and |G|_2 */
+    double uprev = 0.0; /* the last step's |d|_inf if it was a whole Newton step, else 0 */
     double unit = order2 ? h : 1.0; /* M^-1 G / unit is M^-1 r of tstep/implicit.h */
     double mmin = sys->mass[0];
     for (size_t i = 1; i < n; i++)
@@ -299,7 +300,9 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         ts_vec_zero(n, s->d);
         st = ts_implicit_solve(s->lin, sys, t1, s->x, order2 ? s->v : NULL, a, beta, eta, s->gt,
                                s->d, stats);
+        int whole = 1; /* d is the Newton step (solved to its tolerance) */
         if (st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE) {
+            whole = 0;
             if (!(ts_vec_dot(n, s->g, s->d) < 0.0))
                 for (size_t i = 0; i < n; i++) /* scaled steepest descent */
                     s->d[i] = -s->g[i] / sys->mass[i];
@@ -324,13 +327,19 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
             return st;
         have_g = !use_f; /* the psi line search left G at the new x */
 
-        /* converged when the full Newton step was small: |d|/h in velocity
-         * (order 2) or |d| (order 1) within newton_tol of the state's size */
+        /* converged when the Newton step passes the update test
+         * (ts_newton_update_measure: the step, or the error estimated to be
+         * left after a whole step), |d|/h in velocity (order 2) or |d|
+         * (order 1) within newton_tol of the state's size */
         upd = ts_vec_norm_inf(n, s->d), gsolved = gnorm;
-        double dn = upd / unit;
+        whole = whole && alpha == 1.0;
         if (order2)
             velocity_of(s, sys, h, s->x, s->v);
         double dscale = ts_newton_scale(sys, s->x, s->v);
+        double dn = (whole ? ts_newton_update_measure(upd, uprev, stats->linear_residual,
+                                                      dscale * unit)
+                           : upd) / unit;
+        uprev = whole ? upd : 0.0;
         if (dn <= tol * dscale) { /* the residual stalls at round-off: measure it here */
             if ((st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
                 return st;

@@ -4,6 +4,7 @@
  * within the Newton tolerance, and the measure a stepper reports must be
  * the one an independent evaluation of the equation finds, or, where a
  * small enough update stopped Newton, a smaller one within newton_tol. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,13 +154,40 @@ START_TEST(stop_estimate_follows_the_last_solve)
 }
 END_TEST
 
+/* The update test's measure (ts_newton_update_measure): the update alone
+ * without a previous full update, when it did not contract, when the
+ * solve's residual is unknown, or at round-off (1024 unit roundoffs of the
+ * scale); else the error left after it, Newton's part
+ * theta / (1 - theta) upd plus the solve's linres upd, when smaller. */
+START_TEST(update_measure_estimates_the_error_left)
+{
+    ck_assert_double_eq(ts_newton_update_measure(1e-5, 0.0, 1e-3, 1.0), 1e-5);
+    ck_assert_double_eq(ts_newton_update_measure(1e-5, 1e-5, 1e-3, 1.0), 1e-5); /* theta 1 */
+    ck_assert_double_eq(ts_newton_update_measure(2e-5, 1e-5, 1e-3, 1.0), 2e-5); /* grew */
+    ck_assert_double_eq(ts_newton_update_measure(1e-5, 1e-2, NAN, 1.0), 1e-5);
+    /* theta = 1e-3: 1e-3 / (1 - 1e-3) 1e-5 + 1e-4 1e-5 */
+    double e = ts_newton_update_measure(1e-5, 1e-2, 1e-4, 1.0);
+    ck_assert_double_eq_tol(e, 1e-8 / 0.999 + 1e-9, 1e-22);
+    /* theta = 0.6: the estimate 1.5 upd is above upd, which is taken */
+    ck_assert_double_eq(ts_newton_update_measure(6e-3, 1e-2, 0.0, 1.0), 6e-3);
+    /* an inaccurate solve: its part decides */
+    ck_assert_double_eq_tol(ts_newton_update_measure(1e-6, 1.0, 0.5, 1.0),
+                            1e-12 / (1.0 - 1e-6) + 5e-7, 1e-21);
+    /* round-off: below 1024 eps scale the ratio of updates is not used */
+    double noise = 1024.0 * DBL_EPSILON * 4.0;
+    ck_assert_double_eq(ts_newton_update_measure(noise, 1e-9, 0.0, 4.0), noise);
+    ck_assert_double_lt(ts_newton_update_measure(1.01 * noise, 1e-9, 0.0, 4.0), noise);
+}
+END_TEST
+
 /* On the falling 20 x 20 cloth (multigrid, the default) at h = 0.03, the
  * automatic linear tolerances, whose last solve in a step only measures
  * the update that ends Newton, give every step to within the Newton
  * tolerance of tightly solved ones, and report the measure of the test
  * that stopped Newton: at most newton_tol, and at most the equation's own
  * measure, recomputed from the forces; below it in the steps that the
- * update test ended (6 of these 10), where reporting the residual's
+ * update test ended (all 10 of these; 6 before the contraction estimate),
+ * where reporting the residual's
  * measure alone would give the equation's. */
 START_TEST(automatic_tolerances_keep_the_newton_tolerance)
 {
@@ -191,7 +219,7 @@ START_TEST(automatic_tolerances_keep_the_newton_tolerance)
                       r, m);
         by_update += r < m * (1.0 - 1e-6); /* the update test ended it */
     }
-    ck_assert_int_ge(by_update, 3);
+    ck_assert_int_ge(by_update, 6);
     ck_assert_double_le(ts_vec_dist_inf(n, sys[0]->x, sys[1]->x), 1e-8);
     free(v0);
     free(f);
@@ -413,6 +441,7 @@ Suite *newton_suite(void)
     tcase_add_loop_test(tc, linear_tolerance_does_not_change_the_step, 0, nregistry());
     tcase_add_test(tc, reported_residual_is_the_equations);
     tcase_add_test(tc, stop_estimate_follows_the_last_solve);
+    tcase_add_test(tc, update_measure_estimates_the_error_left);
     tcase_add_test(tc, automatic_tolerances_keep_the_newton_tolerance);
     tcase_add_test(tc, fixed_linear_tolerance_is_reached);
     tcase_add_test(tc, cg_tol_range);

@@ -23,8 +23,12 @@
  * Newton's stop (never the linear tolerance): with r = h f(xk, vk) - M w
  * (order 1: h f(xk) - M w) the residual of the implicit equation,
  *     |M^-1 r|_inf <= newton_tol * max(1, |vk|_inf)      (order 1: |xk|_inf)
- * at the iterate, or a full Newton update dw with |dw|_inf below the same
- * bound (the residual can stall at round-off).  M^-1 r is in the units of
+ * at the iterate, or the update test: a full Newton update dw with |dw|_inf
+ * below the same bound (the residual can stall at round-off), or whose
+ * error estimate is (the error left after dw: Newton's part
+ * theta / (1 - theta) |dw|_inf, theta = |dw|_inf / |previous full update|_inf
+ * the contraction Newton shows, plus the linear solve's part, its relative
+ * residual times |dw|_inf: ts_newton_update_measure).  M^-1 r is in the units of
  * the unknown (a velocity change, or a displacement), so the test reads
  * "the equation is satisfied to newton_tol of the state's size".
  * newton_max caps the number of linear solves.
@@ -149,6 +153,16 @@ double ts_newton_scale(const ts_system *sys, const double *x, const double *v);
  * and before (rprev); rstop is Newton's stop expressed as a 2-norm of r. */
 double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double rnorm,
                          double rprev, double rstop);
+/* The update test's measure of a full Newton update (in the unknown's
+ * units): upd = |dw|_inf, or, when smaller, the error estimated to be left
+ * after it: Newton's part theta / (1 - theta) upd from the contraction
+ * theta = upd / uprev since the previous full update (uprev; 0 when there
+ * was none or it was damped; Hairer & Wanner II, IV.8), plus the linear
+ * solve's part linres upd, linres the solve's relative residual; upd alone
+ * when upd is at round-off (at most 1024 times the unit roundoff times
+ * scale, the stop test's scale).  Newton stops when it is at most
+ * newton_tol * scale. */
+double ts_newton_update_measure(double upd, double uprev, double linres, double scale);
 /* Newton's stop as a 2-norm of r for ts_newton_forcing: rbound, a norm
  * below which the residual test passes, or, when larger, a margin (0.01)
  * below the norm at which the next full update is expected to pass the

@@ -72,9 +72,11 @@ typedef struct {
     /* Achieved accuracy of the implicit solve, NAN where not computed.
      * residual: Newton's stop measure at the accepted iterate,
      *   |M^-1 r|_inf / max(1, |v|_inf) (order 1: |x|_inf), to compare with newton_tol;
-     *   when a full update small enough stopped Newton (tstep/implicit.h), the
-     *   smaller of that and the update's |dw|_inf / max(1, |v|_inf) (order 1:
-     *   |x|_inf): the measure of the test that stopped it;
+     *   when the update test stopped Newton (tstep/implicit.h), the
+     *   smaller of that and the update's measure / max(1, |v|_inf) (order 1:
+     *   |x|_inf; the measure |dw|_inf, or the error estimated to be left
+     *   after dw: ts_newton_update_measure): the measure of the test that
+     *   stopped it;
      * linear_residual: relative residual |b - A x|_2 / |b|_2 of the last linear solve.
      * In a stepper's totals both are the worst (largest) over the run. */
     double residual;
