@@ -20,6 +20,7 @@ static const char *excluded_name(int e)
     return e == TS_SWEEP_ROUNDOFF    ? "round-off"
            : e == TS_SWEEP_UNSTABLE  ? "unstable"
            : e == TS_SWEEP_REFERENCE ? "reference"
+           : e == TS_SWEEP_REPEAT    ? "repeat"
                                      : "";
 }
 
@@ -92,7 +93,9 @@ static void help(void)
            "at T against the system's exact solution or, for a system without one, a\n"
            "computed reference (below).  See docs/sweep.md.\n"
            "\n"
-           "  --levels L    number of step sizes (default 7, at most 64)\n"
+           "  --levels L    number of step sizes (default 7, at most 64); a size that\n"
+           "                rounds to the number of steps of the one before is run\n"
+           "                and written once (the summary counts it as repeated)\n"
            "  --t-end T     default min(1, 30/|lambda|), |lambda| the rate of the system's\n"
            "                stiffest mode at its initial state (power iteration)\n"
            "  --dt-min H0, --dt-max H1  both or neither; default per stepper of order p:\n"
@@ -379,6 +382,8 @@ static void write_stepper(sweep_job *w, int i, int by_tol, const ts_sweep_point 
     for (long k = 0; k < w->levels; k++) {
         const ts_sweep_point *q = &pts[k];
         w->nexcl[i][q->excluded]++;
+        if (q->excluded == TS_SWEEP_REPEAT)
+            continue; /* the level before's point: written once */
         if (w->plotdata && !q->excluded)
             fprintf(w->plotdata, "%.15g %.15g\n", q->dt, q->error);
         if (out && w->json)
@@ -404,6 +409,7 @@ static void write_stepper(sweep_job *w, int i, int by_tol, const ts_sweep_point 
         cli_json_int(&w->j, "round_off", w->nexcl[i][TS_SWEEP_ROUNDOFF]);
         cli_json_int(&w->j, "unstable", w->nexcl[i][TS_SWEEP_UNSTABLE]);
         cli_json_int(&w->j, "reference", w->nexcl[i][TS_SWEEP_REFERENCE]);
+        cli_json_int(&w->j, "repeat", w->nexcl[i][TS_SWEEP_REPEAT]);
         cli_json_close(&w->j);
         cli_json_close(&w->j);
     }
@@ -468,6 +474,11 @@ static void summary(const sweep_job *w)
         else if (ne[TS_SWEEP_ROUNDOFF] || ne[TS_SWEEP_UNSTABLE])
             snprintf(excl, sizeof excl, "%d round-off, %d unstable", ne[TS_SWEEP_ROUNDOFF],
                      ne[TS_SWEEP_UNSTABLE]);
+        if (ne[TS_SWEEP_REPEAT]) { /* levels not written: say how many */
+            size_t len = strcmp(excl, "-") ? strlen(excl) : 0;
+            snprintf(excl + len, sizeof excl - len, "%s%d repeated", len ? ", " : "",
+                     ne[TS_SWEEP_REPEAT]);
+        }
         fprintf(stderr, "  %-22s %7d %8s %6d  ", w->types[i]->name, w->types[i]->order, obs,
                 w->used[i]);
         if (w->tolmode && (w->types[i]->flags & TS_ADAPTIVE))

@@ -285,8 +285,14 @@ int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
         double frac = levels > 1 ? (double)i / (levels - 1) : 0.0;
         double dt = dt_max * pow(dt_min / dt_max, frac);
         ts_sweep_point *pt = &points[i];
+        long steps = ts_steps_for(ref->t_end, dt);
+        if (i > 0 && steps == points[i - 1].steps) {
+            *pt = points[i - 1]; /* the same run: counted once */
+            pt->excluded = TS_SWEEP_REPEAT;
+            continue;
+        }
         *pt = (ts_sweep_point){0};
-        pt->steps = ts_steps_for(ref->t_end, dt);
+        pt->steps = steps;
         pt->dt = ref->t_end / (double)pt->steps;
         int s = sweep_one(stype, params, type, opt, ref, pt);
         if (!s && pt->status == TS_ERR_INTERRUPTED)

@@ -168,6 +168,44 @@ START_TEST(coarse_reference_excludes_points)
 }
 END_TEST
 
+/* Levels that round to the same number of steps run once: on [0, 1] from
+ * dt 0.5 to 0.1, 64 levels give the 9 step counts 2..10, each point a run
+ * of its own (force evaluations 4 per step for rk4, the error the closed
+ * form's), the others copies marked repeat; the fit over the 9 equals the
+ * fit over the same 9 levels swept alone. */
+START_TEST(repeated_step_counts_run_once)
+{
+    ts_sweep_point pts[64], alone[9];
+    ck_assert_int_eq(ts_sweep(&ts_test1d, NULL, &ts_rk4, NULL, 0.1, 0.5, 64, 1.0, pts), TS_OK);
+    int distinct = 0;
+    for (int i = 0; i < 64; i++) {
+        if (pts[i].excluded == TS_SWEEP_REPEAT) {
+            ck_assert_int_gt(i, 0);
+            ck_assert_int_eq(pts[i].steps, pts[i - 1].steps);
+            ck_assert_double_eq(pts[i].error, pts[i - 1].error);
+            continue;
+        }
+        ck_assert_int_eq(pts[i].steps, 2 + distinct);
+        ck_assert_int_eq(pts[i].stats.force_evals, 4 * pts[i].steps);
+        double h = 1.0 / pts[i].steps, z = -h;
+        double r = 1.0 + z + z * z / 2.0 + z * z * z / 6.0 + z * z * z * z / 24.0;
+        ck_assert_double_eq_tol(pts[i].error, fabs(pow(r, pts[i].steps) - exp(-1.0)), 1e-15);
+        distinct++;
+    }
+    ck_assert_int_eq(distinct, 9);
+    int used, used_alone;
+    double p = ts_observed_order(pts, 64, &used);
+    for (int k = 0; k < 9; k++) /* the same 9 step sizes, one level each */
+        ck_assert_int_eq(ts_sweep(&ts_test1d, NULL, &ts_rk4, NULL, 1.0 / (2 + k), 1.0 / (2 + k), 1,
+                                  1.0, &alone[k]),
+                         TS_OK);
+    double q = ts_observed_order(alone, 9, &used_alone);
+    ck_assert_int_eq(used, 9);
+    ck_assert_int_eq(used_alone, 9);
+    ck_assert_double_eq_tol(p, q, 1e-12);
+}
+END_TEST
+
 /* Round-off is judged relative to the solution's size: x0 = 2^-40 gives
  * exactly the errors of x0 = 1 times 2^-40 (scaling by a power of two is
  * exact) and the same exclusions, and x0 = 1e-12 orders 1 and 4 (the old
@@ -562,6 +600,7 @@ Suite *reference_suite(void)
                         (int)(sizeof ref_systems / sizeof *ref_systems));
     tcase_add_test(tc, computed_reference_matches_closed_form);
     tcase_add_test(tc, coarse_reference_excludes_points);
+    tcase_add_test(tc, repeated_step_counts_run_once);
     tcase_add_test(tc, tiny_solution_orders);
     tcase_add_test(tc, sweep_string_defaults_cli);
     tcase_add_test(tc, error_norms_defined);

@@ -84,6 +84,8 @@ enum {
     TS_SWEEP_ROUNDOFF = 1,  /* error <= TS_ROUNDOFF_FACTOR * steps * eps * scale */
     TS_SWEEP_UNSTABLE = 2,  /* the run failed, or error > scale */
     TS_SWEEP_REFERENCE = 3, /* error <= TS_SWEEP_REFERENCE_FACTOR * the reference's error */
+    TS_SWEEP_REPEAT = 4,    /* the same number of steps as the level before: a copy of that
+                               point, not run again (ts_sweep_against) */
     TS_SWEEP_EXCLUSIONS
 };
 
@@ -149,7 +151,7 @@ typedef struct {
     long steps;
     double error;   /* max-norm error at t_end against the reference (ref->norm) */
     int status;     /* TS_OK, or why the run failed */
-    int excluded;   /* TS_SWEEP_USED, _ROUNDOFF, _UNSTABLE or _REFERENCE */
+    int excluded;   /* TS_SWEEP_USED, _ROUNDOFF, _UNSTABLE, _REFERENCE or _REPEAT */
     ts_step_stats stats; /* the stepper's statistics over the run */
     double seconds; /* wall-clock time of the run (stepping only; mean of repeats) */
     double tol;     /* tolerance mode: rtol = atol of the run (dt, steps: the mean step and
@@ -158,7 +160,10 @@ typedef struct {
 
 /* Run `type` on a fresh system from `stype`/`params` to ref->t_end with
  * `levels` step sizes spaced geometrically from dt_max down to dt_min, and
- * measure each against ref. */
+ * measure each against ref.  A level whose step size rounds to the number
+ * of steps of the level before (ts_steps_for) is not run again: its point
+ * is a copy of that one marked TS_SWEEP_REPEAT, out of the order fit, so
+ * every number of steps weighs once. */
 int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
                      const ts_stepper_type *type, const ts_solver_options *opt,
                      double dt_min, double dt_max, int levels, const ts_sweep_reference *ref,
