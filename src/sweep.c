@@ -223,9 +223,9 @@ static int sweep_one(const ts_system_type *stype, const ts_params *params,
             break;
     }
     pt->seconds = (wall_seconds() - t0) / runs;
-    if (pt->tol > 0.0 && pt->stats.accepted > 0) { /* the steps error control took */
+    if (pt->tol > 0.0) { /* the steps error control took; no mean step short of T */
         pt->steps = pt->stats.accepted;
-        pt->dt = ref->t_end / (double)pt->steps;
+        pt->dt = pt->status || pt->steps == 0 ? NAN : ref->t_end / (double)pt->steps;
     }
     pt->error = pt->status ? INFINITY : ts_error_dist(ref->n, m, ref->weight, y, ref->y);
     double scale = ref->scale > 0.0 ? ref->scale : DBL_MIN;

@@ -577,6 +577,16 @@ START_TEST(tolerance_mode)
     ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_rk4, &o, 1e-8, 1e-3, 3, &ref,
                                          pts),
                      TS_ERR_UNSUPPORTED);
+    /* a tolerance error control cannot meet: the run fails, its row has no
+     * mean step (nan) and the steps accepted before it failed, not dt = T
+     * and 1 step */
+    ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_dopri5, &o, 1e-300, 1e-300, 1,
+                                         &ref, pts),
+                     TS_OK);
+    ck_assert_int_ne(pts[0].status, TS_OK);
+    ck_assert_int_eq(pts[0].excluded, TS_SWEEP_UNSTABLE);
+    ck_assert(isnan(pts[0].dt));
+    ck_assert_int_eq(pts[0].steps, pts[0].stats.accepted);
     ts_sweep_reference_release(&ref);
 
     char out[1 << 14], err[4096];
