@@ -149,13 +149,14 @@ static void stability_help(void)
         "  ratio       dt_crit / dt_pred (1 when both are inf or both 0; nan only\n"
         "              without a prediction)\n"
         "  interval    the radius r of the binding mode (hw for the second-order equation)\n"
-        "  lambda_re   the binding mode's eigenvalue lambda (im >= 0)\n"
-        "  lambda_im\n"
+        "  lambda_re   the binding mode's eigenvalue lambda (im >= 0); nan with no\n"
+        "  lambda_im   binding mode (a zero spectrum, or only modes that grow on\n"
+        "              their own: Re lambda > 0)\n"
         "  t_end       T of the runs\n"
         "  steps       steps of the run at dt_crit\n"
         "  runs        runs the search made\n"
         "  result      found | inf | below-min | t-limited | solver-failed\n"
-        "  stiffest    yes when the binding mode has the largest |lambda|\n"
+        "  stiffest    yes when the binding mode has the largest |lambda| ('-': none)\n"
         "  equation    scalar | second-order: the test equation the radius comes from\n"
         "Standard error gets the state, the spectrum's method and size, and the same\n"
         "as a table, and the notes.  --format json writes one object with the state,\n"
@@ -531,10 +532,12 @@ static int write_table(const char *cmd, const study *st)
         const ts_stability_result *r = &st->res[i];
         const ts_binding *b = &st->bind[i];
         double ratio = crit_ratio(r->dt_crit, st->pred[i]);
+        int mode = b->mode != (size_t)-1; /* else no mode binds: nan and '-', as in JSON's null */
         fprintf(out, "%s%s%.8g%s%.8g%s%.8g%s%.6g%s%.8g%s%.10g%s%.10g%s%.10g%s%ld%s%d%s%s%s%s%s%s\n",
                 st->types[i]->name, sep, r->dt_crit, sep, r->dt_fail, sep, st->pred[i], sep,
-                ratio, sep, b->r, sep, b->re, sep, b->im, sep, st->tend[i], sep,
-                r->steps, sep, r->runs, sep, result_name(r), sep, yes_no(b->stiffest), sep,
+                ratio, sep, b->r, sep, mode ? b->re : NAN, sep, mode ? b->im : NAN, sep,
+                st->tend[i], sep, r->steps, sep, r->runs, sep, result_name(r), sep,
+                mode ? yes_no(b->stiffest) : "-", sep,
                 b->second_order ? "second-order" : "scalar");
     }
     if (o->plot && !o->out) {

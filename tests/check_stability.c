@@ -704,6 +704,26 @@ START_TEST(cli_stability_csv_test1d)
 }
 END_TEST
 
+/* No binding mode (a free mass: the spectrum is zero): the row says so
+ * as the table and the JSON do (nan, nan, '-'), not lambda 0, 0. */
+START_TEST(cli_stability_no_binding_mode)
+{
+    char out[4096];
+    int code = run(TSTEP_BIN " stability --system oscillator --param k=0 --stepper rk4 "
+                             "--format csv 2>/dev/null",
+                   out, sizeof out);
+    ck_assert_int_eq(code, 0);
+    ck_assert_msg(strstr(out, "\nrk4,inf,inf,inf,1,inf,nan,nan,") && strstr(out, ",inf,-,scalar\n"),
+                  "%s", out);
+    code = run(TSTEP_BIN " stability --system oscillator --param k=0 --stepper rk4 "
+                         "--format json 2>/dev/null",
+               out, sizeof out);
+    ck_assert_int_eq(code, 0);
+    ck_assert_msg(strstr(out, "\"lambda_re\": null") && strstr(out, "\"stiffest\": null"), "%s",
+                  out);
+}
+END_TEST
+
 START_TEST(cli_region_and_amplification_layout)
 {
     char out[8192];
@@ -821,6 +841,7 @@ Suite *stability_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, cli_bad_input);
     tcase_add_test(tc, cli_stability_csv_test1d);
+    tcase_add_test(tc, cli_stability_no_binding_mode);
     tcase_add_test(tc, cli_region_and_amplification_layout);
     suite_add_tcase(s, tc);
     return s;
