@@ -670,7 +670,10 @@ int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
             break;
         }
         if (!isfinite(n1) || !isfinite(n2)) {
-            s = ts_error(TS_ERR_DIVERGED, "power iteration: non-finite Jacobian product");
+            s = ts_error(TS_ERR_DIVERGED, "power iteration: non-finite Jacobian product at "
+                                          "the initial state (|J u| = %g, |J^2 u| = %g): "
+                                          "the system's stiffness, set by its parameters, is "
+                                          "beyond double precision's range", n1, n2);
             goto done;
         }
         /* real: A u = mu u (Rayleigh quotient, |u|_M = 1) */
