@@ -479,6 +479,11 @@ int cli_parse_threads(const char *cmd, const char *arg, void *unused)
         return CLI_EXIT_USAGE;
     if (n > 4096)
         return cli_usage_error(cmd, "--threads: '%s' is more than 4096", arg);
+    long procs = sysconf(_SC_NPROCESSORS_ONLN);
+    if (procs > 0 && n > procs)
+        fprintf(stderr, "tstep %s: note: --threads %ld is more than the %ld processors here: "
+                        "the threads share them (slower; the results are the same)\n",
+                cmd, n, procs);
     return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
 }
 

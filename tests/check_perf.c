@@ -388,6 +388,17 @@ START_TEST(threads_option)
                              "--dt 0.01 --steps 2 --threads 2",
                              out, sizeof out, err, sizeof err),
                      0);
+    /* more threads than processors: run, with a note saying so */
+    char args[256];
+    long procs = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(args, sizeof args, "run --system test1d --stepper rk4 --dt 0.1 --steps 1 --threads %ld",
+             procs + 1);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "is more than the") && strstr(err, "processors here"), "%s", err);
+    snprintf(args, sizeof args, "run --system test1d --stepper rk4 --dt 0.1 --steps 1 --threads %ld",
+             procs);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(!strstr(err, "processors here"), "%s", err);
     ck_assert_int_eq(cli_run("sweep --system test1d --stepper rk4 --format npy", out,
                              sizeof out, err, sizeof err),
                      2);
