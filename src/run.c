@@ -197,6 +197,9 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
         double t = (double)(k - 1) * opt->dt;
         /* with t_end, the last step is shortened to land exactly on it */
         double h = opt->t_end > 0.0 && k == opt->steps ? opt->t_end - t : opt->dt;
+        /* the statistics after step k - 1: a step stopped inside is undone
+         * with them, as its state is */
+        ts_step_stats last_before = st->last, total_before = st->total;
         if (control)
             s = error_control_advance(sys, st, t, h, opt, &ec);
         else if (opt->adaptive)
@@ -214,6 +217,7 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
              * may have moved it, and the outputs then end at the last step
              * observed */
             if (!opt->adaptive && !control) {
+                st->last = last_before, st->total = total_before;
                 if (observe && observed < k - 1) {
                     int o = observe_whole(observe, ctx, sys, st, k - 1, res->t);
                     if (o)

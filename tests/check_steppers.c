@@ -357,6 +357,94 @@ START_TEST(run_reports_divergence)
 }
 END_TEST
 
+/* A stepper stopped inside its third step: forward Euler with 2 force
+ * evaluations and 5 linear iterations a step, whose third step works (4
+ * more evaluations, 9 iterations) and is then stopped from outside. */
+static int stop_calls;
+static int stopped_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    (void)scratch;
+    double f[2];
+    ts_system_forces(sys, t, sys->x, NULL, f);
+    ts_system_forces(sys, t, sys->x, NULL, f);
+    stats->linear_iters = 5;
+    if (++stop_calls == 3) {
+        for (int i = 0; i < 4; i++)
+            ts_system_forces(sys, t, sys->x, NULL, f);
+        stats->linear_iters = 9;
+        sys->x[0] = 1e3; /* half done */
+        ts_stop_signal = 15;
+        return ts_stop_check("probe");
+    }
+    sys->x[0] += h * f[0] / sys->mass[0];
+    return TS_OK;
+}
+static int stopped_alloc(const ts_system *sys, const ts_solver_options *o, void **scratch)
+{
+    (void)sys, (void)o;
+    *scratch = NULL;
+    return TS_OK;
+}
+static void stopped_free(void *scratch) { (void)scratch; }
+static const ts_stepper_type stopped_type = {.name = "probe-stopped", .order = 1,
+                                             .alloc = stopped_alloc, .step = stopped_step,
+                                             .free = stopped_free};
+
+typedef struct {
+    long k[4];
+    ts_step_stats last[4], total[4];
+    double x[4];
+    int n;
+} stop_rows;
+static int stop_observe(void *ctx, ts_system *sys, const ts_stepper *st, long k, double t)
+{
+    (void)t;
+    stop_rows *r = ctx;
+    ck_assert_int_lt(r->n, 4);
+    r->k[r->n] = k, r->last[r->n] = st->last, r->total[r->n] = st->total;
+    r->x[r->n++] = sys->x[0];
+    return TS_OK;
+}
+
+/* A run stopped inside step 3 with --every 5: its outputs end at step 2,
+ * whose row carries step 2's statistics and the totals after it (2 steps,
+ * 4 force evaluations, 10 linear iterations, nothing rejected), not the
+ * stopped step's; the stepper's totals after the run are those too. */
+START_TEST(run_stopped_inside_a_step_keeps_the_last_statistics)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    ck_assert_int_eq(ts_system_new(&ts_test1d, NULL, &sys), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(&stopped_type, sys, NULL, &st), TS_OK);
+    ts_run_options o = ts_default_run_options();
+    o.dt = 0.1;
+    o.steps = 10;
+    o.every = 5;
+    ts_run_result res;
+    stop_rows rows = {0};
+    stop_calls = 0;
+    int s = ts_run(sys, st, &o, stop_observe, &rows, &res);
+    ts_stop_signal = 0;
+    ck_assert_int_eq(s, TS_ERR_INTERRUPTED);
+    ck_assert_int_eq(rows.n, 2); /* t = 0 and step 2 */
+    ck_assert_int_eq(rows.k[1], 2);
+    ck_assert_double_eq(rows.x[1], 0.81); /* x' = -x, two Euler steps of 0.1 */
+    ck_assert_int_eq(rows.last[1].force_evals, 2);
+    ck_assert_int_eq(rows.last[1].linear_iters, 5);
+    ck_assert_int_eq(rows.last[1].accepted, 1);
+    ck_assert_int_eq(rows.last[1].rejected, 0);
+    ck_assert_int_eq(rows.total[1].force_evals, 4);
+    ck_assert_int_eq(rows.total[1].linear_iters, 10);
+    ck_assert_int_eq(rows.total[1].accepted, 2);
+    ck_assert_int_eq(rows.total[1].rejected, 0);
+    ck_assert_int_eq(st->total.accepted, 2);
+    ck_assert_int_eq(st->total.rejected, 0);
+    ck_assert_double_eq(sys->x[0], 0.81);
+    ts_stepper_free(st);
+    ts_system_free(sys);
+}
+END_TEST
+
 Suite *steppers_suite(void)
 {
     Suite *s = suite_create("steppers");
@@ -378,6 +466,7 @@ Suite *steppers_suite(void)
     tcase_add_test(tx, backward_euler_nonlinear_order1);
     tcase_add_test(tx, backward_euler_nonlinear_order2);
     tcase_add_test(tx, run_reports_divergence);
+    tcase_add_test(tx, run_stopped_inside_a_step_keeps_the_last_statistics);
     suite_add_tcase(s, tx);
     return s;
 }
