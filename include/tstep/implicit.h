@@ -164,7 +164,7 @@ double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double r
  * newton_tol * scale. */
 double ts_newton_update_measure(double upd, double uprev, double linres, double scale);
 /* Newton's stop as a 2-norm of r for ts_newton_forcing: rbound, a norm
- * below which the residual test passes, or, when larger, a margin (0.01)
+ * below which the residual test passes, or, when larger, a margin (0.1)
  * below the norm at which the next full update is expected to pass the
  * update test (|update|_inf <= ubound), scaled from the last solve: an
  * update of |.|_inf upd for a residual of 2-norm rsolved (either 0: none
