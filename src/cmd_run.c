@@ -528,9 +528,11 @@ static void help(void)
            "  accepted, rejected                steps, or sub-steps with --adaptive)\n"
            "  residual, residual_max            Newton's stop measure |M^-1 r|_inf /\n"
            "                                    max(1, |v|_inf) at the last step's\n"
-           "                                    accepted iterate (or the last full\n"
-           "                                    update's, when that stopped Newton and\n"
-           "                                    is smaller), and the worst so far\n"
+           "                                    accepted iterate (or the update test's,\n"
+           "                                    the last full update or the error\n"
+           "                                    estimated to be left after it over 0.1,\n"
+           "                                    when that stopped Newton and is\n"
+           "                                    smaller), and the worst so far\n"
            "  linear_residual                   relative residual |r|/|b| of the last\n"
            "                                    linear solve, r the solver's updated\n"
            "                                    b - Ax (nan: not computed, e.g. explicit\n"
@@ -725,7 +727,7 @@ static void print_totals(const run_job *r, const ts_run_result *res)
         return;
     fprintf(stderr,
             "tstep run: achieved accuracy: Newton residual last %.3g, worst %.3g "
-            "(or the update's, where that stopped Newton; newton-tol %g); linear relative "
+            "(or the update test's, where that stopped Newton; newton-tol %g); linear relative "
             "residual last %.3g, worst %.3g\n",
             r->st->last.residual, tot->residual, r->st->opt.newton_tol,
             r->st->last.linear_residual, tot->linear_residual);

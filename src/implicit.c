@@ -136,17 +136,16 @@ double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double r
  * ubound; |dw|_inf is estimated as |r|_2 times the last solve's ratio
  * upd / rsolved (A changes little between Newton iterations), and the
  * residual aimed at is TS_RSTOP_MARGIN times the one that estimate lets
- * pass: the forcing term eta >= rstop / (2 |r|_2) then keeps a solve's own
- * error, eta |dw|_inf in that estimate, at most 5 % of ubound, which is
- * what the update test's error estimate (ts_newton_update_measure) counts
- * for it.  rbound, the residual test's sufficient norm, is far smaller on
+ * pass: the floor eta >= rstop / (2 |r|_2) then lets a solve stop once its
+ * own error, eta |dw|_inf in that estimate, is about 5 % of ubound (more
+ * when the forcing rule asks less), which the update test's error estimate
+ * (ts_newton_update_measure) counts.  rbound, the residual test's sufficient norm, is far smaller on
  * stiff systems (the least mass times the tolerance): with it alone the
  * last solve of a 100 x 100 cloth step went to relative residuals of 10^-5
  * to 3 10^-3 where 10^-2 measures the update as well.  Margins measured on
- * 20 steps of the falling cloth (dt 1/60, docs/solvers.md): 0.1 took 3-7 %
- * fewer CG iterations than 0.01 on every cloth, stepper and preconditioner
- * there with the same Newton solves; 1 a few more, but up to 2 more Newton
- * solves. */
+ * 20 steps of the falling cloth (dt 1/60, docs/solvers.md, The last
+ * solve): 0.1 against 0.01, fewer CG iterations on every cloth, stepper and
+ * preconditioner there. */
 #define TS_RSTOP_MARGIN 0.1
 double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved)
 {
@@ -157,27 +156,41 @@ double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved)
 
 /* The update test's measure of a full Newton update of |.|_inf upd,
  * solved to the relative residual linres, the previous full update's being
- * uprev (0: none, or a damped one), the test's scale being scale: the
- * smaller of upd itself (the error of the iterate the update corrects) and
- * the error estimated to be left after the update: Newton's part
- * theta / (1 - theta) upd, theta = upd / uprev the observed contraction (the
- * errors left form a geometric series of ratio at most theta while Newton
- * contracts: Hairer & Wanner, Solving ODEs II, IV.8, eq. 8.10-8.11; the
- * convergence-rate test of SUNDIALS CVODE), plus the linear solve's part
- * linres upd (its residual relative to the right-hand side's, carried to
- * the update in the ratio the solve itself shows: the estimate the forcing
- * rule's stop uses, ts_newton_rstop).  The second ends Newton one solve
- * before the update itself is that small.  upd alone without a previous
- * update, when upd did not contract, or when upd is within
- * TS_UPDATE_NOISE of the unit roundoff times the scale: there the updates
- * are round-off, whose ratio says nothing of the error left. */
+ * uprev (0: none, or a damped one), the test's scale being scale, *rate
+ * the contraction rate remembered from the updates before (0 at a step's
+ * start): the smaller of upd itself (the error of the iterate the update
+ * corrects) and the error estimated to be left after the update, over the
+ * safety factor TS_UPDATE_KAPPA:
+ *   ( rho / (1 - rho) upd + linres upd ) / kappa,
+ * rho = max(upd / uprev, TS_UPDATE_RATE_MEMORY * the rate before), the
+ * contraction (the errors left form a geometric series of ratio rho while
+ * Newton contracts: Hairer & Wanner, Solving ODEs II, IV.8, eq. 8.10-8.11,
+ * which stop when the estimate is below kappa Tol, kappa 0.01 to 0.1; the
+ * remembered rate, which one lucky ratio cannot lower at once, is SUNDIALS
+ * CVODE's crate = max(0.3 crate, ratio)), and linres upd the linear
+ * solve's own part (its residual relative to the right-hand side's,
+ * carried to the update in the ratio the solve itself shows, as the forcing
+ * rule's stop does: ts_newton_rstop).  Without kappa (1) the stop let
+ * steps of the string and the hair through at up to 3 times newton_tol
+ * (Newton contracting linearly there, ratios 0.015-0.02 with dips to
+ * 0.004), and an ic0 solve's error was 7 times linres upd; with 0.1 every
+ * case measured stayed below 0.4 times it.  upd alone without a previous
+ * update, when rho >= 1, or when upd is within TS_UPDATE_NOISE of the unit
+ * roundoff times the scale: there the updates are round-off, whose ratio
+ * says nothing of the error left. */
+#define TS_UPDATE_KAPPA 0.1
+#define TS_UPDATE_RATE_MEMORY 0.3
 #define TS_UPDATE_NOISE 1024.0
-double ts_newton_update_measure(double upd, double uprev, double linres, double scale)
+double ts_newton_update_measure(double upd, double uprev, double linres, double scale,
+                                double *rate)
 {
-    if (!(uprev > 0.0 && upd < uprev && linres >= 0.0 &&
+    if (uprev > 0.0 && isfinite(upd))
+        *rate = fmax(upd / uprev, TS_UPDATE_RATE_MEMORY * *rate);
+    double rho = *rate;
+    if (!(uprev > 0.0 && rho < 1.0 && linres >= 0.0 &&
           upd > TS_UPDATE_NOISE * DBL_EPSILON * scale))
         return upd;
-    return fmin(upd, upd * upd / (uprev - upd) + linres * upd);
+    return fmin(upd, (rho / (1.0 - rho) * upd + linres * upd) / TS_UPDATE_KAPPA);
 }
 
 /* Linearize at (x, v) and solve (M - J) sol = rhs to relative residual
@@ -326,6 +339,7 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
     double rbound = tol * mmin * ts_newton_scale(sys, s->x0, s->v0), rstop = rbound;
     double eta = 0.0, rprev = 0.0, rnorm = 0.0, measure = 0.0, upd = 0.0, rsolved = 0.0;
     double uprev = 0.0; /* the last update's |.|_inf if it was taken whole, else 0 */
+    double rate = 0.0;  /* Newton's contraction rate so far (ts_newton_update_measure) */
     int it = 0; /* solves in this attempt; stats->newton_iters counts all */
     if (predict) {
         /* Newton from the predictor: its residual, then the loop below (at
@@ -387,7 +401,8 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
         if ((st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats)))
             return st;
         upd = ts_vec_norm_inf(n, s->dw), rsolved = rnorm;
-        double umeasure = ts_newton_update_measure(upd, uprev, stats->linear_residual, scale);
+        double umeasure = ts_newton_update_measure(upd, uprev, stats->linear_residual, scale,
+                                                   &rate);
         if (umeasure <= tol * scale) {
             ts_vec_axpy(n, 1.0, s->dw, s->w); /* the update test passed: converged */
             if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))

@@ -257,6 +257,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     double eta = 0.0, gprev = 0.0, measure = 0.0, tol = s->opt.newton_tol;
     double upd = 0.0, gsolved = 0.0; /* the last solve's |d|_inf and |G|_2 */
     double uprev = 0.0; /* the last step's |d|_inf if it was a whole Newton step, else 0 */
+    double rate = 0.0;  /* Newton's contraction rate so far (ts_newton_update_measure) */
     double unit = order2 ? h : 1.0; /* M^-1 G / unit is M^-1 r of tstep/implicit.h */
     double mmin = sys->mass[0];
     for (size_t i = 1; i < n; i++)
@@ -337,7 +338,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
             velocity_of(s, sys, h, s->x, s->v);
         double dscale = ts_newton_scale(sys, s->x, s->v);
         double dn = (whole ? ts_newton_update_measure(upd, uprev, stats->linear_residual,
-                                                      dscale * unit)
+                                                      dscale * unit, &rate)
                            : upd) / unit;
         uprev = whole ? upd : 0.0;
         if (dn <= tol * dscale) { /* the residual stalls at round-off: measure it here */

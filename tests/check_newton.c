@@ -157,26 +157,85 @@ END_TEST
 /* The update test's measure (ts_newton_update_measure): the update alone
  * without a previous full update, when it did not contract, when the
  * solve's residual is unknown, or at round-off (1024 unit roundoffs of the
- * scale); else the error left after it, Newton's part
- * theta / (1 - theta) upd plus the solve's linres upd, when smaller. */
+ * scale); else the error left after it, Newton's part rho / (1 - rho) upd
+ * plus the solve's linres upd, over the safety factor 0.1, when smaller;
+ * rho the ratio of the updates, or 0.3 times the rate remembered if
+ * larger (one small ratio does not lower it at once). */
 START_TEST(update_measure_estimates_the_error_left)
 {
-    ck_assert_double_eq(ts_newton_update_measure(1e-5, 0.0, 1e-3, 1.0), 1e-5);
-    ck_assert_double_eq(ts_newton_update_measure(1e-5, 1e-5, 1e-3, 1.0), 1e-5); /* theta 1 */
-    ck_assert_double_eq(ts_newton_update_measure(2e-5, 1e-5, 1e-3, 1.0), 2e-5); /* grew */
-    ck_assert_double_eq(ts_newton_update_measure(1e-5, 1e-2, NAN, 1.0), 1e-5);
-    /* theta = 1e-3: 1e-3 / (1 - 1e-3) 1e-5 + 1e-4 1e-5 */
-    double e = ts_newton_update_measure(1e-5, 1e-2, 1e-4, 1.0);
-    ck_assert_double_eq_tol(e, 1e-8 / 0.999 + 1e-9, 1e-22);
-    /* theta = 0.6: the estimate 1.5 upd is above upd, which is taken */
-    ck_assert_double_eq(ts_newton_update_measure(6e-3, 1e-2, 0.0, 1.0), 6e-3);
-    /* an inaccurate solve: its part decides */
-    ck_assert_double_eq_tol(ts_newton_update_measure(1e-6, 1.0, 0.5, 1.0),
-                            1e-12 / (1.0 - 1e-6) + 5e-7, 1e-21);
+    double rate = 0.0;
+    ck_assert_double_eq(ts_newton_update_measure(1e-5, 0.0, 1e-3, 1.0, &rate), 1e-5);
+    ck_assert_double_eq(rate, 0.0); /* no ratio yet */
+    rate = 0.0;
+    ck_assert_double_eq(ts_newton_update_measure(1e-5, 1e-5, 1e-3, 1.0, &rate), 1e-5); /* 1 */
+    rate = 0.0;
+    ck_assert_double_eq(ts_newton_update_measure(2e-5, 1e-5, 1e-3, 1.0, &rate), 2e-5); /* grew */
+    rate = 0.0;
+    ck_assert_double_eq(ts_newton_update_measure(1e-5, 1e-2, NAN, 1.0, &rate), 1e-5);
+    /* rho = 1e-4: (1e-4 / (1 - 1e-4) 1e-6 + 1e-5 1e-6) / 0.1 */
+    rate = 0.0;
+    double e = ts_newton_update_measure(1e-6, 1e-2, 1e-5, 1.0, &rate);
+    ck_assert_double_eq_tol(e, (1e-10 / (1.0 - 1e-4) + 1e-11) / 0.1, 1e-24);
+    ck_assert_double_eq_tol(rate, 1e-4, 1e-18);
+    /* rho = 0.2: the estimate 0.25 upd / 0.1 is above upd, which is taken */
+    rate = 0.0;
+    ck_assert_double_eq(ts_newton_update_measure(2e-3, 1e-2, 0.0, 1.0, &rate), 2e-3);
+    /* the memory: after a rate of 0.02, a ratio of 1e-4 counts as 0.006 */
+    rate = 0.02;
+    e = ts_newton_update_measure(1e-8, 1e-4, 0.0, 1.0, &rate);
+    ck_assert_double_eq_tol(rate, 0.006, 1e-17);
+    ck_assert_double_eq_tol(e, 0.006 / 0.994 * 1e-8 / 0.1, 1e-22);
     /* round-off: below 1024 eps scale the ratio of updates is not used */
     double noise = 1024.0 * DBL_EPSILON * 4.0;
-    ck_assert_double_eq(ts_newton_update_measure(noise, 1e-9, 0.0, 4.0), noise);
-    ck_assert_double_lt(ts_newton_update_measure(1.01 * noise, 1e-9, 0.0, 4.0), noise);
+    rate = 0.0;
+    ck_assert_double_eq(ts_newton_update_measure(noise, 1.0, 0.0, 4.0, &rate), noise);
+    rate = 0.0;
+    ck_assert_double_lt(ts_newton_update_measure(1.01 * noise, 1.0, 0.0, 4.0, &rate), noise);
+}
+END_TEST
+
+/* Each step from the same state as a tightly solved one (the tight run's
+ * state copied into the default one before every step): the default
+ * tolerances' step is within newton_tol * max(1, |v|_inf) of it, step by
+ * step.  On the string at h = 0.05 Newton contracts only linearly (ratios
+ * about 0.02, dipping to 0.004): the error estimate without its safety
+ * factor and rate memory let steps through at 2.9 times the tolerance. */
+START_TEST(each_step_within_the_newton_tolerance)
+{
+    static const char *steppers[] = {"backward-euler", "backward-euler-opt"};
+    for (int k = 0; k < 2; k++) {
+        const ts_stepper_type *type = ts_stepper_find(steppers[k]);
+        ck_assert_ptr_nonnull(type);
+        ts_system *sys[2];
+        ts_stepper *st[2];
+        for (int j = 0; j < 2; j++) {
+            ts_params p;
+            ts_params_init(&p, ts_string.params);
+            ck_assert_int_eq(ts_params_set(&p, "n", "20"), TS_OK);
+            ck_assert_int_eq(ts_system_new(&ts_string, &p, &sys[j]), TS_OK);
+            ts_solver_options o = ts_default_solver_options();
+            if (j == 1)
+                o.newton_tol = 1e-13, o.newton_max = 60;
+            ck_assert_int_eq(ts_stepper_new(type, sys[j], &o, &st[j]), TS_OK);
+        }
+        size_t n = sys[0]->n, m = ts_system_ydim(sys[0]);
+        double *y = malloc(m * sizeof *y), h = 0.05, worst = 0.0;
+        for (int s = 0; s < 40; s++) {
+            ts_system_get_y(sys[1], y);
+            ts_system_set_y(sys[0], y);
+            for (int j = 0; j < 2; j++)
+                ck_assert_int_eq(ts_stepper_step(st[j], sys[j], s * h, h), TS_OK);
+            double scale = fmax(1.0, ts_vec_norm_inf(n, sys[1]->v));
+            worst = fmax(worst, ts_vec_dist_inf(n, sys[0]->v, sys[1]->v) / (1e-8 * scale));
+        }
+        ck_assert_msg(worst <= 1.0, "%s: a step %g times the Newton tolerance from the tight one",
+                      steppers[k], worst);
+        free(y);
+        for (int j = 0; j < 2; j++) {
+            ts_stepper_free(st[j]);
+            ts_system_free(sys[j]);
+        }
+    }
 }
 END_TEST
 
@@ -442,6 +501,7 @@ Suite *newton_suite(void)
     tcase_add_test(tc, reported_residual_is_the_equations);
     tcase_add_test(tc, stop_estimate_follows_the_last_solve);
     tcase_add_test(tc, update_measure_estimates_the_error_left);
+    tcase_add_test(tc, each_step_within_the_newton_tolerance);
     tcase_add_test(tc, automatic_tolerances_keep_the_newton_tolerance);
     tcase_add_test(tc, fixed_linear_tolerance_is_reached);
     tcase_add_test(tc, cg_tol_range);

@@ -25,10 +25,11 @@
  *     |M^-1 r|_inf <= newton_tol * max(1, |vk|_inf)      (order 1: |xk|_inf)
  * at the iterate, or the update test: a full Newton update dw with |dw|_inf
  * below the same bound (the residual can stall at round-off), or whose
- * error estimate is (the error left after dw: Newton's part
- * theta / (1 - theta) |dw|_inf, theta = |dw|_inf / |previous full update|_inf
- * the contraction Newton shows, plus the linear solve's part, its relative
- * residual times |dw|_inf: ts_newton_update_measure).  M^-1 r is in the units of
+ * error estimate is, over a safety factor of 0.1 (the error left after dw:
+ * Newton's part rho / (1 - rho) |dw|_inf, rho the contraction Newton shows,
+ * |dw|_inf / |previous full update|_inf or 0.3 times the rate before if
+ * larger, plus the linear solve's part, its relative residual times
+ * |dw|_inf: ts_newton_update_measure).  M^-1 r is in the units of
  * the unknown (a velocity change, or a displacement), so the test reads
  * "the equation is satisfied to newton_tol of the state's size".
  * newton_max caps the number of linear solves.
@@ -52,7 +53,7 @@
  * first solves, tighter as Newton converges), never tighter than Newton's
  * stop needs (ts_newton_rstop: the solve whose update ends Newton is only
  * solved well enough to measure that update).  The achieved Newton
- * measure (the residual's, or the last update's when that test stopped
+ * measure (the residual's, or the update test's when that test stopped
  * Newton and is smaller: ts_step_stats) and the last linear relative
  * residual go to stats->residual and stats->linear_residual.  With
  * linear_only only the first iterate is taken: the linearly implicit
@@ -155,14 +156,16 @@ double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double r
                          double rprev, double rstop);
 /* The update test's measure of a full Newton update (in the unknown's
  * units): upd = |dw|_inf, or, when smaller, the error estimated to be left
- * after it: Newton's part theta / (1 - theta) upd from the contraction
- * theta = upd / uprev since the previous full update (uprev; 0 when there
- * was none or it was damped; Hairer & Wanner II, IV.8), plus the linear
- * solve's part linres upd, linres the solve's relative residual; upd alone
- * when upd is at round-off (at most 1024 times the unit roundoff times
- * scale, the stop test's scale).  Newton stops when it is at most
- * newton_tol * scale. */
-double ts_newton_update_measure(double upd, double uprev, double linres, double scale);
+ * after it over a safety factor kappa = 0.1: (rho / (1 - rho) upd +
+ * linres upd) / kappa, rho the contraction, max(upd / uprev, 0.3 *rate),
+ * uprev the previous full update (0 when there was none or it was damped),
+ * *rate the rate remembered from the updates before (0 at a step's start;
+ * updated here), linres the solve's relative residual (Hairer & Wanner II,
+ * IV.8; SUNDIALS CVODE's rate test); upd alone when upd is at round-off
+ * (at most 1024 times the unit roundoff times scale, the stop test's
+ * scale).  Newton stops when it is at most newton_tol * scale. */
+double ts_newton_update_measure(double upd, double uprev, double linres, double scale,
+                                double *rate);
 /* Newton's stop as a 2-norm of r for ts_newton_forcing: rbound, a norm
  * below which the residual test passes, or, when larger, a margin (0.1)
  * below the norm at which the next full update is expected to pass the

@@ -75,8 +75,8 @@ typedef struct {
      *   when the update test stopped Newton (tstep/implicit.h), the
      *   smaller of that and the update's measure / max(1, |v|_inf) (order 1:
      *   |x|_inf; the measure |dw|_inf, or the error estimated to be left
-     *   after dw: ts_newton_update_measure): the measure of the test that
-     *   stopped it;
+     *   after dw over a safety factor of 0.1: ts_newton_update_measure):
+     *   the measure of the test that stopped it;
      * linear_residual: relative residual |b - A x|_2 / |b|_2 of the last linear solve.
      * In a stepper's totals both are the worst (largest) over the run. */
     double residual;
