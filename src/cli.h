@@ -214,9 +214,9 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
 #define CLI_SOLVER_HELP                                                                   \
     "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
     "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"  \
-    "                  update, or the error estimated to be left after it (from\n"        \
-    "                  Newton's contraction and the solve's residual), is that small\n"   \
-    "                  (default 1e-8; at least 2.22e-16)\n"                              \
+    "                  update is that small, or the error estimated to be left after\n"   \
+    "                  it (from Newton's contraction and the solve's residual) is a\n"    \
+    "                  tenth of that (default 1e-8; at least 2.22e-16)\n"                \
     "  --newton-max N  Newton iteration cap (default 20)\n"                                \
     "  --cg-tol X      linear solves: relative residual, 2.22e-16 <= X < 1 (default:\n"  \
     "                  automatic: the Eisenstat-Walker rule in Newton, 1e-10 for a\n"    \
