@@ -173,8 +173,9 @@ double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved)
  * rule's stop does: ts_newton_rstop).  Without kappa (1) the stop let
  * steps of the string and the hair through at up to 3 times newton_tol
  * (Newton contracting linearly there, ratios 0.015-0.02 with dips to
- * 0.004), and an ic0 solve's error was 7 times linres upd; with 0.1 every
- * case measured stayed below 0.4 times it.  upd alone without a previous
+ * 0.004), and an ic0 solve's error was 7 times linres upd; with 0.1 and
+ * the memory every case measured stayed within 0.45 times it (the old
+ * stop's worst there: 0.44).  upd alone without a previous
  * update, when rho >= 1, or when upd is within TS_UPDATE_NOISE of the unit
  * roundoff times the scale: there the updates are round-off, whose ratio
  * says nothing of the error left. */
