@@ -139,10 +139,11 @@ double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double r
  * pass: the floor eta >= rstop / (2 |r|_2) then lets a solve stop once its
  * own error, eta |dw|_inf in that estimate, is about 5 % of ubound (more
  * when the forcing rule asks less), which the update test's error estimate
- * (ts_newton_update_measure) counts.  rbound, the residual test's sufficient norm, is far smaller on
- * stiff systems (the least mass times the tolerance): with it alone the
- * last solve of a 100 x 100 cloth step went to relative residuals of 10^-5
- * to 3 10^-3 where 10^-2 measures the update as well.  Margins measured on
+ * (ts_newton_update_measure) counts.  rbound, the residual test's
+ * sufficient norm, is far smaller on stiff systems (the least mass times
+ * the tolerance): with it alone the last solve of a 100 x 100 cloth step
+ * went to relative residuals of 10^-5 to 3 10^-3 where 10^-2 measures the
+ * update as well.  Margins measured on
  * 20 steps of the falling cloth (dt 1/60, docs/solvers.md, The last
  * solve): 0.1 against 0.01, fewer CG iterations on every cloth, stepper and
  * preconditioner there. */
@@ -375,9 +376,9 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
      *   |M^-1 r|_inf <= newton_tol max(1, |vk|_inf)          (order 1: |xk|_inf)
      * at the current iterate, or when a full Newton update dw, solved to its
      * forcing tolerance, passes the update test: its measure
-     * (ts_newton_update_measure: |dw|_inf, or the error estimated to be left
-     * after it from the contraction since the last update) below the same
-     * bound (the residual can stall at round-off above it); never on the
+     * (ts_newton_update_measure: |dw|_inf, or ten times the error estimated
+     * to be left after it from Newton's contraction and the solve's residual)
+     * below the same bound (the residual can stall at round-off above it); never on the
      * linear tolerance.  Each
      * update is damped by backtracking until the residual norm decreases
      * (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical Optimization, 2nd
