@@ -263,10 +263,19 @@ static void precondition(size_t n, const ts_krylov *k, const double *r, double *
     ts_vec_mask(n, k->mask, z);
 }
 
-/* r = S (b - A x) */
+/* r = S (b - A x); from x = 0 (every Newton update's start) r = S b
+ * without the product, the same bits: A 0 is 0 for a finite A */
 static int residual(size_t n, ts_matvec_fn A, void *ctx, const double *b, const double *x,
                     const ts_krylov *k, double *r)
 {
+    size_t i = 0;
+    while (i < n && x[i] == 0.0)
+        i++;
+    if (i == n) {
+        ts_vec_copy(n, b, r);
+        ts_vec_mask(n, k->mask, r);
+        return TS_OK;
+    }
     int s = A(ctx, x, r);
     if (s)
         return s;
@@ -316,7 +325,8 @@ static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p
 }
 
 /* x += alpha p, r -= alpha q, z = S D^-1 r (z may be q: q_i is read
- * before z_i is written); returns |r|^2 in *rr and r . z in *rz */
+ * before z_i is written); returns |r|^2 in *rr and r . z in *rz.  With z
+ * NULL (a preconditioner applied after the pass) only x, r and *rr. */
 static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *p,
                       const double *q, double *x, double *r, double *z, double *rr, double *rz)
 {
@@ -326,6 +336,15 @@ static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *
 #pragma omp parallel for schedule(static) if (nc > 1)
     for (size_t j = 0; j < nc; j++) {
         size_t i0 = j * c, i1 = i0 + c < n ? i0 + c : n;
+        if (!z) {
+#pragma omp simd
+            for (size_t i = i0; i < i1; i++) {
+                x[i] += alpha * p[i];
+                r[i] += -alpha * q[i];
+            }
+            part_rr[j] = dot_chunk(i1 - i0, r + i0, r + i0);
+            continue;
+        }
         if (d) {
 #pragma omp simd
             for (size_t i = i0; i < i1; i++) {
@@ -347,8 +366,10 @@ static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *
     }
     double a = 0.0, b = 0.0;
     for (size_t j = 0; j < nc; j++)
-        a += part_rr[j], b += part_rz[j];
-    *rr = a, *rz = b;
+        a += part_rr[j], b += z ? part_rz[j] : 0.0;
+    *rr = a;
+    if (z)
+        *rz = b;
 }
 
 int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
@@ -385,16 +406,10 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
             return ts_error(TS_ERR_INDEFINITE,
                             "CG: matrix not positive definite (p.Ap = %g at iteration %d)", pq,
                             it);
-        double alpha = rz / pq, rnorm, rz_new;
-        if (!k->precond) { /* Jacobi: one fused pass */
-            double rr;
-            cg_update(n, k, alpha, p, q, x, r, z, &rr, &rz_new);
-            rnorm = sqrt(rr);
-        } else {
-            ts_vec_axpy(n, alpha, p, x);
-            ts_vec_axpy(n, -alpha, q, r);
-            rnorm = ts_vec_norm2(n, r);
-        }
+        double alpha = rz / pq, rr, rz_new = 0.0;
+        /* one fused pass: with Jacobi z too, else z after it */
+        cg_update(n, k, alpha, p, q, x, r, k->precond ? NULL : z, &rr, &rz_new);
+        double rnorm = sqrt(rr);
         if (!isfinite(rnorm))
             return ts_error(TS_ERR_LINEAR, "CG: non-finite residual at iteration %d", it);
         if (rnorm <= k->tol * bnorm)
