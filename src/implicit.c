@@ -141,6 +141,15 @@ double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double r
     return fmax(eta, 1e-14);
 }
 
+double ts_newton_forcing_first(const ts_solver_options *opt, const ts_linsolve *ls)
+{
+    if (opt->cg_tol > 0.0)
+        return opt->cg_tol;
+    if (ls && ls->ptype && ls->ptype->first_forcing > 0.0)
+        return ls->ptype->first_forcing;
+    return TS_FORCING_FIRST;
+}
+
 /* The update test passes on the next update dw = A^-1 r when |dw|_inf <=
  * ubound; |dw|_inf is estimated as |r|_2 times the last solve's ratio
  * upd / rsolved (A changes little between Newton iterations), and the
@@ -369,7 +378,7 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
             return st;
         rprev = ts_vec_norm2(n, s->rhs);
         eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
-                          : ts_newton_forcing(&s->opt, 0.0, 0.0, 0.0, rstop);
+                          : ts_newton_forcing_first(&s->opt, s->lin);
         it++, stats->newton_iters++;
         if ((st = linear_solve(s, sys, lt, lx, lv, alpha, beta, eta, s->w, stats)))
             return st;
@@ -407,7 +416,8 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
         it++, stats->newton_iters++;
         double scale = ts_newton_scale(sys, s->xk, s->vk);
         rstop = ts_newton_rstop(rbound, tol * scale, upd, rsolved);
-        eta = ts_newton_forcing(&s->opt, eta, rnorm, rprev, rstop);
+        eta = eta > 0.0 ? ts_newton_forcing(&s->opt, eta, rnorm, rprev, rstop)
+                        : ts_newton_forcing_first(&s->opt, s->lin);
         ts_vec_zero(n, s->dw);
         if ((st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats)))
             return st;

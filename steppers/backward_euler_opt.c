@@ -290,9 +290,10 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         if (stop)
             return stop;
         stats->newton_iters = it;
-        eta = ts_newton_forcing(&s->opt, eta, gnorm, gprev,
-                                ts_newton_rstop(tol * mmin * scale * unit, tol * scale * unit,
-                                                upd, gsolved));
+        eta = eta > 0.0 ? ts_newton_forcing(&s->opt, eta, gnorm, gprev,
+                                            ts_newton_rstop(tol * mmin * scale * unit,
+                                                            tol * scale * unit, upd, gsolved))
+                        : ts_newton_forcing_first(&s->opt, s->lin);
         gprev = gnorm;
 
         /* Newton direction: (M - a df/dx - beta df/dv) d = -G */

@@ -13,6 +13,7 @@
 #include "tests.h"
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
+#include "tstep/linsolve.h"
 #include "tstep/stability.h"
 #include "tstep/stepper.h"
 
@@ -299,6 +300,34 @@ START_TEST(automatic_tolerances_keep_the_newton_tolerance)
 }
 END_TEST
 
+/* A step's first Newton solve: the user's cg_tol when fixed, else the
+ * preconditioner's first forcing (multigrid: 0.05), else 0.01. */
+START_TEST(first_forcing_follows_the_preconditioner)
+{
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    ck_assert_int_eq(ts_params_set(&p, "nx", "8"), TS_OK);
+    ck_assert_int_eq(ts_params_set(&p, "ny", "8"), TS_OK);
+    ts_system *sys;
+    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    const ts_precond_type *pre[] = {&ts_precond_amg, &ts_precond_jacobi, &ts_precond_ic0};
+    double want[] = {0.05, 0.01, 0.01};
+    for (int k = 0; k < 3; k++) {
+        ts_solver_options o = ts_default_solver_options();
+        o.precond = pre[k];
+        ts_linsolve *ls;
+        ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
+        ck_assert_double_eq(ts_newton_forcing_first(&o, ls), want[k]);
+        o.cg_tol = 1e-4;
+        ck_assert_double_eq(ts_newton_forcing_first(&o, ls), 1e-4);
+        ts_linsolve_free(ls);
+    }
+    ts_solver_options o = ts_default_solver_options();
+    ck_assert_double_eq(ts_newton_forcing_first(&o, NULL), 0.01);
+    ts_system_free(sys);
+}
+END_TEST
+
 /* A fixed linear tolerance is the relative residual each solve reaches. */
 START_TEST(fixed_linear_tolerance_is_reached)
 {
@@ -513,6 +542,7 @@ Suite *newton_suite(void)
     tcase_add_test(tc, update_measure_estimates_the_error_left);
     tcase_add_test(tc, each_step_within_the_newton_tolerance);
     tcase_add_test(tc, automatic_tolerances_keep_the_newton_tolerance);
+    tcase_add_test(tc, first_forcing_follows_the_preconditioner);
     tcase_add_test(tc, fixed_linear_tolerance_is_reached);
     tcase_add_test(tc, cg_tol_range);
     tcase_add_loop_test(tc, predictor_gives_the_same_steps_in_fewer_solves, 0,

@@ -154,6 +154,10 @@ double ts_newton_scale(const ts_system *sys, const double *x, const double *v);
  * and before (rprev); rstop is Newton's stop expressed as a 2-norm of r. */
 double ts_newton_forcing(const ts_solver_options *opt, double eta_prev, double rnorm,
                          double rprev, double rstop);
+/* The linear tolerance of a step's first Newton solve with the solver ls:
+ * opt->cg_tol if the user fixed it, else its preconditioner's
+ * first_forcing if it has one, else ts_newton_forcing's first (0.01). */
+double ts_newton_forcing_first(const ts_solver_options *opt, const struct ts_linsolve *ls);
 /* The update test's measure of a full Newton update (in the unknown's
  * units): upd = |dw|_inf, or, when smaller, the error estimated to be left
  * after it over a safety factor kappa = 0.1: (rho / (1 - rho) upd +

@@ -71,6 +71,12 @@ typedef struct ts_precond_type {
      * then skips the assembly and setup), 0 to set up again.  It may read
      * ls->last_iters and ls->last_achieved, the last solve's outcome. */
     int (*reuse)(void *state, const ts_linsolve *ls, ts_system *sys);
+    /* Optional: the relative residual of a step's first Newton solve under
+     * the automatic linear tolerances (0: TS_FORCING_FIRST, 0.01).  A
+     * preconditioner whose iterations are costly and cut the residual
+     * several times each may ask less of that solve, which only starts
+     * Newton (ts_newton_forcing_first, tstep/implicit.h). */
+    double first_forcing;
 } ts_precond_type;
 
 /* A linear solver type.  solve is called only for symmetric A, at the last
