@@ -116,9 +116,9 @@
 #define AMG_REUSE_MAX 200    /* setups a hierarchy serves at most */
 /* A step's first Newton solve to 5e-2 rather than 1e-2 (a cycle cuts the
  * residual about 4 times; that solve only starts Newton): on the falling
- * cloth, 60 steps at dt 1/60, 779 CG iterations and 163 Newton solves
- * against 880 and 144 at 100x100, a run 7% shorter; 637 and 145 against
- * 693 and 138 at 32x32; 10 steps at 300x300: 226 and 36 against 244 and
+ * cloth, 60 steps at dt 1/60, 757 CG iterations and 163 Newton solves
+ * against 867 and 144 at 100x100 (a run 7% shorter); 623 and 145 against
+ * 681 and 138 at 32x32; 10 steps at 300x300: 220 and 36 against 239 and
  * 33; fewer CG iterations with backward-euler-opt, bdf2, implicit-midpoint
  * and crank-nicolson too.  With jacobi the same change cost 35% more
  * Newton solves and 4% more CG iterations; its default stays. */

@@ -149,11 +149,11 @@ START_TEST(stop_estimate_follows_the_last_solve)
     ck_assert_double_eq_tol(ts_newton_rstop(0.0, 1e-8, 2e-5, 8e-6), 2.0 * r1, 1e-15 * r1);
     ck_assert_double_eq(ts_newton_rstop(1.0, 1e-8, 2e-5, 4e-6), 1.0);
     /* and the forcing term keeps to half of it relative to |r|, at most
-     * 0.1 (above the rule's own cap, 0.01) */
+     * 0.3 (above the rule's own cap, 0.01) */
     ts_solver_options o = ts_default_solver_options();
     ck_assert_double_eq(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 1e-8), 0.005);
     ck_assert_double_eq(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 1e-7), 0.05);
-    ck_assert_double_eq(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 1.0), 0.1);
+    ck_assert_double_eq(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 1.0), 0.3);
     /* without a stop estimate, Eisenstat-Walker alone: 0.9 (|r| / |r_prev|)^2 */
     ck_assert_double_eq_tol(ts_newton_forcing(&o, 1e-3, 1e-6, 1e-3, 0.0), 9e-7, 1e-20);
 }
