@@ -849,16 +849,19 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
     ts_system *keep = s->sys;
     if (!matrix_free)
         s->sys = NULL;
+    double *sd = L->b; /* D^-1/2, once (b is not in use while setting up) */
+    for (size_t i = 0; i < n; i++)
+        sd[i] = sqrt(dinv[i]);
     int m = 0;
     double b = 0.0;
     for (; m < AMG_LANCZOS; m++) {
         for (size_t i = 0; i < n; i++)
-            qprev[i] = -b * qprev[i], w[i] = q[i] * sqrt(dinv[i]);
+            qprev[i] = -b * qprev[i], w[i] = q[i] * sd[i];
         double *u = L->r; /* A D^-1/2 q */
         level_mul(s, l, w, u);
         double a = 0.0;
         for (size_t i = 0; i < n; i++) {
-            w[i] = u[i] * sqrt(dinv[i]) + qprev[i];
+            w[i] = u[i] * sd[i] + qprev[i];
             a += w[i] * q[i];
         }
         double nb = 0.0;
@@ -978,12 +981,17 @@ static void galerkin(amg_state *s, int l)
     rap_values(s, &s->lev[l], &s->lev[l + 1].A);
 }
 
-static int rebuild(amg_state *s, const ts_linsolve *ls)
+/* The numbers of every level from ls->A; fresh: the hierarchy was just
+ * built from it, Galerkin products included (build needs each level's
+ * values to aggregate the next), so only what follows them is done. */
+static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
 {
-    if (!s->a0_shared)
-        full_walk(s, ls->A, 1);
-    for (int l = 0; l + 1 < s->nlev; l++)
-        galerkin(s, l);
+    if (!fresh) {
+        if (!s->a0_shared)
+            full_walk(s, ls->A, 1);
+        for (int l = 0; l + 1 < s->nlev; l++)
+            galerkin(s, l);
+    }
     for (int l = 0; l + 1 < s->nlev; l++)
         if (csr_single(&s->lev[l].P, 0, NULL) || csr_single(&s->lev[l + 1].A, 1, s->acc))
             return ts_error(TS_ERR_NOMEM, "amg preconditioner");
@@ -1020,11 +1028,12 @@ static int amg_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     amg_state *s = state;
     int st;
     s->sys = sys;
-    if (!s->nlev && (st = build(s, ls, sys))) {
+    int fresh = !s->nlev;
+    if (fresh && (st = build(s, ls, sys))) {
         hierarchy_free(s); /* out of memory: the next setup starts afresh */
         return st;
     }
-    if ((st = rebuild(s, ls)))
+    if ((st = rebuild(s, ls, fresh)))
         return st;
     s->ready = 1, s->uses = 0;
     s->alpha = ls->alpha, s->beta = ls->beta;
