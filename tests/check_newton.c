@@ -300,16 +300,25 @@ START_TEST(automatic_tolerances_keep_the_newton_tolerance)
 }
 END_TEST
 
+/* An nx x nx cloth with its other parameters at their defaults. */
+static ts_system *cloth_new(int nx)
+{
+    ts_params p;
+    ts_params_init(&p, ts_cloth.params);
+    char buf[16];
+    snprintf(buf, sizeof buf, "%d", nx);
+    ck_assert_int_eq(ts_params_set(&p, "nx", buf), TS_OK);
+    ck_assert_int_eq(ts_params_set(&p, "ny", buf), TS_OK);
+    ts_system *sys;
+    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    return sys;
+}
+
 /* A step's first Newton solve: the user's cg_tol when fixed, else the
  * preconditioner's first forcing (multigrid: 0.05), else 0.01. */
 START_TEST(first_forcing_follows_the_preconditioner)
 {
-    ts_params p;
-    ts_params_init(&p, ts_cloth.params);
-    ck_assert_int_eq(ts_params_set(&p, "nx", "8"), TS_OK);
-    ck_assert_int_eq(ts_params_set(&p, "ny", "8"), TS_OK);
-    ts_system *sys;
-    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    ts_system *sys = cloth_new(8);
     const ts_precond_type *pre[] = {&ts_precond_amg, &ts_precond_jacobi, &ts_precond_ic0};
     double want[] = {0.05, 0.01, 0.01};
     for (int k = 0; k < 3; k++) {
@@ -331,12 +340,7 @@ END_TEST
 /* A fixed linear tolerance is the relative residual each solve reaches. */
 START_TEST(fixed_linear_tolerance_is_reached)
 {
-    ts_params p;
-    ts_params_init(&p, ts_cloth.params);
-    ck_assert_int_eq(ts_params_set(&p, "nx", "8"), TS_OK);
-    ck_assert_int_eq(ts_params_set(&p, "ny", "8"), TS_OK);
-    ts_system *sys;
-    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &sys), TS_OK);
+    ts_system *sys = cloth_new(8);
     ts_solver_options o = ts_default_solver_options();
     o.cg_tol = 1e-3;
     ts_stepper *st;
@@ -381,13 +385,7 @@ typedef struct {
 
 static void driver_open(driver_run *r, const ts_stepper_type *type, int nx, double newton_tol)
 {
-    ts_params p;
-    ts_params_init(&p, ts_cloth.params);
-    char buf[16];
-    snprintf(buf, sizeof buf, "%d", nx);
-    ck_assert_int_eq(ts_params_set(&p, "nx", buf), TS_OK);
-    ck_assert_int_eq(ts_params_set(&p, "ny", buf), TS_OK);
-    ck_assert_int_eq(ts_system_new(&ts_cloth, &p, &r->sys), TS_OK);
+    r->sys = cloth_new(nx);
     ts_solver_options o = ts_default_solver_options();
     o.newton_tol = newton_tol;
     r->type = type;
