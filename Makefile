@@ -1,6 +1,10 @@
 # tstep - build, test, demo.  Everything is built under build/.
 #   make          build build/tstep
 #   make test     install missing dependencies, build, run the Check suite
+#                 (about 2 minutes on 2 quiet cores; the end-to-end cases
+#                 tagged "long" are make test-long, which CI runs too)
+#   make check-fast  the suite without the slow cases: the edit loop (< 30 s)
+#   make layers   check that every include and call points down (tools/layers.sh)
 #   make demo     install missing dependencies, build, run the main job on defaults:
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
@@ -26,7 +30,7 @@ CFLAGS  ?= -O2 -g
 # OpenMP: threads for the spring forces, products and vector helpers
 # (results identical for any thread count; OMP_NUM_THREADS or --threads).
 OPENMP  ?= -fopenmp
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -I/usr/include/suitesparse -MMD -MP $(OPENMP) $(CFLAGS)
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -Isrc -I/usr/include/suitesparse -MMD -MP $(OPENMP) $(CFLAGS)
 LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -37,11 +41,15 @@ SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libtstep.so.$(SOMAJOR)
 
 # The library: the framework (ts_* symbols) and the command-line program
-# (tstep_main).  The CLI's own objects (cli_*, cmd_*) are linked into one
-# object whose only global symbol is tstep_main, so neither library exports
-# them.  Every object is position-independent, for the shared library.
-CLI_SRC  := $(wildcard src/cli*.c) $(wildcard src/cmd_*.c) src/tstep_main.c
-CORE_SRC := $(filter-out src/main.c $(CLI_SRC),$(wildcard src/*.c)) \
+# (tstep_main).  src/ holds the layers, each using only those below it
+# (docs/internals.md; tools/layers.sh checks it): core, linear and springs,
+# methods, then steppers/ and systems/, analysis, cli.  The CLI's own objects
+# are linked into one object whose only global symbol is tstep_main, so
+# neither library exports them.  Every object is position-independent, for
+# the shared library.
+LAYERS   := core linear springs methods analysis
+CLI_SRC  := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CORE_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) \
             $(wildcard steppers/*.c) $(wildcard systems/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
@@ -55,7 +63,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 # (gnuplot-qt; the gnuplot packages conflict, and apt replaces gnuplot-nox).
 # xvfb, xauth and x11-apps (xwd): the test of `run --live` in a virtual X server.
 # liblapacke-dev, liblapack-dev, libarpack2-dev: the spectrum of a linearization
-# (src/spectrum.c: dense eigenvalues by LAPACK, large systems by ARPACK).
+# (src/analysis/spectrum.c: dense eigenvalues by LAPACK, large systems by ARPACK).
 GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -q pngcairo && echo "$$t" | grep -qw gif && \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
@@ -63,7 +71,7 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
            libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark
 
-.PHONY: all test demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc assignment
+.PHONY: all test test-long check-fast layers demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc assignment
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
@@ -90,8 +98,8 @@ $(BUILD)/$(SONAME): $(LIB_OBJ) tools/libtstep.map
 
 # The program carries the whole library and exports its public symbols, which
 # plugins built without -ltstep resolve against.
-$(BUILD)/tstep: $(BUILD)/src/main.o $(BUILD)/libtstep.a
-	$(CC) $(TS_CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/src/main.o \
+$(BUILD)/tstep: $(BUILD)/src/cli/main.o $(BUILD)/libtstep.a
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/src/cli/main.o \
 	    -Wl,--whole-archive $(BUILD)/libtstep.a -Wl,--no-whole-archive $(LDLIBS)
 
 # The man page, from the --help texts.
@@ -107,10 +115,25 @@ $(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
-# TSTEP_TEST_CFLAGS: the plugins suite links its own program with them
-# (a sanitizer build of libtstep.a needs the same -fsanitize flags).
+layers: all
+	@sh tools/layers.sh $(BUILD)
+
+# The suite's test cases carry Check tags: "long" (end-to-end runs of tens
+# of seconds: make test-long, which CI runs) and "slow" (left out of
+# make check-fast, the edit loop's suite).  CK_EXCLUDE_TAGS from the
+# environment (e.g. install) is kept.  TSTEP_TEST_CFLAGS: the plugins suite
+# links its own program with them (a sanitizer build of libtstep.a needs the
+# same -fsanitize flags).
+RUN_TESTS = TSTEP_TEST_CFLAGS='$(CFLAGS)' $(BUILD)/check_tstep
 test: deps all $(BUILD)/check_tstep
-	TSTEP_TEST_CFLAGS='$(CFLAGS)' $(BUILD)/check_tstep
+	CK_EXCLUDE_TAGS="long $(CK_EXCLUDE_TAGS)" $(RUN_TESTS)
+
+test-long: deps all $(BUILD)/check_tstep
+	CK_INCLUDE_TAGS=long $(RUN_TESTS)
+
+check-fast:
+	@$(MAKE) --no-print-directory -j2 all $(BUILD)/check_tstep
+	CK_EXCLUDE_TAGS="long slow $(CK_EXCLUDE_TAGS)" $(RUN_TESTS)
 
 plots: deps $(BUILD)/tstep
 	@sh tools/plots.sh --out $(BUILD)/plots
@@ -195,4 +218,4 @@ assignment:
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/main.d $(wildcard $(BUILD)/bench/*.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(wildcard $(BUILD)/bench/*.d)

@@ -1,4 +1,4 @@
-/* libFuzzer harness: the Wavefront OBJ reader (src/obj.c).  The input is
+/* libFuzzer harness: the Wavefront OBJ reader (src/springs/obj.c).  The input is
  * written to a file and loaded; a mesh that loads must hold only triangles
  * of valid, distinct vertex indices (fuzz/corpus/obj/ has seed meshes). */
 #define _GNU_SOURCE

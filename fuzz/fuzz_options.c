@@ -1,4 +1,4 @@
-/* libFuzzer harness: the command dispatcher (tstep_main, src/tstep_main.c)
+/* libFuzzer harness: the command dispatcher (tstep_main, src/cli/tstep_main.c)
  * and every command's option parsing, run as `tstep ARGS`.
  *
  * Input: the arguments after "tstep", separated by newline or NUL bytes

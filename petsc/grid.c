@@ -11,7 +11,7 @@
  * lengths, stiffnesses and air.  The forces on an owned node are then
  * complete in the patch's forces at the ghosted state (after
  * DMGlobalToLocal), and so are the rows of the Jacobian products: the same
- * src/springs.c code as the serial cloth, gathered by particle, so the
+ * src/springs/springs.c code as the serial cloth, gathered by particle, so the
  * result does not depend on the number of ranks beyond the reductions
  * inside PETSc's solvers.
  *

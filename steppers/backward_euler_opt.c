@@ -55,7 +55,7 @@
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
-#include "tstep/run.h"
+#include "tstep/status.h"
 
 #define ARMIJO_C1 1e-4
 #define MAX_HALVINGS 50
@@ -236,133 +236,180 @@ static int line_search(opt_scratch *s, ts_system *sys, double t1, double h, doub
     return TS_ERR_NEWTON;
 }
 
-static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
-{
-    opt_scratch *s = scratch;
-    if (s->newton)
-        return ts_implicit_euler_step(s->newton, sys, t, h, 0, stats);
-    size_t n = s->n;
-    int order2 = sys->order == 2, st, damped;
-    double a = order2 ? h * h : h, beta = order2 ? h : 0.0, t1 = t + h;
+/* One step's Newton state (norms of G unless said). */
+typedef struct {
+    double t1, h, a, beta; /* t + h; a = h^2 (order 1: h); beta = h (order 1: 0) */
+    double unit;           /* M^-1 G / unit is M^-1 r of tstep/implicit.h: h (order 1: 1) */
+    double tol, mmin;      /* newton_tol; the least mass */
+    int use_f;             /* the line search's merit: F (1) or psi (0) */
+    int have_g;            /* s->g holds G at s->x already */
+    double eta, gprev;     /* the last forcing (0: none yet) and |G|_2 it was for */
+    double gnorm, scale;   /* |G|_2 and the stop's scale at the iterate */
+    double measure;        /* the residual test's measure at the iterate */
+    double upd, gsolved;   /* the last solve's |d|_inf and |G|_2 */
+    double uprev;          /* the last step's |d|_inf if a whole Newton step, else 0 */
+    double rate;           /* Newton's contraction rate (ts_newton_update_measure) */
+} opt_newton;
 
+/* The start: x0, v0 from the system, x = x_pred. */
+static void opt_start(opt_scratch *s, const ts_system *sys, double h)
+{
+    size_t n = s->n;
+    int order2 = sys->order == 2;
     ts_vec_copy(n, sys->x, s->x0);
     if (order2)
         ts_vec_copy(n, sys->v, s->v0);
     for (size_t i = 0; i < n; i++)
         s->xpred[i] = s->x0[i] + (order2 && !(sys->pinned && sys->pinned[i]) ? h * s->v0[i] : 0.0);
     ts_vec_copy(n, s->xpred, s->x);
+}
+
+/* G at the iterate and the residual test: *done when Newton's stop holds
+ * or G is at its round-off level. */
+static int opt_residual_test(opt_scratch *s, ts_system *sys, opt_newton *nw, int *done)
+{
+    size_t n = s->n;
+    int st;
+    if (!nw->have_g && (st = scaled_gradient(s, sys, nw->t1, nw->h, nw->a, s->x, s->v, s->g)))
+        return st;
+    nw->have_g = 0;
+    double gnoise = 0.0;
+    nw->gnorm = ts_vec_norm2(n, s->g);
+    for (size_t i = 0; i < n; i++) { /* round-off level of G's entries */
+        double r = sys->mass[i] * (fabs(s->x[i]) + fabs(s->xpred[i])) + nw->a * fabs(s->f[i]);
+        gnoise += r * r;
+    }
+    gnoise = 8.0 * DBL_EPSILON * sqrt(gnoise);
+    if (sys->order == 2)
+        velocity_of(s, sys, nw->h, s->x, s->v);
+    nw->scale = ts_newton_scale(sys, s->x, s->v);
+    nw->measure = ts_newton_measure(sys, s->g, nw->scale) / nw->unit;
+    if (!isfinite(nw->gnorm) || !isfinite(gnoise)) /* overflowed: no test can pass */
+        return ts_error(TS_ERR_NEWTON, "Newton: the gradient's norm is %g (round-off "
+                                       "level %g)", nw->gnorm, gnoise);
+    *done = nw->measure <= nw->tol || nw->gnorm <= gnoise;
+    return TS_OK;
+}
+
+/* The Newton direction (M - a df/dx - beta df/dv) d = -G to the forcing
+ * tolerance; *whole = 0 when the solve stopped early (iteration cap,
+ * negative curvature): its d if a descent direction, else the scaled
+ * steepest descent -M^-1 G. */
+static int opt_direction(opt_scratch *s, ts_system *sys, opt_newton *nw, ts_step_stats *stats,
+                         int *whole)
+{
+    size_t n = s->n;
+    double unit = nw->unit, rbound = nw->tol * nw->mmin * nw->scale * unit;
+    double rstop = ts_newton_rstop(rbound, nw->tol * nw->scale * unit, nw->upd, nw->gsolved);
+    nw->eta = nw->eta > 0.0 ? ts_newton_forcing(&s->opt, nw->eta, nw->gnorm, nw->gprev, rstop)
+                            : ts_newton_forcing_first(&s->opt, s->lin);
+    nw->gprev = nw->gnorm;
+    for (size_t i = 0; i < n; i++)
+        s->gt[i] = -s->g[i];
+    ts_vec_zero(n, s->d);
+    int st = ts_implicit_solve(s->lin, sys, nw->t1, s->x, sys->order == 2 ? s->v : NULL, nw->a,
+                               nw->beta, nw->eta, s->gt, s->d, stats);
+    *whole = 1;
+    if (st != TS_ERR_LINEAR && st != TS_ERR_INDEFINITE)
+        return st;
+    *whole = 0;
+    if (!(ts_vec_dot(n, s->g, s->d) < 0.0))
+        for (size_t i = 0; i < n; i++) /* scaled steepest descent */
+            s->d[i] = -s->g[i] / sys->mass[i];
+    ts_system_filter(sys, s->d);
+    ts_error_clear();
+    return TS_OK;
+}
+
+/* x += alpha d by the line search on F, or on psi where F is no merit for
+ * these forces (it then stays on psi for the step). */
+static int opt_search(opt_scratch *s, ts_system *sys, opt_newton *nw, int it, double *alpha)
+{
+    int st = line_search(s, sys, nw->t1, nw->h, nw->a, nw->use_f, alpha);
+    if (st == TS_ERR_NEWTON && nw->use_f) {
+        nw->use_f = 0;
+        st = line_search(s, sys, nw->t1, nw->h, nw->a, 0, alpha);
+    }
+    if (st == TS_ERR_NEWTON)
+        return ts_error(TS_ERR_NEWTON,
+                        "backward-euler-opt: line search found no decrease at Newton "
+                        "iteration %d",
+                        it);
+    nw->have_g = !nw->use_f; /* the psi line search left G at the new x */
+    return st;
+}
+
+/* Converged when the Newton step passes the update test
+ * (ts_newton_update_measure: the step, or the error estimated to be left
+ * after a whole step), |d|/h in velocity (order 2) or |d| (order 1) within
+ * newton_tol of the state's size; the residual stalls at round-off, so it
+ * is measured here too. */
+static int opt_update_test(opt_scratch *s, ts_system *sys, opt_newton *nw, int whole,
+                           const ts_step_stats *stats, int *done)
+{
+    size_t n = s->n;
+    double unit = nw->unit;
+    nw->upd = ts_vec_norm_inf(n, s->d), nw->gsolved = nw->gnorm;
+    if (sys->order == 2)
+        velocity_of(s, sys, nw->h, s->x, s->v);
+    double dscale = ts_newton_scale(sys, s->x, s->v);
+    double dn = (whole ? ts_newton_update_measure(nw->upd, nw->uprev, stats->linear_residual,
+                                                  dscale * unit, &nw->rate)
+                       : nw->upd) / unit;
+    nw->uprev = whole ? nw->upd : 0.0;
+    if (!(dn <= nw->tol * dscale))
+        return TS_OK;
+    int st = scaled_gradient(s, sys, nw->t1, nw->h, nw->a, s->x, s->v, s->g);
+    if (st)
+        return st;
+    nw->measure = ts_newton_measure(sys, s->g, dscale) / unit;
+    if (dn / dscale < nw->measure) /* the test that stopped Newton (a NAN stays) */
+        nw->measure = dn / dscale;
+    *done = 1;
+    return TS_OK;
+}
+
+static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    opt_scratch *s = scratch;
+    if (s->newton)
+        return ts_implicit_euler_step(s->newton, sys, t, h, 0, stats);
+    int order2 = sys->order == 2, st, damped, done = 0;
+    opt_newton nw = {.t1 = t + h, .h = h, .a = order2 ? h * h : h, .beta = order2 ? h : 0.0,
+                     .unit = order2 ? h : 1.0, .tol = s->opt.newton_tol, .mmin = sys->mass[0]};
+    for (size_t i = 1; i < s->n; i++)
+        nw.mmin = fmin(nw.mmin, sys->mass[i]);
+    opt_start(s, sys, h);
     if ((st = velocity_dependent(s, sys, t, &damped)))
         return st;
-    int use_f = !damped, have_g = 0, converged = 0;
-    double eta = 0.0, gprev = 0.0, measure = 0.0, tol = s->opt.newton_tol;
-    double upd = 0.0, gsolved = 0.0; /* the last solve's |d|_inf and |G|_2 */
-    double uprev = 0.0; /* the last step's |d|_inf if it was a whole Newton step, else 0 */
-    double rate = 0.0;  /* Newton's contraction rate so far (ts_newton_update_measure) */
-    double unit = order2 ? h : 1.0; /* M^-1 G / unit is M^-1 r of tstep/implicit.h */
-    double mmin = sys->mass[0];
-    for (size_t i = 1; i < n; i++)
-        mmin = fmin(mmin, sys->mass[i]);
-
-    for (int it = 1; !converged; it++) {
-        if (!have_g && (st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
+    nw.use_f = !damped;
+    for (int it = 1; !done; it++) {
+        if ((st = opt_residual_test(s, sys, &nw, &done)) || done || it > s->opt.newton_max)
+            break;
+        if ((st = ts_stop_check("Newton")))
             return st;
-        have_g = 0;
-        double gnorm = ts_vec_norm2(n, s->g), gnoise = 0.0;
-        for (size_t i = 0; i < n; i++) { /* round-off level of G's entries */
-            double r = sys->mass[i] * (fabs(s->x[i]) + fabs(s->xpred[i])) + a * fabs(s->f[i]);
-            gnoise += r * r;
-        }
-        gnoise = 8.0 * DBL_EPSILON * sqrt(gnoise);
-        if (order2)
-            velocity_of(s, sys, h, s->x, s->v);
-        double scale = ts_newton_scale(sys, s->x, s->v);
-        measure = ts_newton_measure(sys, s->g, scale) / unit;
-        if (!isfinite(gnorm) || !isfinite(gnoise)) /* overflowed: no test can pass */
-            return ts_error(TS_ERR_NEWTON, "Newton: the gradient's norm is %g (round-off "
-                                           "level %g)", gnorm, gnoise);
-        if (measure <= tol || gnorm <= gnoise) {
-            converged = 1; /* Newton's stop, or G at its round-off level */
-            break;
-        }
-        if (it > s->opt.newton_max)
-            break;
-        int stop = ts_stop_check("Newton");
-        if (stop)
-            return stop;
         stats->newton_iters = it;
-        eta = eta > 0.0 ? ts_newton_forcing(&s->opt, eta, gnorm, gprev,
-                                            ts_newton_rstop(tol * mmin * scale * unit,
-                                                            tol * scale * unit, upd, gsolved))
-                        : ts_newton_forcing_first(&s->opt, s->lin);
-        gprev = gnorm;
-
-        /* Newton direction: (M - a df/dx - beta df/dv) d = -G */
-        for (size_t i = 0; i < n; i++)
-            s->gt[i] = -s->g[i];
-        ts_vec_zero(n, s->d);
-        st = ts_implicit_solve(s->lin, sys, t1, s->x, order2 ? s->v : NULL, a, beta, eta, s->gt,
-                               s->d, stats);
-        int whole = 1; /* d is the Newton step (solved to its tolerance) */
-        if (st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE) {
-            whole = 0;
-            if (!(ts_vec_dot(n, s->g, s->d) < 0.0))
-                for (size_t i = 0; i < n; i++) /* scaled steepest descent */
-                    s->d[i] = -s->g[i] / sys->mass[i];
-            ts_system_filter(sys, s->d);
-            ts_error_clear();
-        } else if (st) {
-            return st;
-        }
-
+        int whole;
         double alpha = 0.0;
-        st = line_search(s, sys, t1, h, a, use_f, &alpha);
-        if (st == TS_ERR_NEWTON && use_f) { /* F is no merit for these forces */
-            use_f = 0;
-            st = line_search(s, sys, t1, h, a, 0, &alpha);
-        }
-        if (st == TS_ERR_NEWTON)
-            return ts_error(TS_ERR_NEWTON,
-                            "backward-euler-opt: line search found no decrease at Newton "
-                            "iteration %d",
-                            it);
-        if (st)
+        if ((st = opt_direction(s, sys, &nw, stats, &whole)) ||
+            (st = opt_search(s, sys, &nw, it, &alpha)) ||
+            (st = opt_update_test(s, sys, &nw, whole && alpha == 1.0, stats, &done)))
             return st;
-        have_g = !use_f; /* the psi line search left G at the new x */
-
-        /* converged when the Newton step passes the update test
-         * (ts_newton_update_measure: the step, or the error estimated to be
-         * left after a whole step), |d|/h in velocity (order 2) or |d|
-         * (order 1) within newton_tol of the state's size */
-        upd = ts_vec_norm_inf(n, s->d), gsolved = gnorm;
-        whole = whole && alpha == 1.0;
-        if (order2)
-            velocity_of(s, sys, h, s->x, s->v);
-        double dscale = ts_newton_scale(sys, s->x, s->v);
-        double dn = (whole ? ts_newton_update_measure(upd, uprev, stats->linear_residual,
-                                                      dscale * unit, &rate)
-                           : upd) / unit;
-        uprev = whole ? upd : 0.0;
-        if (dn <= tol * dscale) { /* the residual stalls at round-off: measure it here */
-            if ((st = scaled_gradient(s, sys, t1, h, a, s->x, s->v, s->g)))
-                return st;
-            measure = ts_newton_measure(sys, s->g, dscale) / unit;
-            if (dn / dscale < measure) /* the test that stopped Newton (a NAN stays) */
-                measure = dn / dscale;
-            converged = 1;
-        }
-        if (!ts_vec_all_finite(n, s->x))
+        if (!ts_vec_all_finite(s->n, s->x))
             break;
     }
-    if (!converged)
+    if (st)
+        return st;
+    if (!done)
         return ts_error(TS_ERR_NEWTON,
                         "backward-euler-opt: Newton did not converge in %d iterations "
                         "(residual %.3g, newton-tol %g)",
-                        s->opt.newton_max, measure, tol);
-    stats->residual = measure;
-    ts_vec_copy(n, s->x, sys->x);
+                        s->opt.newton_max, nw.measure, nw.tol);
+    stats->residual = nw.measure;
+    ts_vec_copy(s->n, s->x, sys->x);
     if (order2) {
         velocity_of(s, sys, h, s->x, s->v);
-        ts_vec_copy(n, s->v, sys->v);
+        ts_vec_copy(s->n, s->v, sys->v);
     }
     return TS_OK;
 }

@@ -8,7 +8,7 @@
  *   R(z) = 1 + z + z^2/2 + z^3/6 + z^4/24 + z^5/120 + z^6/600,
  * on x' = -k x stable for hk <= 3.307.  At a fixed step (sweep) it is a
  * plain order-5 method; `run --rtol/--atol` adapts the step with the
- * embedded estimate and a PI controller (src/run.c).
+ * embedded estimate and a PI controller (src/analysis/run.c).
  * Dormand & Prince, J. Comput. Appl. Math. 6 (1980); Hairer, Norsett &
  * Wanner, Solving ODEs I, II.5, Table 5.2 (the coefficients) and II.4 (the
  * step-size control). */

@@ -197,21 +197,19 @@ static int check_positive(const ts_params *p, const char *name)
     return v > 0.0 ? TS_OK : ts_error(TS_ERR_INPUT, "parameter '%s': %g must be > 0", name, v);
 }
 
-static int cloth_create(const ts_params *p, ts_system **out)
+/* The cloth's own parameters checked: pin_kind 1 top corners, 2 top edge,
+ * 0 none; flat for the xz plane. */
+static int cloth_check(const ts_params *p, int *pin_kind, int *flat)
 {
     long nx = ts_params_int(p, "nx"), ny = ts_params_int(p, "ny");
     long provot = ts_params_int(p, "provot");
-    const char *pin = ts_params_text(p, "pin"), *mesh_path = ts_params_text(p, "mesh");
-    const char *plane = ts_params_text(p, "plane");
-    ts_springs_options opt;
-    ts_springs *s = NULL;
-    ts_obj_mesh *mesh = NULL;
+    const char *pin = ts_params_text(p, "pin"), *plane = ts_params_text(p, "plane");
     int st;
-    if ((st = ts_springs_read_options(p, &opt)) || (st = check_positive(p, "width")) ||
-        (st = check_positive(p, "height")) || (st = check_positive(p, "mass")) ||
-        (st = check_nonneg(p, "k_struct")) || (st = check_nonneg(p, "k_shear")) ||
-        (st = check_nonneg(p, "k_flex")) || (st = check_nonneg(p, "damping")) ||
-        (st = check_nonneg(p, "sphere_r")) || (st = check_positive(p, "provot_limit")))
+    if ((st = check_positive(p, "width")) || (st = check_positive(p, "height")) ||
+        (st = check_positive(p, "mass")) || (st = check_nonneg(p, "k_struct")) ||
+        (st = check_nonneg(p, "k_shear")) || (st = check_nonneg(p, "k_flex")) ||
+        (st = check_nonneg(p, "damping")) || (st = check_nonneg(p, "sphere_r")) ||
+        (st = check_positive(p, "provot_limit")))
         return st;
     if (nx < 3 || nx > 10000)
         return ts_error(TS_ERR_INPUT, "parameter 'nx': %ld must be in 3..10000", nx);
@@ -219,14 +217,40 @@ static int cloth_create(const ts_params *p, ts_system **out)
         return ts_error(TS_ERR_INPUT, "parameter 'ny': %ld must be in 3..10000", ny);
     if (provot != 0 && provot != 1)
         return ts_error(TS_ERR_INPUT, "parameter 'provot': %ld must be 0 or 1", provot);
-    int pin_kind = strcmp(pin, "top-corners") == 0 ? 1 : strcmp(pin, "top-edge") == 0 ? 2
-                   : strcmp(pin, "none") == 0 ? 0 : -1;
-    if (pin_kind < 0)
+    *pin_kind = strcmp(pin, "top-corners") == 0 ? 1 : strcmp(pin, "top-edge") == 0 ? 2
+                : strcmp(pin, "none") == 0 ? 0 : -1;
+    if (*pin_kind < 0)
         return ts_error(TS_ERR_INPUT,
                         "parameter 'pin': '%s' is not top-corners, top-edge or none", pin);
-    int flat = strcmp(plane, "xz") == 0;
-    if (!flat && strcmp(plane, "xy") != 0)
+    *flat = strcmp(plane, "xz") == 0;
+    if (!*flat && strcmp(plane, "xy") != 0)
         return ts_error(TS_ERR_INPUT, "parameter 'plane': '%s' is not xy or xz", plane);
+    return TS_OK;
+}
+
+/* The limits, the pins' flags and the sphere from the parameters. */
+static void cloth_extras(ts_springs *s, const ts_params *p)
+{
+    if (ts_params_int(p, "provot")) {
+        s->strain_max = ts_params_real(p, "provot_limit");
+        s->strain_kinds = 1u << TS_SPRING_STRETCH | 1u << TS_SPRING_SHEAR;
+    }
+    s->sphere_r = ts_params_real(p, "sphere_r");
+    s->sphere_c[0] = ts_params_real(p, "sphere_x");
+    s->sphere_c[1] = ts_params_real(p, "sphere_y");
+    s->sphere_c[2] = ts_params_real(p, "sphere_z");
+}
+
+static int cloth_create(const ts_params *p, ts_system **out)
+{
+    long nx = ts_params_int(p, "nx"), ny = ts_params_int(p, "ny");
+    const char *mesh_path = ts_params_text(p, "mesh");
+    ts_springs_options opt;
+    ts_springs *s = NULL;
+    ts_obj_mesh *mesh = NULL;
+    int st, pin_kind = 0, flat = 0;
+    if ((st = ts_springs_read_options(p, &opt)) || (st = cloth_check(p, &pin_kind, &flat)))
+        return st;
     cloth_springs c = {ts_params_real(p, "k_struct"), ts_params_real(p, "k_shear"),
                        ts_params_real(p, "k_flex"), ts_params_real(p, "damping"),
                        ts_params_real(p, "mass")};
@@ -261,14 +285,7 @@ static int cloth_create(const ts_params *p, ts_system **out)
         ts_springs_set_mass(s, i, c.mass / (double)np);
     if (pin_kind && (st = cloth_pin_top(s, pin_kind == 1)))
         goto fail;
-    if (provot) {
-        s->strain_max = ts_params_real(p, "provot_limit");
-        s->strain_kinds = 1u << TS_SPRING_STRETCH | 1u << TS_SPRING_SHEAR;
-    }
-    s->sphere_r = ts_params_real(p, "sphere_r");
-    s->sphere_c[0] = ts_params_real(p, "sphere_x");
-    s->sphere_c[1] = ts_params_real(p, "sphere_y");
-    s->sphere_c[2] = ts_params_real(p, "sphere_z");
+    cloth_extras(s, p);
     if ((st = ts_springs_finish(s)))
         goto fail;
     ts_obj_free(mesh);

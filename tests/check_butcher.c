@@ -1,4 +1,4 @@
-/* The explicit Runge-Kutta engine (src/butcher.c) against its tableau.
+/* The explicit Runge-Kutta engine (src/methods/butcher.c) against its tableau.
  *
  * The engine finishes each stage (a = M^-1 f, dx = the stage's velocity,
  * zero where pinned) in the pass that forms the next stage state, builds

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli_run.h"
-#include "precond_amg.h"
+#include "linear/precond_amg.h"
 #include "tests.h"
 #include "tstep/linsolve.h"
 #include "tstep/springs.h"

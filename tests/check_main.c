@@ -1,25 +1,122 @@
-/* The test runner: every suite, one SRunner.  Run from the repository root
- * (`make test`), since CLI tests call build/tstep. */
+/* The test runner: every suite, each in its own SRunner, spread over worker
+ * processes (one per core, at most 4; TSTEP_TEST_JOBS=N to choose).  Run
+ * from the repository root (`make test`), since CLI tests call build/tstep.
+ *
+ * Quiet on success: one line per suite (checks, failures, seconds) and a
+ * closing "tests: N passed, N failed"; each failure is printed with its file,
+ * line, test case and message.  Check's environment still selects what runs:
+ * CK_RUN_SUITE, CK_RUN_CASE, CK_INCLUDE_TAGS and CK_EXCLUDE_TAGS (`make test`
+ * leaves out the tag "long", `make check-fast` also "slow").
+ *
+ * Check's per-test time limits only catch a test that hangs: they are
+ * multiplied by 10 here (unless CK_TIMEOUT_MULTIPLIER is set), so a test never
+ * fails because the machine is busy. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "tests.h"
 #include "tstep/linalg.h"
 
+/* Ordered by their cost in a quiet run, the dearest first, so that dealing
+ * them round-robin to the workers balances the load. */
+static const struct {
+    const char *name;
+    Suite *(*make)(void);
+} suites[] = {
+    {"stability", stability_suite}, {"grade", grade_suite},
+    {"plots", plots_suite},         {"plugins", plugins_suite},
+    {"robust", robust_suite},       {"spectrum", spectrum_suite},
+    {"reference", reference_suite}, {"options", options_suite},
+    {"cli", cli_suite},             {"newton", newton_suite},
+    {"linsolve", linsolve_suite},   {"springs", springs_suite},
+    {"methods", methods_suite},     {"perf", perf_suite},
+    {"steppers", steppers_suite},   {"backward-euler-opt", opt_suite},
+    {"memory", memory_suite},       {"systems", systems_suite},
+    {"jacobian", jacobian_suite},   {"butcher", butcher_suite},
+    {"linalg", linalg_suite},
+};
+enum { NSUITES = sizeof suites / sizeof *suites };
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_failures(SRunner *sr)
+{
+    TestResult **tr = srunner_failures(sr);
+    for (int i = 0; i < srunner_ntests_failed(sr); i++)
+        printf("  FAIL %s:%d: %s: %s\n", tr_lfile(tr[i]), tr_lno(tr[i]), tr_tcname(tr[i]),
+               tr_msg(tr[i]));
+    free(tr);
+}
+
+/* Run suite i; print its line; add its counts to run[0] (checks) and run[1]
+ * (failures). */
+static void run_suite(int i, int run[2])
+{
+    Suite *s = suites[i].make();
+    SRunner *sr = srunner_create(s);
+    double t0 = now();
+    srunner_run_all(sr, CK_SILENT);
+    int n = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
+    if (n > 0) {
+        printf("%-18s %4d checks, %d failed, %6.1f s\n", suites[i].name, n, failed,
+               now() - t0);
+        print_failures(sr);
+        fflush(stdout);
+    }
+    run[0] += n, run[1] += failed;
+    srunner_free(sr);
+}
+
+/* Worker w of nw: the suites w, w + nw, ...; its counts go to fd. */
+static void worker(int w, int nw, int fd)
+{
+    int run[2] = {0, 0};
+    for (int i = w; i < NSUITES; i += nw)
+        run_suite(i, run);
+    if (write(fd, run, sizeof run) != (ssize_t)sizeof run)
+        _exit(3);
+    _exit(0);
+}
+
+static int jobs(void)
+{
+    const char *e = getenv("TSTEP_TEST_JOBS");
+    long n = e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
 int main(void)
 {
-    Suite *(*const suites[])(void) = {
-        linalg_suite, steppers_suite, systems_suite, cli_suite, jacobian_suite,
-        opt_suite, stability_suite, plots_suite, springs_suite, newton_suite, plugins_suite,
-        methods_suite, linsolve_suite, reference_suite, spectrum_suite, perf_suite,
-        grade_suite, robust_suite, options_suite, memory_suite, butcher_suite,
-    };
     if (!getenv("OMP_NUM_THREADS")) /* as the program: one thread unless asked */
         ts_threads_set(1);
-    SRunner *sr = srunner_create(NULL);
-    for (size_t i = 0; i < sizeof suites / sizeof *suites; i++)
-        srunner_add_suite(sr, suites[i]());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
+    setenv("CK_TIMEOUT_MULTIPLIER", "10", 0);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int nw = jobs(), fds[2], total[2] = {0, 0}, lost = 0;
+    if (pipe(fds))
+        return perror("pipe"), EXIT_FAILURE;
+    double t0 = now();
+    for (int w = 0; w < nw; w++)
+        if (fork() == 0)
+            worker(w, nw, fds[1]);
+    close(fds[1]);
+    for (int w = 0; w < nw; w++) {
+        int run[2], status;
+        if (read(fds[0], run, sizeof run) == (ssize_t)sizeof run)
+            total[0] += run[0], total[1] += run[1];
+        wait(&status);
+        lost += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    }
+    if (lost)
+        printf("%d test worker(s) died\n", lost);
     grade_note_skeletons(); /* a hand-out's skeleton steppers, named */
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    printf("%.0f s, %d worker(s)\ntests: %d passed, %d failed\n", now() - t0, nw,
+           total[0] - total[1], total[1]);
+    return total[1] || lost ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,4 +1,4 @@
-/* The option tables (src/cli.c, cli_options): unknown options, ambiguous
+/* The option tables (src/cli/cli.c, cli_options): unknown options, ambiguous
  * prefixes, missing values, values past their type, repeatable options kept
  * in order, the shared options accepted where declared; and a stop signal
  * during stability's spectrum (before anything is written). */
@@ -139,6 +139,16 @@ static const struct {
     {"phase --stepper rk4 --linear-solver lu", 2, "--linear-solver: unknown solver 'lu'"},
     {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat or csv, not frames"},
     {"amplification --stepper rk4 --format json", 2, "--format: amplification writes dat or csv, not json"},
+    /* a single-valued option given twice: both values named, not the last kept */
+    {"run --system test1d --stepper rk4 --dt 0.1 --dt 0.2 --steps 1", 2,
+     "--dt given twice ('0.1' and '0.2')"},
+    {"run --system test1d --system oscillator --stepper rk4 --dt 0.1 --steps 1", 2,
+     "--system given twice ('test1d' and 'oscillator')"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --out o1 --out o2", 2,
+     "--out given twice ('o1' and 'o2')"},
+    {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --stats --stats --out /dev/null", 2,
+     "--stats given twice"},
+    {"--version extra", 2, "--version takes no argument ('extra')"},
     /* positional arguments */
     {"region --stepper rk4 extra", 2, "unexpected argument 'extra'"},
     {"list extra", 2, "unexpected argument 'extra'"},
@@ -469,6 +479,36 @@ START_TEST(region_stopped_in_the_grid)
 }
 END_TEST
 
+/* Every command reports a failed write to standard output (exit 2); a
+ * plugin is a file, never a library searched for; two outputs of one run
+ * are two files. */
+START_TEST(write_errors_plugins_and_outputs)
+{
+    static const char *const to_full[] = {"list", "check-system --system test1d", "--version",
+                                          "--help", "list --format json"};
+    char cmd[512], dir[] = "/tmp/tstep-check-out-XXXXXX";
+    for (size_t i = 0; i < sizeof to_full / sizeof *to_full; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s >/dev/full 2>/dev/null", TSTEP_BIN, to_full[i]);
+        int st = system(cmd);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "tstep %s >/dev/full: status %d",
+                      to_full[i], st);
+    }
+    EXPECT("--plugin libm.so.6 list", 2, "libm.so.6: no such file here");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "run --system test1d --stepper rk4 --dt 0.1 --steps 2 --out %s/o1 --error %s/o1",
+             dir, dir);
+    EXPECT(cmd, 2, "the same file");
+    snprintf(cmd, sizeof cmd,
+             "run --system oscillator --stepper rk4 --dt 0.1 --steps 2 --out %s/a "
+             "--diagnostics %s/b --error %s/b",
+             dir, dir, dir);
+    EXPECT(cmd, 2, "--diagnostics");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -476,6 +516,7 @@ Suite *options_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, option_table_parsing, 0, (int)(sizeof parsed / sizeof *parsed));
     tcase_add_test(tc, param_order_kept);
+    tcase_add_test(tc, write_errors_plugins_and_outputs);
     tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
     tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
     suite_add_tcase(s, tc);

@@ -771,12 +771,17 @@ Suite *plots_suite(void)
     suite_add_tcase(s, diag);
 
     TCase *gp = tcase_create("gnuplot");
+    tcase_set_tags(gp, "slow");
     tcase_add_test(gp, plot_in_terminal);
     tcase_add_test(gp, live_refuses_without_display);
     tcase_add_test(gp, live_cloth_under_xvfb);
     tcase_add_test(gp, progress_only_on_terminals);
-    tcase_add_test(gp, scripts_render);
     tcase_set_timeout(gp, 240);
     suite_add_tcase(s, gp);
+    TCase *all = tcase_create("every script");
+    tcase_set_tags(all, "long");
+    tcase_set_timeout(all, 240);
+    tcase_add_test(all, scripts_render);
+    suite_add_tcase(s, all);
     return s;
 }

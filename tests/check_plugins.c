@@ -587,7 +587,7 @@ Suite *plugins_suite(void)
 {
     Suite *s = suite_create("plugins");
     TCase *tc = tcase_create("installed");
-    tcase_set_tags(tc, "install"); /* CK_EXCLUDE_TAGS=install: the sanitizer pass */
+    tcase_set_tags(tc, "slow install"); /* CK_EXCLUDE_TAGS=install: the sanitizer pass */
     tcase_set_timeout(tc, 120);
     tcase_add_unchecked_fixture(tc, install_tree, remove_tree);
     tcase_add_test(tc, install_layout_version_and_man_page);

@@ -930,6 +930,7 @@ Suite *robust_suite(void)
 {
     Suite *s = suite_create("robust");
     TCase *tc = tcase_create("cli");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, refused_with_exit_2, 0, (int)(sizeof refused / sizeof *refused));
     tcase_add_test(tc, one_file_for_two_outputs_refused);
@@ -952,6 +953,7 @@ Suite *robust_suite(void)
     tcase_add_test(obj, obj_reader_no_silent_truncation);
     suite_add_tcase(s, obj);
     TCase *docs = tcase_create("docs");
+    tcase_set_tags(docs, "long");
     tcase_add_test(docs, markdown_renders);
     tcase_add_test(docs, markdown_check_catches_fences);
     tcase_add_test(docs, doc_commands_run_as_written);

@@ -3,7 +3,7 @@
  * Adding a stepper or a system to tstep is one new file (steppers/NAME.c
  * defining `const ts_stepper_type ts_NAME`, or systems/NAME.c defining
  * `const ts_system_type ts_NAME`) plus one line here.  The registry
- * (src/registry.c) and the extern declarations (tstep/stepper.h) are both
+ * (src/analysis/registry.c) and the extern declarations (tstep/stepper.h) are both
  * generated from this list, in this order, which is the order of
  * `tstep list`.
  *

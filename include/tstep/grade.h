@@ -128,8 +128,9 @@ typedef struct {
 
 ts_grade_options ts_default_grade_options(void);
 
-/* Install a program's allocation counter for ts_default_grade_options (the
- * tstep program installs one: src/alloc_counter.h). */
+/* Install a program's allocation counter for ts_default_grade_options: the
+ * same as ts_alloc_counter_install (tstep/status.h), which the tstep program
+ * calls (src/cli/alloc_counter.h). */
 void ts_grade_set_alloc_counter(void (*arm)(int on), long (*count)(void));
 
 /* Run every check on `type`.  Returns TS_OK when the battery ran (rep says

@@ -25,6 +25,9 @@ int ts_threads_get(void);
 void ts_threads_set_min(size_t n);
 size_t ts_threads_min(void);
 
+/* This machine's physical memory in bytes (0 when unknown). */
+double ts_memory_physical(void);
+
 /* Vector operations over [0, n).  Arrays may be the same array but must
  * not overlap in part (the loops run in parallel and vectorized); only
  * ts_vec_copy accepts any overlap. */
@@ -33,11 +36,6 @@ void ts_vec_copy(size_t n, const double *x, double *y);          /* y = x */
 void ts_vec_scale(size_t n, double a, double *x);                /* x = a x */
 void ts_vec_axpy(size_t n, double a, const double *x, double *y); /* y += a x */
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y); /* y = a x + b y */
-void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y,
-                    double *z); /* z = a x + b y */
-/* z = y + sum_{j < count, c_j != 0} (h c_j) v_j in one pass (z may be y) */
-void ts_vec_combine(size_t n, const double *y, double h, const double *c, int count,
-                    double *const *v, double *z);
 double ts_vec_dot(size_t n, const double *x, const double *y);
 double ts_vec_norm2(size_t n, const double *x);
 double ts_vec_norm_inf(size_t n, const double *x);

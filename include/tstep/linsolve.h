@@ -13,14 +13,14 @@
  * preconditioner type likewise (setup, apply, free); each lives in its own
  * file opening with its algorithm and reference:
  *
- *   solvers          src/linsolve_cg.c        cg: preconditioned CG, matrix-free
- *                    src/linsolve_cholmod.c   direct: sparse Cholesky (CHOLMOD)
- *   preconditioners  src/precond_jacobi.c     jacobi: the diagonal of A
- *                    src/precond_block_jacobi.c  block-jacobi: A's 3x3 diagonal blocks
- *                    src/precond_ichol.c      ic0: incomplete Cholesky IC(0) of A
- *                    src/precond_amg.c        amg: smoothed-aggregation multigrid
+ *   solvers          src/linear/linsolve_cg.c        cg: preconditioned CG, matrix-free
+ *                    src/linear/linsolve_cholmod.c   direct: sparse Cholesky (CHOLMOD)
+ *   preconditioners  src/linear/precond_jacobi.c     jacobi: the diagonal of A
+ *                    src/linear/precond_block_jacobi.c  block-jacobi: A's 3x3 diagonal blocks
+ *                    src/linear/precond_ichol.c      ic0: incomplete Cholesky IC(0) of A
+ *                    src/linear/precond_amg.c        amg: smoothed-aggregation multigrid
  *
- * and src/linsolve.c holds the registries and the driver every solver
+ * and src/linear/linsolve.c holds the registries and the driver every solver
  * shares.  The driver's fallbacks are the same for every choice:
  *   1. symmetric A (sys->jacobian_symmetric): the solver's own solve (CG, or
  *      the Cholesky factor);
@@ -116,20 +116,20 @@ typedef struct {
     uint32_t *slot; /* triplet k is subtracted from val[slot[k]]; UINT32_MAX: dropped (pinned) */
     double *tval;  /* the triplets' values */
     double *col_;  /* 2n doubles: products column by column when the system has no triplets */
-    /* a spring network's (tstep/springs.h): pattern and values from its
-     * springs, the same matrix bit for bit, with no triplets (slot, tval
+    /* a system with blocks (ts_system_ops.blocks): pattern and values from
+     * its edges, the same matrix bit for bit, with no triplets (slot, tval
      * and col_ NULL) */
-    const struct ts_springs *springs;
+    int from_blocks;
 } ts_sparse;
 
 /* Largest system assembled from n products (no jacobian_triplets op). */
 #define TS_SPARSE_PRODUCTS_MAX 512
 
-/* The pattern of A for `sys`: a spring network's from its springs, else
+/* The pattern of A for `sys`: from its blocks (ts_system_ops.blocks), else
  * from ops->jacobian_triplets, else the full lower triangle when
  * n <= TS_SPARSE_PRODUCTS_MAX; TS_ERR_UNSUPPORTED otherwise. */
 int ts_sparse_new(const ts_system *sys, ts_sparse **out);
-/* The same, both triangles (a->full) when full and sys is a spring network. */
+/* The same, both triangles (a->full) when full and sys has blocks. */
 int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out);
 void ts_sparse_free(ts_sparse *a);
 /* A's values at the system's last linearization; pinned rows and columns
@@ -161,9 +161,11 @@ extern const ts_linsolve_type *const ts_linsolve_registry[];
 extern const ts_precond_type *const ts_precond_registry[];
 const ts_linsolve_type *ts_linsolve_find(const char *name);
 const ts_precond_type *ts_precond_find(const char *name);
-extern const ts_linsolve_type ts_linsolve_cg, ts_linsolve_direct;
-extern const ts_precond_type ts_precond_jacobi, ts_precond_block_jacobi, ts_precond_ic0,
-    ts_precond_amg;
+#define TS_LINSOLVE(type) extern const ts_linsolve_type type;
+#define TS_PRECOND(type) extern const ts_precond_type type;
+#include "tstep/linsolvers.h"
+#undef TS_LINSOLVE
+#undef TS_PRECOND
 /* The solver and preconditioner for `sys` under `opt` (opt may be NULL).
  * What opt names is taken as it is (a preconditioner alone means cg); what
  * it leaves NULL is chosen from the system's structure (docs/solvers.md,

@@ -1,5 +1,5 @@
 /* tstep/numfmt.h - doubles in decimal without printf, for the writers of
- * trajectories and frames (src/numfmt.c).
+ * trajectories and frames (src/core/numfmt.c).
  *
  * ts_format_double(buf, x, digits) writes x into buf (TS_NUM_MAX bytes):
  * digits 1..17 gives exactly what printf("%.*g", digits, x) gives; digits 0

@@ -83,9 +83,7 @@ int ts_reference_advance(ts_reference *ref, long n);
 
 /* The finest run's state Y (ts_system_ydim long) at the current time. */
 const double *ts_reference_state(const ts_reference *ref);
-size_t ts_reference_ydim(const ts_reference *ref);
-/* Steps taken by the coarse run, and its step h. */
-long ts_reference_steps(const ts_reference *ref);
+/* The coarse run's step h. */
 double ts_reference_step(const ts_reference *ref);
 const ts_stepper_type *ts_reference_method(const ts_reference *ref);
 

@@ -52,10 +52,9 @@ typedef struct {
     double failed_dt;  /* and its size */
 } ts_run_result;
 
-/* Nonzero (the number of the signal, set by a handler) asks ts_run and the
- * other long loops (sweep, stability runs) to stop after the step under way:
- * ts_run then observes the last finished step if it was not observed yet,
- * so every output ends in the same complete row, and returns
+/* A stop request (ts_stop_signal, tstep/status.h) ends ts_run after the step
+ * under way: it then observes the last finished step if it was not observed
+ * yet, so every output ends in the same complete row, and returns
  * TS_ERR_INTERRUPTED with res->steps_done and res->t at that step.  The
  * loops inside a step (Newton's, the Krylov solvers') check it too
  * (ts_stop_check), so a step that would not end soon (an unreachable
@@ -63,11 +62,6 @@ typedef struct {
  * leaves the state of the step's start; with --adaptive or error control,
  * sub-steps of that step may have moved the state, and ts_run then gives
  * the last step observed in res->steps_done and res->t. */
-extern volatile sig_atomic_t ts_stop_signal;
-
-/* TS_ERR_INTERRUPTED, with a message naming `where`, once ts_stop_signal is
- * set; else TS_OK. */
-int ts_stop_check(const char *where);
 
 /* Run from t = 0.  Returns a status; res may be NULL. */
 int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt,

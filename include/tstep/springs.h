@@ -6,7 +6,7 @@
  * arrays sorted by first particle (i < j).  A system file only builds the
  * topology and reads its parameters; forces, Jacobians, energy, momentum,
  * the strain measure and the post-step projections live once in
- * src/springs.c.
+ * src/springs/springs.c.
  *
  * Per spring, with d = x_i - x_j, l = |d|, n = d / l, u = v_i - v_j:
  *
@@ -44,7 +44,7 @@
  * The fast path's product uses, per spring, the symmetric 3x3 block
  *   B = alpha K + beta D = q I + sign(g) w w^T
  * of the last linearization (Kauppila, sec. 4.1; q, g and w in
- * src/springs.c): out_i -= B (u_i - u_j), out_j += B (u_i - u_j).
+ * src/springs/springs.c): out_i -= B (u_i - u_j), out_j += B (u_i - u_j).
  * linearize keeps the point x (which, as for every system, must stay valid
  * and unchanged while products are taken) and per spring, in a cache, the
  * numbers B is made of: q and w (32 bytes a spring) in networks of up to
@@ -162,7 +162,7 @@ typedef struct ts_springs {
     double sphere_c[3], sphere_r; /* sphere_r > 0 enables the collider */
     /* the fast path's linearization: the point and the coefficients; per
      * spring e its block B = q I + sign(g) w w^T, w = |g| (x_i - x_j) at
-     * the point (src/springs.c).  The cache: q and w from lin_coef[4e]
+     * the point (src/springs/springs.c).  The cache: q and w from lin_coef[4e]
      * when it is wide and every g has one sign (lin_wcache), else q and g
      * from lin_coef[2e], w formed from the point in each product.  When
      * that allocation failed (lin_coef NULL), 1/l in lin_inv (-1 when l is
@@ -244,12 +244,10 @@ int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out);
  * cloth (90000 particles, 537000 springs) peaks at 64 MB with
  * backward-euler and cg/jacobi and 85 MB with dopri5; the estimate says
  * 97 MB.  (The default multigrid takes more, about 3 kB a particle: it is
- * the default only where that fits, src/linsolve.c.) */
+ * the default only where that fits, src/linear/linsolve.c.) */
 #define TS_SPRINGS_BYTES_PER_PARTICLE 700.0
 #define TS_SPRINGS_BYTES_PER_SPRING 64.0
 double ts_springs_memory_estimate(size_t np, size_t ns);
-/* This machine's physical memory in bytes (0 when unknown). */
-double ts_memory_physical(void);
 /* TS_ERR_INPUT, with the estimate, when it exceeds the physical memory;
  * `what` names the system in the message (e.g. "nx=5000 ny=5000"). */
 int ts_springs_check_memory(const char *what, size_t np, size_t ns);

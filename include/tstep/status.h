@@ -8,6 +8,8 @@
 #ifndef TSTEP_STATUS_H
 #define TSTEP_STATUS_H
 
+#include <signal.h>
+
 /*  code               exit  message */
 #define TS_STATUS_LIST(X)                                                    \
     X(TS_OK,             0, "success")                                     \
@@ -47,5 +49,36 @@ int ts_error(int status, const char *fmt, ...)
 /* The last detail message ("" if none since ts_error_clear()). */
 const char *ts_error_detail(void);
 void ts_error_clear(void);
+
+/* --- the stop request ------------------------------------------------------- */
+
+/* Nonzero (the number of the signal, set by a handler) asks every long loop
+ * to stop: the run loop (tstep/run.h) after the step under way, and the loops
+ * inside a step (Newton's, the Krylov solvers', the eigensolvers') through
+ * ts_stop_check.  The flag lives here, below every layer that reads it, and
+ * is set by whoever owns the signal handler (the command line). */
+extern volatile sig_atomic_t ts_stop_signal;
+
+/* TS_ERR_INTERRUPTED, with a message naming `where`, once ts_stop_signal is
+ * set and no hold is on; else TS_OK. */
+int ts_stop_check(const char *where);
+
+/* While held (on = 1), ts_stop_check lets the work under way finish: the run
+ * loop holds it around an observer so that every output ends in a whole row. */
+void ts_stop_hold(int on);
+
+/* --- the allocation counter ------------------------------------------------- */
+
+/* A counter of heap allocations that a program may install (the tstep
+ * program's src/cli/alloc_counter.h replaces malloc and its siblings and
+ * installs one); the grader's no-allocation check arms it around a step.
+ * Both are NULL until installed. */
+typedef struct {
+    void (*arm)(int on); /* count from now (1) or stop counting (0) */
+    long (*count)(void); /* allocations counted while armed, so far */
+} ts_alloc_counter;
+
+void ts_alloc_counter_install(const ts_alloc_counter *counter);
+const ts_alloc_counter *ts_alloc_counter_installed(void); /* NULL if none */
 
 #endif

@@ -33,13 +33,25 @@ enum {
                                     one-step factor */
     TS_ADAPTIVE = 1u << 7,       /* has an embedded error estimate (the type's `error`):
                                     `run --rtol` controls its step size */
-    TS_KEEPS_START = 1u << 8     /* its scratch is ts_implicit_alloc's and its step one
-                                    ts_implicit_newton, which writes the stored state only
-                                    at its end and keeps the start in its scratch:
-                                    ts_stepper_step then takes no copy of the state
-                                    (2 n doubles less) and restores a step that fails
-                                    after that end with ts_implicit_restore */
+    TS_KEEPS_START = 1u << 8     /* its scratch begins with a ts_kept_start (below) and
+                                    its step writes the stored state only at its end,
+                                    keeping the start there (ts_implicit_alloc's scratch
+                                    and ts_implicit_newton do): ts_stepper_step then
+                                    takes no copy of the state (2 n doubles less) and
+                                    restores a step that fails after that end from it */
 };
+
+/* The first member of a TS_KEEPS_START stepper's scratch: where the step
+ * keeps its start state once it has written the end state. */
+typedef struct {
+    size_t n;
+    double *x, *v; /* the start positions and velocities (v unused for order 1) */
+    int kept;      /* x (and v) hold the start: the end state was written */
+} ts_kept_start;
+
+/* Put a kept start state back into sys and return 1; else (nothing kept
+ * since the last call) return 0, the stored state being the start. */
+int ts_kept_start_restore(ts_kept_start *k, ts_system *sys);
 
 /* Options for the implicit solvers (ignored by explicit steppers). */
 typedef struct {
@@ -160,7 +172,7 @@ int ts_scratch_vectors(const ts_system *sys, int nvec, void **scratch);
 /* Add b's counts into a. */
 void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b);
 
-/* --- registries (src/registry.c) ------------------------------------------ */
+/* --- registries (src/analysis/registry.c) ------------------------------------------ */
 
 /* The registries hold the built-in types (tstep/builtins.h, in that order)
  * followed by the types registered at run time (plugins loaded with

@@ -26,10 +26,27 @@
 #define TSTEP_SYSTEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "tstep/params.h"
 #include "tstep/status.h"
 
 typedef struct ts_system ts_system;
+
+/* A capability of a particle system (dim 3) whose Jacobian couples particles
+ * pairwise, as a spring network's does: J = alpha df/dx + beta df/dv at the
+ * last linearization as 3x3 blocks on a graph.  Edge e couples particles
+ * i[e] < j[e] with the symmetric block J_ij = J_ji = B_e; particle p's own
+ * block is J_pp = self m_p I - (the sum of B_e over the edges at p).  The
+ * assembled solvers and the multigrid preconditioner (tstep/linsolve.h) build
+ * their matrices from it without knowing what the system is. */
+typedef struct {
+    size_t np, ne;           /* particles, edges */
+    const uint32_t *i, *j;   /* the edges, sorted by (i, j); a pair may repeat */
+    size_t bandwidth;        /* largest |row - col| of a nonzero of J, in unknowns */
+    double self;             /* see above (0 for a network without drag) */
+    /* B_e as xx xy xz yy yz zz */
+    void (*block)(const ts_system *sys, size_t e, double b[6]);
+} ts_system_blocks;
 
 typedef struct {
     void (*destroy)(ts_system *sys); /* frees the derived struct; required */
@@ -82,6 +99,14 @@ typedef struct {
     /* Optional: the largest relative change of any spring's length between
      * two position vectors, for the adaptive strain rule. */
     double (*max_strain_change)(ts_system *sys, const double *x_old, const double *x_new);
+
+    /* Optional: J as blocks on a graph (ts_system_blocks above), valid at
+     * the last linearization (the pattern at any time). */
+    int (*blocks)(ts_system *sys, ts_system_blocks *out);
+    /* Optional: out = M u - (alpha df/dx + beta df/dv) u at the last
+     * linearization in one pass, counted as a Jacobian product; without it
+     * the implicit solver forms it from jacobian_mul. */
+    int (*shifted_mul)(ts_system *sys, const double *u, double *out);
 } ts_system_ops;
 
 typedef struct ts_system_type ts_system_type;

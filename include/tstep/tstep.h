@@ -58,7 +58,7 @@
  * structs (ts_stepper_type, ts_system_type, ts_system, ts_system_ops, ...)
  * or to the functions a plugin calls would break a plugin built before it.
  * tstep refuses a plugin built for another version. */
-#define TSTEP_PLUGIN_ABI 2
+#define TSTEP_PLUGIN_ABI 3
 
 /* What a plugin defines (the arrays NULL-terminated; either may be absent). */
 extern const int tstep_plugin_abi;
@@ -74,8 +74,9 @@ extern const ts_system_type *const tstep_plugin_systems[];
 #define TSTEP_PLUGIN() const int tstep_plugin_abi = TSTEP_PLUGIN_ABI
 #endif
 
-/* Load the plugin at `path` (dlopen; a name without '/' is searched like
- * dlopen does, so write ./name.so for a file here) and register its types.
+/* Load the plugin file at `path` (dlopen; a name without '/' is the file of
+ * that name in the current folder, never a library searched for in the
+ * system's folders) and register its types.
  * TS_ERR_INPUT with a detail message (ts_error_detail()) naming the reason
  * when the file cannot be loaded, is not a tstep plugin, was built for
  * another interface version, defines no types, or a type's name is already

@@ -48,7 +48,7 @@ PetscErrorCode tstep_petsc_default_solver(TS ts);
  * The cloth's nx x ny particles are the nodes of a 2-D DMDA (6 dof per node:
  * x, y, z, vx, vy, vz; box stencil of width 2 for the flexion springs).
  * Each rank computes the forces and Jacobian products of its nodes from a
- * spring network over its ghosted nodes (the same src/springs.c code as
+ * spring network over its ghosted nodes (the same src/springs/springs.c code as
  * the serial cloth), so results agree with one rank to solver tolerance. */
 typedef struct tstep_petsc_grid tstep_petsc_grid;
 

@@ -10,10 +10,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "tstep/linalg.h"
 #include "tstep/springs.h"
-#include "v2d.h"
+#include "core/v2d.h"
 
 #define TS_PI 3.14159265358979323846
 
@@ -1016,6 +1015,22 @@ static int springs_post_step(ts_system *sys, double t, double *x, double *v)
     return TS_OK;
 }
 
+static void springs_edge_block(const ts_system *sys, size_t e, double b[6])
+{
+    ts_springs_block((const ts_springs *)sys, e, b);
+}
+
+/* The network as blocks on a graph (ts_system_blocks): its springs are the
+ * edges, the drag the particles' own term. */
+static int springs_blocks(ts_system *sys, ts_system_blocks *out)
+{
+    const ts_springs *s = (const ts_springs *)sys;
+    *out = (ts_system_blocks){.np = s->np, .ne = s->ns, .i = s->si, .j = s->sj,
+                              .bandwidth = ts_springs_bandwidth(s), .self = -s->lin_wdrag,
+                              .block = springs_edge_block};
+    return TS_OK;
+}
+
 static const ts_system_ops springs_ops = {
     .destroy = springs_destroy,
     .forces = springs_forces,
@@ -1030,17 +1045,13 @@ static const ts_system_ops springs_ops = {
     .momentum = springs_momentum,
     .post_step = springs_post_step,
     .max_strain_change = springs_max_strain_change,
+    .blocks = springs_blocks,
+    .shifted_mul = ts_springs_shifted_mul,
 };
 
 double ts_springs_memory_estimate(size_t np, size_t ns)
 {
     return TS_SPRINGS_BYTES_PER_PARTICLE * (double)np + TS_SPRINGS_BYTES_PER_SPRING * (double)ns;
-}
-
-double ts_memory_physical(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    return pages > 0 && size > 0 ? (double)pages * (double)size : 0.0;
 }
 
 int ts_springs_check_memory(const char *what, size_t np, size_t ns)

@@ -22,7 +22,7 @@ typedef struct {
     int (*main)(int argc, char **argv);
 } cli_command;
 
-/* The command table (src/main.c), NULL-terminated. */
+/* The command table (src/cli/main.c), NULL-terminated. */
 extern const cli_command cli_commands[];
 
 /* Print "tstep CMD: <message>" and a pointer to --help; returns 2. */
@@ -39,8 +39,6 @@ int cli_fail(const char *cmd, int status);
 int cli_parse_real(const char *cmd, const char *opt, const char *text, double *out);
 int cli_parse_positive(const char *cmd, const char *opt, const char *text, double *out);
 int cli_parse_count(const char *cmd, const char *opt, const char *text, long min, long *out);
-/* A count stored in an int: min..INT_MAX. */
-int cli_parse_int(const char *cmd, const char *opt, const char *text, int min, int *out);
 /* The format named `text`: 0, or -1 for no format of that name (no message). */
 int cli_parse_format(const char *text, cli_format *out);
 
@@ -79,6 +77,14 @@ int cli_open_output_for(const char *cmd, const char *opt, const char *path, FILE
 /* 1 when paths a and b (NULL or "-": standard output) name one regular
  * file, existing (same st_dev and st_ino) or about to be created. */
 int cli_same_file(const char *a, const char *b);
+/* An output of a command: its option (without "--") and path (NULL: not
+ * written; "-": standard output). */
+typedef struct {
+    const char *opt, *path;
+} cli_output;
+/* 0 when no two of outs[0..n) name one file (cli_same_file); else prints
+ * "tstep CMD: --A FILE and --B FILE: the same file; give two files", 2. */
+int cli_distinct_outputs(const char *cmd, const cli_output *outs, size_t n);
 /* Close an output opened by cli_open_output; returns 0 or prints and 2. */
 int cli_close_output(const char *cmd, const char *path, FILE *f);
 
@@ -211,26 +217,8 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
 /* Entries before CLI_END: at most CLI_MAX_OPTS (more: exit 1, a bug). */
 #define CLI_MAX_OPTS 64
 
-#define CLI_SOLVER_HELP                                                                   \
-    "  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"      \
-    "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"  \
-    "                  update is that small, or the error estimated to be left after\n"   \
-    "                  it (from Newton's contraction and the solve's residual) is a\n"    \
-    "                  tenth of that (default 1e-8; at least 2.22e-16)\n"                \
-    "  --newton-max N  Newton iteration cap (default 20)\n"                                \
-    "  --cg-tol X      linear solves: relative residual, 2.22e-16 <= X < 1 (default:\n"  \
-    "                  automatic: the Eisenstat-Walker rule in Newton, 1e-10 for a\n"    \
-    "                  linearized step)\n"                                               \
-    "  --cg-max N      linear iteration cap per solve (default 2 * the state's length\n" \
-    "                  + 20, the state being positions and velocities)\n"               \
-    "  --linear-solver NAME  cg or direct (sparse Cholesky); see tstep list\n"            \
-    "  --precond NAME  CG's preconditioner: jacobi, block-jacobi, ic0, amg (not with\n"  \
-    "                  --linear-solver direct); default, by the system: direct for a\n"  \
-    "                  banded spring network (string, hair, cloth at most 5 wide;\n"     \
-    "                  cg with jacobi if --cg-tol or --cg-max is given), cg with amg\n"  \
-    "                  for other spring networks of 1000 unknowns or more (cloth from\n" \
-    "                  19 x 19), cg with jacobi otherwise (docs/solvers.md)\n"           \
-    "  --threads N     threads for forces, products and vector operations (default:\n"     \
-    "                  OMP_NUM_THREADS, else 1); results identical for any N\n"
+/* The implicit solver's options (CLI_OPTS_SOLVER) for a command's --help,
+ * the solver and preconditioner names from their registries. */
+void cli_solver_help(void);
 
 #endif

@@ -9,11 +9,11 @@
  * pivoting, Golub & Van Loan, Matrix Computations, 3.4. */
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 #include "tstep/linalg.h"
-#include "tstep/run.h"
 #include "tstep/status.h"
 #include "v2d.h"
 
@@ -26,6 +26,12 @@
  * four interleaved accumulators, and the chunks' partial sums are added in
  * order by one thread.  So ts_vec_dot returns the same bits with 1 thread
  * or 64. */
+
+double ts_memory_physical(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0.0;
+}
 
 int ts_threads_set(int n)
 {
@@ -102,38 +108,6 @@ void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
 #pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
     for (size_t i = 0; i < n; i++)
         y[i] = a * x[i] + b * y[i];
-}
-
-void ts_vec_lincomb(size_t n, double a, const double *x, double b, const double *y, double *z)
-{
-#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
-    for (size_t i = 0; i < n; i++)
-        z[i] = a * x[i] + b * y[i];
-}
-
-/* z = y + sum over j < count with c_j != 0 of (h c_j) v_j, a Runge-Kutta
- * stage or update in one pass over memory: blocks of 512 entries stay in
- * cache while the v_j are added in order, so each entry sees the same
- * operations as a copy followed by one axpy per v_j. */
-void ts_vec_combine(size_t n, const double *y, double h, const double *c, int count,
-                    double *const *v, double *z)
-{
-    size_t nb = (n + 511) / 512;
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
-    for (size_t blk = 0; blk < nb; blk++) {
-        size_t i0 = blk * 512, i1 = i0 + 512 < n ? i0 + 512 : n;
-        if (z != y)
-            for (size_t i = i0; i < i1; i++)
-                z[i] = y[i];
-        for (int j = 0; j < count; j++) {
-            if (c[j] == 0.0)
-                continue;
-            double a = h * c[j];
-            const double *vj = v[j];
-            for (size_t i = i0; i < i1; i++)
-                z[i] += a * vj[i];
-        }
-    }
 }
 
 /* x . y over [0, n), four interleaved accumulators */
@@ -425,6 +399,23 @@ int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                     k->tol, k->max_iter);
 }
 
+/* BiCGSTAB's second half-step: shat = P^-1 s (in phat), t = A shat,
+ * omega = t.s / t.t minimizing |s - omega t|, x += omega shat, r = s - omega t. */
+static int bicgstab_smooth(size_t n, ts_matvec_fn A, void *ctx, const ts_krylov *k, double *r,
+                           double *x, double *phat, double *t, double *omega)
+{
+    precondition(n, k, r, phat);
+    int s = A(ctx, phat, t);
+    if (s)
+        return s;
+    ts_vec_mask(n, k->mask, t);
+    double tt = ts_vec_dot(n, t, t);
+    *omega = tt > 0.0 ? ts_vec_dot(n, t, r) / tt : 0.0;
+    ts_vec_axpy(n, *omega, phat, x);
+    ts_vec_axpy(n, -*omega, t, r);
+    return TS_OK;
+}
+
 int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
                       const ts_krylov *k, int *iters)
 {
@@ -478,14 +469,8 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
         ts_vec_axpy(n, alpha, phat, x);
         if (ts_vec_norm2(n, r) <= k->tol * bnorm)
             return reached(k, ts_vec_norm2(n, r), bnorm);
-        precondition(n, k, r, phat); /* shat */
-        if ((s = A(ctx, phat, t)))
+        if ((s = bicgstab_smooth(n, A, ctx, k, r, x, phat, t, &omega)))
             return s;
-        ts_vec_mask(n, k->mask, t);
-        double tt = ts_vec_dot(n, t, t);
-        omega = tt > 0.0 ? ts_vec_dot(n, t, r) / tt : 0.0;
-        ts_vec_axpy(n, omega, phat, x);
-        ts_vec_axpy(n, -omega, t, r);
         double rnorm = ts_vec_norm2(n, r);
         if (!isfinite(rnorm))
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: non-finite residual at iteration %d", it);

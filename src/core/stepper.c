@@ -4,7 +4,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/stepper.h"
 
@@ -100,7 +99,7 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
         s = sys->ops->post_step(sys, t + h, sys->x, sys->v);
     if (s) {
         if (keeps)
-            ts_implicit_restore(st->scratch, sys);
+            ts_kept_start_restore(st->scratch, sys);
         else
             ts_system_set_y(sys, st->backup_);
         ts_stepper_reset(st);
@@ -116,7 +115,10 @@ int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)
 
 const double *ts_stepper_start_x(const ts_stepper *st)
 {
-    return st->backup_ ? st->backup_ : ts_implicit_start_x(st->scratch);
+    if (st->backup_)
+        return st->backup_;
+    const ts_kept_start *k = st->scratch;
+    return k->kept ? k->x : NULL;
 }
 
 void ts_stepper_undo(ts_stepper *st, ts_system *sys)
@@ -124,8 +126,19 @@ void ts_stepper_undo(ts_stepper *st, ts_system *sys)
     if (st->backup_)
         ts_system_set_y(sys, st->backup_);
     else
-        ts_implicit_restore(st->scratch, sys);
+        ts_kept_start_restore(st->scratch, sys);
     st->total.accepted--, st->total.rejected++;
+}
+
+int ts_kept_start_restore(ts_kept_start *k, ts_system *sys)
+{
+    if (!k->kept)
+        return 0;
+    ts_vec_copy(k->n, k->x, sys->x);
+    if (sys->order == 2)
+        ts_vec_copy(k->n, k->v, sys->v);
+    k->kept = 0;
+    return 1;
 }
 
 void ts_stepper_reset(ts_stepper *st)

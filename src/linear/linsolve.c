@@ -14,13 +14,21 @@
 #include <time.h>
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
-#include "tstep/springs.h"
 
-const ts_linsolve_type *const ts_linsolve_registry[] = {&ts_linsolve_cg, &ts_linsolve_direct,
-                                                        NULL};
-const ts_precond_type *const ts_precond_registry[] = {&ts_precond_jacobi,
-                                                      &ts_precond_block_jacobi, &ts_precond_ic0,
-                                                      &ts_precond_amg, NULL};
+const ts_linsolve_type *const ts_linsolve_registry[] = {
+#define TS_LINSOLVE(type) &type,
+#define TS_PRECOND(type)
+#include "tstep/linsolvers.h"
+#undef TS_LINSOLVE
+#undef TS_PRECOND
+    NULL};
+const ts_precond_type *const ts_precond_registry[] = {
+#define TS_LINSOLVE(type)
+#define TS_PRECOND(type) &type,
+#include "tstep/linsolvers.h"
+#undef TS_LINSOLVE
+#undef TS_PRECOND
+    NULL};
 
 const ts_linsolve_type *ts_linsolve_find(const char *name)
 {
@@ -96,17 +104,17 @@ static uint32_t find_slot(const ts_sparse *a, size_t j, size_t r)
     return UINT32_MAX;
 }
 
-/* --- a spring network's matrix straight from its springs ------------------------ *
+/* --- the matrix straight from a system's blocks (ts_system_blocks) ---------------- *
  * The same pattern and the same numbers as from its triplets (below), without
  * them: the triplets cost 12 B each while the matrix lives (60 a cloth
- * particle: 720 B) and 16 B more each while the pattern is built.  Springs
- * are sorted by (si, sj) with si < sj, so column 3p + b of the lower
- * triangle holds the diagonal, the rest of particle p's block (rows 3p + a,
- * a > b), then rows 3 sj .. 3 sj + 2 of the springs with si = p in order;
- * pinned rows and columns drop out as for triplets.  Stored full (both
- * triangles, a->full), column 3p + b starts with the rows of the springs
- * with sj = p (by si) and holds all of p's block: the matrix's rows, as a
- * multigrid preconditioner reads them, without a copy. */
+ * particle: 720 B) and 16 B more each while the pattern is built.  Edges
+ * are sorted by (i, j) with i < j, so column 3p + b of the lower triangle
+ * holds the diagonal, the rest of particle p's block (rows 3p + a, a > b),
+ * then rows 3 j .. 3 j + 2 of the edges with i = p in order; pinned rows and
+ * columns drop out as for triplets.  Stored full (both triangles, a->full),
+ * column 3p + b starts with the rows of the edges with j = p (by i) and
+ * holds all of p's block: the matrix's rows, as a multigrid preconditioner
+ * reads them, without a copy. */
 
 static void put(ts_sparse *a, size_t *k, size_t r)
 {
@@ -124,30 +132,30 @@ static void put_particle(ts_sparse *a, const ts_system *sys, size_t *k, size_t q
 }
 
 /* Walk the pattern: rows written when a->row is set, else a->colp filled;
- * rev[rstart[p] ..] the springs with sj = p by si (full storage only).
+ * rev[rstart[p] ..] the edges with j = p by i (full storage only).
  * Returns the number of entries. */
-static size_t springs_pattern(ts_sparse *a, const ts_system *sys, const ts_springs *s,
+static size_t blocks_pattern(ts_sparse *a, const ts_system *sys, const ts_system_blocks *s,
                               const size_t *rstart, const uint32_t *rev)
 {
     size_t k = 0, e = 0;
     for (size_t p = 0; p < s->np; p++) {
         size_t e0 = e;
-        while (e < s->ns && s->si[e] == p)
+        while (e < s->ne && s->i[e] == p)
             e++;
         for (size_t c = 3 * p; c < 3 * p + 3; c++) {
             if (pinned(sys, c)) {
                 put(a, &k, c);
             } else {
-                if (a->full) /* a second spring between two particles adds no entry */
+                if (a->full) /* a second edge between two particles adds no entry */
                     for (size_t f = rstart[p]; f < rstart[p + 1]; f++)
-                        if (f == rstart[p] || s->si[rev[f]] != s->si[rev[f - 1]])
-                            put_particle(a, sys, &k, s->si[rev[f]]);
+                        if (f == rstart[p] || s->i[rev[f]] != s->i[rev[f - 1]])
+                            put_particle(a, sys, &k, s->i[rev[f]]);
                 for (size_t r = a->full ? 3 * p : c; r < 3 * p + 3; r++)
                     if (r == c || !pinned(sys, r))
                         put(a, &k, r);
                 for (size_t f = e0; f < e; f++)
-                    if (f == e0 || s->sj[f] != s->sj[f - 1])
-                        put_particle(a, sys, &k, s->sj[f]);
+                    if (f == e0 || s->j[f] != s->j[f - 1])
+                        put_particle(a, sys, &k, s->j[f]);
             }
             if (!a->row)
                 a->colp[c + 1] = k;
@@ -157,7 +165,7 @@ static size_t springs_pattern(ts_sparse *a, const ts_system *sys, const ts_sprin
 }
 
 /* position of row r in column c (both unpinned: in the pattern), guess first */
-static size_t springs_slot(const ts_sparse *a, size_t c, size_t r, size_t guess)
+static size_t blocks_slot(const ts_sparse *a, size_t c, size_t r, size_t guess)
 {
     if (guess >= a->colp[c] && guess < a->colp[c + 1] && a->row[guess] == r)
         return guess;
@@ -166,19 +174,19 @@ static size_t springs_slot(const ts_sparse *a, size_t c, size_t r, size_t guess)
 
 /* A's values as ts_sparse_assemble forms them from the triplets, the same
  * operations in the same order: each particle's block summed over its
- * springs in their order from -wdrag m on its diagonal (in blk, 9 a
- * particle) and subtracted from M; each spring's block subtracted from 0. */
-static void springs_values(ts_sparse *a, ts_system *sys, const ts_springs *s, double *blk)
+ * edges in their order from self m on its diagonal (in blk, 9 a particle)
+ * and subtracted from M; each edge's block subtracted from 0. */
+static void blocks_values(ts_sparse *a, ts_system *sys, const ts_system_blocks *s, double *blk)
 {
     static const int full9[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5}; /* (r, c) in xx xy xz yy yz zz */
     ts_vec_zero(a->nnz, a->val);
     for (size_t p = 0; p < s->np; p++)
         for (size_t q = 0; q < 9; q++)
-            blk[9 * p + q] = q % 4 == 0 ? -s->lin_wdrag * sys->mass[3 * p + q / 3] : 0.0;
-    for (size_t e = 0; e < s->ns; e++) {
+            blk[9 * p + q] = q % 4 == 0 ? s->self * sys->mass[3 * p + q / 3] : 0.0;
+    for (size_t e = 0; e < s->ne; e++) {
         double b[6];
-        size_t i = s->si[e], j = s->sj[e];
-        ts_springs_block(s, e, b);
+        size_t i = s->i[e], j = s->j[e];
+        s->block(sys, e, b);
         for (size_t q = 0; q < 9; q++)
             blk[9 * i + q] -= b[full9[q]], blk[9 * j + q] -= b[full9[q]];
         /* (3j + dr, 3i + dc), and (3i + dc, 3j + dr) when full */
@@ -191,7 +199,7 @@ static void springs_values(ts_sparse *a, ts_system *sys, const ts_springs *s, do
                     size_t r = upper ? 3 * i + d1 : 3 * j + d1;
                     if (pinned(sys, r))
                         continue;
-                    at = springs_slot(a, c, r, at + 1);
+                    at = blocks_slot(a, c, r, at + 1);
                     a->val[at] -= b[full9[3 * d0 + d1]];
                 }
             }
@@ -209,35 +217,35 @@ static void springs_values(ts_sparse *a, ts_system *sys, const ts_springs *s, do
     }
 }
 
-/* The springs with sj = p by si, for each p: a counting sort of the springs
- * (sorted by si) by sj. */
-static int springs_reverse(const ts_springs *s, size_t **rstart, uint32_t **rev)
+/* The edges with j = p by i, for each p: a counting sort of the edges
+ * (sorted by i) by j. */
+static int blocks_reverse(const ts_system_blocks *s, size_t **rstart, uint32_t **rev)
 {
     *rstart = calloc(s->np + 1, sizeof **rstart);
-    *rev = malloc((s->ns + 1) * sizeof **rev);
+    *rev = malloc((s->ne + 1) * sizeof **rev);
     if (!*rstart || !*rev)
         return TS_ERR_NOMEM;
-    for (size_t e = 0; e < s->ns; e++)
-        (*rstart)[s->sj[e] + 1]++;
+    for (size_t e = 0; e < s->ne; e++)
+        (*rstart)[s->j[e] + 1]++;
     for (size_t p = 0; p < s->np; p++)
         (*rstart)[p + 1] += (*rstart)[p];
-    for (size_t e = 0; e < s->ns; e++)
-        (*rev)[(*rstart)[s->sj[e]]++] = (uint32_t)e;
+    for (size_t e = 0; e < s->ne; e++)
+        (*rev)[(*rstart)[s->j[e]]++] = (uint32_t)e;
     for (size_t p = s->np; p > 0; p--)
         (*rstart)[p] = (*rstart)[p - 1];
     (*rstart)[0] = 0;
     return TS_OK;
 }
 
-static int springs_sparse_new(ts_sparse *a, const ts_system *sys, const ts_springs *s)
+static int blocks_sparse_new(ts_sparse *a, const ts_system *sys, const ts_system_blocks *s)
 {
     size_t *rstart = NULL, total = 0;
     uint32_t *rev = NULL;
     int st = TS_ERR_NOMEM;
     a->colp = calloc(a->n + 1, sizeof *a->colp);
-    if (!a->colp || (a->full && springs_reverse(s, &rstart, &rev)))
+    if (!a->colp || (a->full && blocks_reverse(s, &rstart, &rev)))
         goto fail;
-    total = springs_pattern(a, sys, s, rstart, rev);
+    total = blocks_pattern(a, sys, s, rstart, rev);
     if (total >= UINT32_MAX) {
         st = TS_ERR_UNSUPPORTED;
         goto fail;
@@ -246,7 +254,7 @@ static int springs_sparse_new(ts_sparse *a, const ts_system *sys, const ts_sprin
     a->val = malloc((total + 1) * sizeof *a->val);
     if (!a->row || !a->val)
         goto fail;
-    springs_pattern(a, sys, s, rstart, rev);
+    blocks_pattern(a, sys, s, rstart, rev);
     a->nnz = total;
     free(rstart);
     free(rev);
@@ -257,80 +265,26 @@ fail:
     return ts_error(st, "sparse matrix of %zu unknowns, %zu entries", a->n, total);
 }
 
-/* The pattern: every diagonal entry, and each triplet (r, c) with neither
- * end pinned; sorted and without duplicates; slot[] maps triplets to it.
- * A spring network's comes from its springs (above), the same pattern. */
-int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out)
+/* The columns from the triplets (tr, tc): every diagonal entry, and each
+ * triplet (r, c) with neither end pinned; sorted and without duplicates;
+ * then slot[] maps the triplets to them.  cnt: n + 1 zeros. */
+static int triplets_pattern(ts_sparse *a, const ts_system *sys, const size_t *tr,
+                            const size_t *tc, size_t *cnt)
 {
-    size_t n = sys->n, nt = 0;
-    ts_sparse *a = calloc(1, sizeof *a);
-    size_t *tr = NULL, *tc = NULL, *cnt = NULL;
-    *out = NULL;
-    if (!a)
-        return ts_error(TS_ERR_NOMEM, "sparse matrix");
-    a->n = n;
-    a->springs = ts_springs_of((ts_system *)sys);
-    if (a->springs && n < UINT32_MAX) {
-        a->full = full;
-        int st = springs_sparse_new(a, sys, a->springs);
-        if (st) {
-            ts_sparse_free(a);
-            return st;
-        }
-        *out = a;
-        return TS_OK;
-    }
-    a->springs = NULL;
-    int have_trip = sys->ops->jacobian_triplets != NULL;
-    if (have_trip) {
-        sys->ops->jacobian_triplets((ts_system *)sys, &nt, NULL, NULL, NULL);
-    } else if (n <= TS_SPARSE_PRODUCTS_MAX) {
-        nt = n * (n + 1) / 2; /* the full lower triangle, by products */
-    } else {
-        free(a);
-        return ts_error(TS_ERR_UNSUPPORTED,
-                        "an assembled matrix of %s needs its Jacobian as triplets (n = %zu > %d)",
-                        sys->type ? sys->type->name : "this system", n, TS_SPARSE_PRODUCTS_MAX);
-    }
-    a->ntrip = nt;
-    tr = malloc((nt + 1) * sizeof *tr);
-    tc = malloc((nt + 1) * sizeof *tc);
-    cnt = calloc(n + 1, sizeof *cnt);
-    a->slot = malloc((nt + 1) * sizeof *a->slot);
-    a->tval = malloc((nt + 1) * sizeof *a->tval);
-    a->colp = calloc(n + 1, sizeof *a->colp);
-    a->col_ = malloc(2 * n * sizeof *a->col_);
-    if (!tr || !tc || !cnt || !a->slot || !a->tval || !a->colp || !a->col_)
-        goto nomem;
-    if (have_trip) {
-        sys->ops->jacobian_triplets((ts_system *)sys, &nt, tr, tc, NULL);
-    } else {
-        size_t k = 0;
-        for (size_t j = 0; j < n; j++)
-            for (size_t i = j; i < n; i++)
-                tr[k] = i, tc[k] = j, k++;
-    }
-    /* column counts with duplicates, then the rows of each column sorted */
-    for (size_t k = 0; k < nt; k++)
+    size_t n = a->n, nt = a->ntrip, total = 0, w = 0;
+    for (size_t k = 0; k < nt; k++) /* column counts with duplicates */
         if (!pinned(sys, tr[k]) && !pinned(sys, tc[k]) && tr[k] != tc[k])
             cnt[tc[k]]++;
-    size_t total = 0;
     for (size_t j = 0; j < n; j++) {
         a->colp[j] = total;
         total += cnt[j] + 1; /* + the diagonal */
     }
     a->colp[n] = total;
-    if (n >= UINT32_MAX || total >= UINT32_MAX) {
-        free(tr);
-        free(tc);
-        free(cnt);
-        ts_sparse_free(a);
+    if (n >= UINT32_MAX || total >= UINT32_MAX)
         return ts_error(TS_ERR_UNSUPPORTED, "sparse matrix of %zu unknowns, %zu entries", n,
                         total);
-    }
-    a->row = malloc((total + 1) * sizeof *a->row);
-    if (!a->row)
-        goto nomem;
+    if (!(a->row = malloc((total + 1) * sizeof *a->row)))
+        return TS_ERR_NOMEM;
     for (size_t j = 0; j < n; j++) {
         a->row[a->colp[j]] = (uint32_t)j;
         cnt[j] = a->colp[j] + 1;
@@ -338,9 +292,7 @@ int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out)
     for (size_t k = 0; k < nt; k++)
         if (!pinned(sys, tr[k]) && !pinned(sys, tc[k]) && tr[k] != tc[k])
             a->row[cnt[tc[k]]++] = (uint32_t)tr[k];
-    /* sort each column below its diagonal, drop duplicates, compact */
-    size_t w = 0;
-    for (size_t j = 0; j < n; j++) {
+    for (size_t j = 0; j < n; j++) { /* sort below the diagonal, drop duplicates, compact */
         size_t b = a->colp[j], e = a->colp[j + 1];
         qsort(a->row + b + 1, e - b - 1, sizeof *a->row, u32_cmp);
         a->colp[j] = w;
@@ -350,23 +302,79 @@ int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out)
     }
     a->colp[n] = w;
     a->nnz = w;
-    a->val = malloc((w + 1) * sizeof *a->val);
-    if (!a->val)
-        goto nomem;
+    if (!(a->val = malloc((w + 1) * sizeof *a->val)))
+        return TS_ERR_NOMEM;
     for (size_t k = 0; k < nt; k++)
         a->slot[k] = pinned(sys, tr[k]) || pinned(sys, tc[k]) ? UINT32_MAX
                                                                 : find_slot(a, tc[k], tr[k]);
+    return TS_OK;
+}
+
+/* The pattern from the system's triplets (or, for n <= TS_SPARSE_PRODUCTS_MAX
+ * without them, the full lower triangle, assembled by products). */
+static int triplets_sparse_new(ts_sparse *a, const ts_system *sys)
+{
+    size_t n = a->n, nt = 0;
+    int have_trip = sys->ops->jacobian_triplets != NULL;
+    if (have_trip)
+        sys->ops->jacobian_triplets((ts_system *)sys, &nt, NULL, NULL, NULL);
+    else if (n <= TS_SPARSE_PRODUCTS_MAX)
+        nt = n * (n + 1) / 2;
+    else
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "an assembled matrix of %s needs its Jacobian as triplets (n = %zu > %d)",
+                        sys->type ? sys->type->name : "this system", n, TS_SPARSE_PRODUCTS_MAX);
+    a->ntrip = nt;
+    size_t *tr = malloc((nt + 1) * sizeof *tr), *tc = malloc((nt + 1) * sizeof *tc);
+    size_t *cnt = calloc(n + 1, sizeof *cnt);
+    a->slot = malloc((nt + 1) * sizeof *a->slot);
+    a->tval = malloc((nt + 1) * sizeof *a->tval);
+    a->colp = calloc(n + 1, sizeof *a->colp);
+    a->col_ = malloc(2 * n * sizeof *a->col_);
+    int st = TS_ERR_NOMEM;
+    if (tr && tc && cnt && a->slot && a->tval && a->colp && a->col_) {
+        if (have_trip) {
+            sys->ops->jacobian_triplets((ts_system *)sys, &nt, tr, tc, NULL);
+        } else {
+            size_t k = 0;
+            for (size_t j = 0; j < n; j++)
+                for (size_t i = j; i < n; i++)
+                    tr[k] = i, tc[k] = j, k++;
+        }
+        st = triplets_pattern(a, sys, tr, tc, cnt);
+    }
     free(tr);
     free(tc);
     free(cnt);
+    if (st == TS_ERR_NOMEM)
+        return ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns, %zu triplets", n, nt);
+    return st;
+}
+
+/* The pattern from the system's blocks (above) where it has them, else
+ * from its triplets: the same pattern either way. */
+int ts_sparse_new_as(const ts_system *sys, int full, ts_sparse **out)
+{
+    ts_sparse *a = calloc(1, sizeof *a);
+    ts_system_blocks g;
+    *out = NULL;
+    if (!a)
+        return ts_error(TS_ERR_NOMEM, "sparse matrix");
+    a->n = sys->n;
+    int st;
+    if (sys->ops->blocks && sys->n < UINT32_MAX && !sys->ops->blocks((ts_system *)sys, &g)) {
+        a->full = full;
+        a->from_blocks = 1;
+        st = blocks_sparse_new(a, sys, &g);
+    } else {
+        st = triplets_sparse_new(a, sys);
+    }
+    if (st) {
+        ts_sparse_free(a);
+        return st;
+    }
     *out = a;
     return TS_OK;
-nomem:
-    free(tr);
-    free(tc);
-    free(cnt);
-    ts_sparse_free(a);
-    return ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns, %zu triplets", n, nt);
 }
 
 int ts_sparse_new(const ts_system *sys, ts_sparse **out)
@@ -377,11 +385,13 @@ int ts_sparse_new(const ts_system *sys, ts_sparse **out)
 int ts_sparse_assemble(ts_sparse *a, ts_system *sys)
 {
     size_t n = a->n;
-    if (a->springs) {
-        double *blk = malloc(3 * n * sizeof *blk);
-        if (!blk)
-            return ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns", n);
-        springs_values(a, sys, a->springs, blk);
+    if (a->from_blocks) {
+        ts_system_blocks g;
+        int st = sys->ops->blocks(sys, &g);
+        double *blk = st ? NULL : malloc(3 * n * sizeof *blk);
+        if (st || !blk)
+            return st ? st : ts_error(TS_ERR_NOMEM, "sparse matrix of %zu unknowns", n);
+        blocks_values(a, sys, &g, blk);
         free(blk);
         return TS_OK;
     }
@@ -454,8 +464,9 @@ void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
 {
     const ts_linsolve_type *t = opt ? opt->linear_solver : NULL;
     const ts_precond_type *p = opt ? opt->precond : NULL;
-    ts_springs *net = ts_springs_of((ts_system *)sys);
-    int banded = net && ts_springs_bandwidth(net) <= TS_BANDED_MAX;
+    ts_system_blocks g;
+    int net = sys->ops->blocks && !sys->ops->blocks((ts_system *)sys, &g);
+    int banded = net && g.bandwidth <= TS_BANDED_MAX;
     int cg_asked = opt && (opt->cg_tol > 0.0 || opt->cg_max > 0);
     double mem = ts_memory_physical();
     *why = "as given";
@@ -531,8 +542,8 @@ fail:
 int ts_linsolve_matvec(void *ctx, const double *u, double *out)
 {
     ts_system *sys = ctx;
-    if (ts_springs_of(sys)) /* M u - J u in the product's passes */
-        return ts_springs_shifted_mul(sys, u, out);
+    if (sys->ops->shifted_mul) /* M u - J u in the product's passes */
+        return sys->ops->shifted_mul(sys, u, out);
     int s = ts_system_jacobian_mul(sys, u, out);
     if (s)
         return s;

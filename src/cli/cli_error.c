@@ -4,7 +4,7 @@
  * systems), error = the larger (the max norm over Y = [x; v]); all absolute.
  * reference_error: 0 against the exact solution, else the Richardson
  * estimate of the reference's own error in the same norm as `error`
- * (tstep/reference.h).  See src/cli_error.h for the reference's step. */
+ * (tstep/reference.h).  See src/cli/cli_error.h for the reference's step. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

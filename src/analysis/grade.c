@@ -62,21 +62,18 @@ ts_grade_expect ts_default_grade_expect(void)
     return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0};
 }
 
-static void (*counter_arm)(int on);
-static long (*counter_count)(void);
-
 void ts_grade_set_alloc_counter(void (*arm)(int on), long (*count)(void))
 {
-    counter_arm = arm;
-    counter_count = count;
+    ts_alloc_counter_install(&(ts_alloc_counter){.arm = arm, .count = count});
 }
 
 ts_grade_options ts_default_grade_options(void)
 {
+    const ts_alloc_counter *c = ts_alloc_counter_installed();
     return (ts_grade_options){.isolate = 1,
                               .time_limit = TS_GRADE_TIME_LIMIT,
-                              .alloc_arm = counter_arm,
-                              .alloc_count = counter_count,
+                              .alloc_arm = c ? c->arm : NULL,
+                              .alloc_count = c ? c->count : NULL,
                               .solver = ts_default_solver_options()};
 }
 

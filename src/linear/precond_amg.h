@@ -1,4 +1,4 @@
-/* What the tests read of the multigrid preconditioner (src/precond_amg.c):
+/* What the tests read of the multigrid preconditioner (src/linear/precond_amg.c):
  * internal to the library, not installed (a ts_ name, as every symbol of
  * the library has). */
 #ifndef TSTEP_PRECOND_AMG_H

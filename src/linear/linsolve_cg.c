@@ -13,7 +13,7 @@
  * TS_ERR_INDEFINITE and the driver falls back (tstep/linsolve.h).
  * Hestenes & Stiefel, J. Res. NBS 49 (1952); Saad, Iterative Methods for
  * Sparse Linear Systems, 2nd ed., 2003, Algorithm 9.1.  The iteration
- * itself is ts_cg_solve (src/linalg.c). */
+ * itself is ts_cg_solve (src/core/linalg.c). */
 #include "tstep/linsolve.h"
 
 static int cg_solve(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,

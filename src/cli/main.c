@@ -1,5 +1,5 @@
-/* tstep: the command-line program (src/tstep_main.c), with the grader's
- * allocation counter (src/alloc_counter.h). */
+/* tstep: the command-line program (tstep_main.c), with the grader's
+ * allocation counter (alloc_counter.h). */
 #include "alloc_counter.h"
 #include "tstep/tstep.h"
 

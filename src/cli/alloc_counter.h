@@ -1,14 +1,14 @@
 /* The grader's allocation counter, for a program's main file: malloc,
  * calloc, realloc, aligned_alloc and posix_memalign defined here forward to
  * glibc's own entry points (__libc_malloc, ...) and count calls while armed.
- * Included by exactly one file of a program (src/main.c for tstep, the test
+ * Included by exactly one file of a program (src/cli/main.c for tstep, the test
  * runner's grade suite), never by the library: defined in the program, they
  * replace the C library's allocator for every caller, including shared
  * objects loaded with dlopen (plugins), because the program is linked with
  * -rdynamic and the dynamic linker resolves malloc to the program's
  * definition first.  alloc_counter_install() hands the counter to the
- * grader (ts_grade_set_alloc_counter), whose no-allocation check arms it
- * around each step.  Without glibc, or under AddressSanitizer (which brings
+ * core's hook (ts_alloc_counter_install, tstep/status.h), which the grader's
+ * no-allocation check reads and arms around each step.  Without glibc, or under AddressSanitizer (which brings
  * its own malloc), nothing is replaced or installed and the check is
  * skipped. */
 #ifndef TSTEP_ALLOC_COUNTER_H
@@ -16,7 +16,7 @@
 
 #include <errno.h> /* first: a C library header, which defines __GLIBC__ */
 #include <stddef.h>
-#include "tstep/grade.h"
+#include "tstep/status.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -77,7 +77,10 @@ int posix_memalign(void **out, size_t align, size_t size)
 
 static void alloc_arm(int on) { alloc_armed = on; }
 static long alloc_count(void) { return alloc_calls; }
-static void alloc_counter_install(void) { ts_grade_set_alloc_counter(alloc_arm, alloc_count); }
+static void alloc_counter_install(void)
+{
+    ts_alloc_counter_install(&(ts_alloc_counter){.arm = alloc_arm, .count = alloc_count});
+}
 
 #else
 

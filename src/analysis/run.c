@@ -73,17 +73,6 @@ static int adaptive_advance(ts_system *sys, ts_stepper *st, double t, double dt,
     return TS_OK;
 }
 
-volatile sig_atomic_t ts_stop_signal = 0;
-
-static int stop_masked; /* inside an observer: ts_stop_check lets it finish */
-
-int ts_stop_check(const char *where)
-{
-    if (!ts_stop_signal || stop_masked)
-        return TS_OK;
-    return ts_error(TS_ERR_INTERRUPTED, "%s: stopped by signal %d", where, (int)ts_stop_signal);
-}
-
 /* A row written whole: the checks inside the observer (run --error advances
  * its reference solution there) do not stop it; a signal, before or during
  * it, stays set for the loop's own check; so every output ends in the same
@@ -91,9 +80,9 @@ int ts_stop_check(const char *where)
 static int observe_whole(ts_observer_fn observe, void *ctx, ts_system *sys, ts_stepper *st,
                          long k, double t)
 {
-    stop_masked = 1;
+    ts_stop_hold(1);
     int s = observe(ctx, sys, st, k, t);
-    stop_masked = 0;
+    ts_stop_hold(0);
     return s;
 }
 
@@ -156,6 +145,112 @@ static int error_control_advance(ts_system *sys, ts_stepper *st, double t, doubl
     return TS_OK;
 }
 
+/* The run's options that exclude each other or the system. */
+static int run_check(const ts_system *sys, const ts_stepper *st, const ts_run_options *opt)
+{
+    if (opt->adaptive && !sys->ops->max_strain_change)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "adaptive stepping needs springs; system '%s' has none",
+                        sys->type ? sys->type->name : "?");
+    if (opt->rtol > 0.0 && !st->type->error)
+        return ts_error(TS_ERR_UNSUPPORTED,
+                        "error control needs a stepper with an error estimate; '%s' has none",
+                        st->type->name);
+    if (opt->rtol > 0.0 && opt->adaptive)
+        return ts_error(TS_ERR_UNSUPPORTED, "error control and strain-rule adaptivity exclude "
+                                            "each other");
+    return TS_OK;
+}
+
+/* A run under way: what ts_run's steps share. */
+typedef struct {
+    ts_system *sys;
+    ts_stepper *st;
+    const ts_run_options *opt;
+    ts_observer_fn observe;
+    void *ctx;
+    ts_run_result *res;
+    double limit;       /* |state| beyond it: diverged */
+    adaptive_state a;   /* the strain rule's */
+    error_control ec;   /* the error controller's */
+    long observed;      /* the last step observed, and its time */
+    double observed_t;
+} run_state;
+
+/* Step k from t by h, by the controller the options choose; a plain step
+ * whose state grew past the limit is undone. */
+static int run_advance(run_state *r, double t, double h)
+{
+    const ts_run_options *opt = r->opt;
+    int s;
+    if (opt->rtol > 0.0)
+        s = error_control_advance(r->sys, r->st, t, h, opt, &r->ec);
+    else if (opt->adaptive)
+        s = adaptive_advance(r->sys, r->st, t, h, opt->strain_limit, &r->a);
+    else
+        s = ts_stepper_step(r->st, r->sys, t, h);
+    if (!s && !(state_norm(r->sys) <= r->limit)) {
+        if (!opt->adaptive && !(opt->rtol > 0.0))
+            ts_stepper_undo(r->st, r->sys); /* not kept */
+        s = ts_error(TS_ERR_DIVERGED, "|state| exceeded %g", r->limit);
+    }
+    return s;
+}
+
+/* Stopped inside step k: a plain step leaves the state of its start, step
+ * k - 1, observed as at the top of the loop (with the statistics from
+ * before it); sub-steps may have moved it, and the outputs then end at the
+ * last step observed. */
+static int run_interrupted(run_state *r, long k, const ts_step_stats *last_before,
+                           const ts_step_stats *total_before, int s)
+{
+    if (!r->opt->adaptive && !(r->opt->rtol > 0.0)) {
+        r->st->last = *last_before, r->st->total = *total_before;
+        if (r->observe && r->observed < k - 1) {
+            int o = observe_whole(r->observe, r->ctx, r->sys, r->st, k - 1, r->res->t);
+            if (o)
+                return o;
+        }
+    } else if (r->observed < k - 1) {
+        r->res->steps_done = r->observed;
+        r->res->t = r->observed_t;
+    }
+    return s;
+}
+
+/* Step k of the run: advanced, counted, observed every opt->every steps. */
+static int run_step(run_state *r, long k)
+{
+    const ts_run_options *opt = r->opt;
+    ts_run_result *res = r->res;
+    double t = (double)(k - 1) * opt->dt;
+    /* with t_end, the last step is shortened to land exactly on it */
+    double h = opt->t_end > 0.0 && k == opt->steps ? opt->t_end - t : opt->dt;
+    /* the statistics after step k - 1: a step stopped inside is undone
+     * with them, as its state is */
+    ts_step_stats last_before = r->st->last, total_before = r->st->total;
+    int s = run_advance(r, t, h);
+    if (s == TS_ERR_INTERRUPTED)
+        return run_interrupted(r, k, &last_before, &total_before, s);
+    if (s) {
+        res->failed_step = k;
+        res->failed_time = t;
+        res->failed_dt = h;
+        return s;
+    }
+    res->steps_done = k;
+    res->t = k == opt->steps && opt->t_end > 0.0 ? opt->t_end : t + h;
+    if (opt->progress)
+        opt->progress(opt->progress_ctx, k, opt->steps, res->t);
+    if (r->observe && (k % opt->every == 0 || k == opt->steps)) {
+        if ((s = observe_whole(r->observe, r->ctx, r->sys, r->st, k, res->t)))
+            return s;
+        r->observed = k;
+        r->observed_t = res->t;
+    }
+    return TS_OK;
+}
+
 int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observer_fn observe,
            void *ctx, ts_run_result *res)
 {
@@ -163,88 +258,27 @@ int ts_run(ts_system *sys, ts_stepper *st, const ts_run_options *opt, ts_observe
     if (!res)
         res = &local;
     *res = (ts_run_result){0};
-    if (opt->adaptive && !sys->ops->max_strain_change)
-        return ts_error(TS_ERR_UNSUPPORTED,
-                        "adaptive stepping needs springs; system '%s' has none",
-                        sys->type ? sys->type->name : "?");
-    double limit = TS_DIVERGENCE_FACTOR * fmax(1.0, state_norm(sys));
-    adaptive_state a = {opt->dt, 0};
-    int control = opt->rtol > 0.0;
-    error_control ec = {opt->dt, 1e-4, 0};
-    if (control && !st->type->error)
-        return ts_error(TS_ERR_UNSUPPORTED,
-                        "error control needs a stepper with an error estimate; '%s' has none",
-                        st->type->name);
-    if (control && opt->adaptive)
-        return ts_error(TS_ERR_UNSUPPORTED, "error control and strain-rule adaptivity exclude "
-                                            "each other");
-    ts_stepper_reset(st); /* a run starts clean: no history or cache from before */
-    int s = observe ? observe_whole(observe, ctx, sys, st, 0, 0.0) : TS_OK;
+    int s = run_check(sys, st, opt);
     if (s)
         return s;
-    long observed = 0;
-    double observed_t = 0.0;
+    run_state r = {.sys = sys, .st = st, .opt = opt, .observe = observe, .ctx = ctx, .res = res,
+                   .limit = TS_DIVERGENCE_FACTOR * fmax(1.0, state_norm(sys)),
+                   .a = {opt->dt, 0}, .ec = {opt->dt, 1e-4, 0}};
+    ts_stepper_reset(st); /* a run starts clean: no history or cache from before */
+    if (observe && (s = observe_whole(observe, ctx, sys, st, 0, 0.0)))
+        return s;
     for (long k = 1; k <= opt->steps; k++) {
         if (ts_stop_signal) {
             /* stopped from outside (a signal): the last finished step is
              * observed, so every output ends at the same complete row */
-            if (observe && observed < k - 1 &&
+            if (observe && r.observed < k - 1 &&
                 (s = observe_whole(observe, ctx, sys, st, k - 1, res->t)))
                 return s;
             return ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d after step %ld (t = %g)",
                             (int)ts_stop_signal, k - 1, res->t);
         }
-        double t = (double)(k - 1) * opt->dt;
-        /* with t_end, the last step is shortened to land exactly on it */
-        double h = opt->t_end > 0.0 && k == opt->steps ? opt->t_end - t : opt->dt;
-        /* the statistics after step k - 1: a step stopped inside is undone
-         * with them, as its state is */
-        ts_step_stats last_before = st->last, total_before = st->total;
-        if (control)
-            s = error_control_advance(sys, st, t, h, opt, &ec);
-        else if (opt->adaptive)
-            s = adaptive_advance(sys, st, t, h, opt->strain_limit, &a);
-        else
-            s = ts_stepper_step(st, sys, t, h);
-        if (!s && !(state_norm(sys) <= limit)) {
-            if (!opt->adaptive && !control)
-                ts_stepper_undo(st, sys); /* not kept */
-            s = ts_error(TS_ERR_DIVERGED, "|state| exceeded %g", limit);
-        }
-        if (s == TS_ERR_INTERRUPTED) {
-            /* stopped inside step k: a plain step leaves the state of its
-             * start, step k - 1, observed as at the top of the loop; sub-steps
-             * may have moved it, and the outputs then end at the last step
-             * observed */
-            if (!opt->adaptive && !control) {
-                st->last = last_before, st->total = total_before;
-                if (observe && observed < k - 1) {
-                    int o = observe_whole(observe, ctx, sys, st, k - 1, res->t);
-                    if (o)
-                        return o;
-                }
-            } else if (observed < k - 1) {
-                res->steps_done = observed;
-                res->t = observed_t;
-            }
+        if ((s = run_step(&r, k)))
             return s;
-        }
-        if (s) {
-            res->failed_step = k;
-            res->failed_time = t;
-            res->failed_dt = h;
-            return s;
-        }
-        res->steps_done = k;
-        res->t = k == opt->steps && opt->t_end > 0.0 ? opt->t_end : t + h;
-        if (opt->progress)
-            opt->progress(opt->progress_ctx, k, opt->steps, res->t);
-        if (observe && (k % opt->every == 0 || k == opt->steps)) {
-            if ((s = observe_whole(observe, ctx, sys, st, k, res->t)))
-                return s;
-            observed = k;
-            observed_t = res->t;
-        }
     }
     return TS_OK;
 }

@@ -11,7 +11,7 @@
 #include "tstep/implicit.h"
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
-#include "tstep/run.h"
+#include "tstep/status.h"
 
 /* The scratch holds only what a step needs besides the system's state:
  * the iterate (xk, vk), the unknown w (kept between steps: the next first
@@ -23,13 +23,13 @@
  * straight into rhs; a Newton trial w + lambda dw is formed on the fly; the
  * first step's df/dx v0 goes into dw, unused until the first Newton update. */
 typedef struct {
+    ts_kept_start start; /* first (TS_KEEPS_START): x = dw, v = rhs */
     ts_solver_options opt;
     size_t n;
     double *xk, *vk, *w, *dw, *rhs, *f0; /* f0: NULL unless allocated with keep_f0 */
     const double *x0, *v0, *xhat, *vhat; /* this step's start and base states */
     ts_linsolve *lin; /* the linear solver (tstep/linsolve.h) */
     int have_warm; /* w holds the previous step's solution */
-    int kept;      /* dw (and rhs) hold the start state: the end state was written */
     ts_implicit_method last; /* the method of that step (Newton's predictor) */
 } implicit_scratch;
 
@@ -55,6 +55,7 @@ int ts_implicit_alloc_with(const ts_system *sys, const ts_solver_options *opt, i
     double **vecs[] = {&s->xk, &s->vk, &s->w, &s->dw, &s->rhs, &s->f0};
     for (size_t i = 0; i < nvec; i++)
         *vecs[i] = block + i * n;
+    s->start = (ts_kept_start){.n = n, .x = s->dw, .v = s->rhs};
     *scratch = s;
     return TS_OK;
 }
@@ -111,20 +112,12 @@ double ts_newton_measure(const ts_system *sys, const double *r, double scale)
  * method", SIAM J. Sci. Comput. 17 (1996), choice 2 with gamma = 0.9,
  * alpha = 2 and its safeguard; capped at TS_FORCING_MAX, and kept above
  * half the stop tolerance relative to |r| (Kelley, Iterative Methods for
- * Linear and Nonlinear Equations, 1995, 6.3) so the last solve is not
- * more accurate than the Newton stop needs.  That floor may exceed the cap,
- * up to TS_FORCING_FLOOR_MAX: where the residual is already near the one
- * the stop needs, the update that ends Newton is measured, not made
- * accurate, and the update test counts the solve's residual (on the
- * 100x100 falling cloth, 60 steps at dt 1/60, the third solve of a step,
- * when there is one, took 1 to 3 CG iterations instead of 4 to 5: 867 CG
- * iterations against 908 with the cap at 0.01 (first solves to 0.01), 757
- * against 779 with it at 0.1 (multigrid's first solves), as many Newton
- * solves;
- * fewer with backward-euler-opt, bdf2, crank-nicolson, at 32x32 and
- * 300x300, and with jacobi and ic0; on the hair with CG 2% more Newton
- * solves with backward-euler, 7% fewer with implicit-midpoint;
- * docs/solvers.md). */
+ * Linear and Nonlinear Equations, 1995, 6.3), so the last solve is no more
+ * accurate than the Newton stop needs.  That floor may exceed the cap, up
+ * to TS_FORCING_FLOOR_MAX: near the end the update is measured, not made
+ * accurate, and the update test counts the solve's residual (the 100x100
+ * falling cloth: 757 CG iterations in 60 steps against 908 with the floor
+ * capped at 0.01; docs/solvers.md). */
 #define TS_FORCING_FIRST 0.01
 #define TS_FORCING_MAX 0.01
 #define TS_FORCING_FLOOR_MAX 0.3
@@ -158,17 +151,14 @@ double ts_newton_forcing_first(const ts_solver_options *opt, const ts_linsolve *
  * ubound; |dw|_inf is estimated as |r|_2 times the last solve's ratio
  * upd / rsolved (A changes little between Newton iterations), and the
  * residual aimed at is TS_RSTOP_MARGIN times the one that estimate lets
- * pass: the floor eta >= rstop / (2 |r|_2) then lets a solve stop once its
- * own error, eta |dw|_inf in that estimate, is about 5 % of ubound (more
- * when the forcing rule asks less), which the update test's error estimate
- * (ts_newton_update_measure) counts.  rbound, the residual test's
+ * pass: with the floor eta >= rstop / (2 |r|_2) a solve then stops once
+ * its own error is about 5 % of ubound, which the update test's error
+ * estimate (ts_newton_update_measure) counts.  rbound, the residual test's
  * sufficient norm, is far smaller on stiff systems (the least mass times
- * the tolerance): with it alone the last solve of a 100 x 100 cloth step
- * went to relative residuals of 10^-5 to 3 10^-3 where 10^-2 measures the
- * update as well.  Margins measured on
- * 20 steps of the falling cloth (dt 1/60, docs/solvers.md, The last
- * solve): 0.1 against 0.01, fewer CG iterations on every cloth, stepper and
- * preconditioner there. */
+ * the tolerance), and alone it drove the last solves far past what
+ * measures the update.  The margin 0.1 (against 0.01) took fewer CG
+ * iterations on every cloth, stepper and preconditioner measured
+ * (docs/solvers.md, The last solve). */
 #define TS_RSTOP_MARGIN 0.1
 double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved)
 {
@@ -185,23 +175,18 @@ double ts_newton_rstop(double rbound, double ubound, double upd, double rsolved)
  * corrects) and the error estimated to be left after the update, over the
  * safety factor TS_UPDATE_KAPPA:
  *   ( rho / (1 - rho) upd + linres upd ) / kappa,
- * rho = max(upd / uprev, TS_UPDATE_RATE_MEMORY * the rate before), the
- * contraction (the errors left form a geometric series of ratio rho while
- * Newton contracts: Hairer & Wanner, Solving ODEs II, IV.8, eq. 8.10-8.11,
- * which stop when the estimate is below kappa Tol, kappa 0.01 to 0.1; the
- * remembered rate, which one lucky ratio cannot lower at once, is SUNDIALS
- * CVODE's crate = max(0.3 crate, ratio)), and linres upd the linear
- * solve's own part (its residual relative to the right-hand side's,
- * carried to the update in the ratio the solve itself shows, as the forcing
- * rule's stop does: ts_newton_rstop).  Without kappa (1) the stop let
- * steps of the string and the hair through at up to 3 times newton_tol
- * (Newton contracting linearly there, ratios 0.015-0.02 with dips to
- * 0.004), and an ic0 solve's error was 7 times linres upd; with 0.1 and
- * the memory every case measured stayed within 0.45 times it (the old
- * stop's worst there: 0.44).  upd alone without a previous
- * update, when rho >= 1, or when upd is within TS_UPDATE_NOISE of the unit
- * roundoff times the scale: there the updates are round-off, whose ratio
- * says nothing of the error left. */
+ * rho = max(upd / uprev, TS_UPDATE_RATE_MEMORY * the rate before): while
+ * Newton contracts the errors left form a geometric series of ratio rho
+ * (Hairer & Wanner, Solving ODEs II, IV.8, eq. 8.10-8.11, kappa 0.01 to
+ * 0.1); the remembered rate, which one lucky ratio cannot lower at once, is
+ * SUNDIALS CVODE's crate = max(0.3 crate, ratio); linres upd is the linear
+ * solve's own part, carried to the update in the ratio the solve shows (as
+ * ts_newton_rstop does).  With kappa 0.1 and the memory, every step
+ * measured ended within 0.45 newton_tol of a tight solve (without them the
+ * string and the hair reached 3 times it: docs/solvers.md).  upd alone
+ * without a previous update, when rho >= 1, or when upd is within
+ * TS_UPDATE_NOISE of the unit roundoff times the scale: there the updates
+ * are round-off, whose ratio says nothing of the error left. */
 #define TS_UPDATE_KAPPA 0.1
 #define TS_UPDATE_RATE_MEMORY 0.3
 #define TS_UPDATE_NOISE 1024.0
@@ -336,121 +321,151 @@ static int same_method(const ts_implicit_method *a, const ts_implicit_method *b)
            a->cx == b->cx;
 }
 
-/* Newton's iteration for w from its first iterate; predict: from the
- * predictor in s->w (the previous step's solution), else from the first
- * iterate of first_rhs (Baraff-Witkin's step, or w = 0 at the base point),
- * whose solve starts from s->w.  At most newton_max solves; each is
- * added to stats->newton_iters. */
-static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                        int linear_only, int predict, ts_step_stats *stats)
-{
-    size_t n = s->n;
-    int order2 = sys->order == 2;
-    /* d r / d w = -(M - alpha df/dx - beta df/dv) */
-    double alpha = m->gamma * m->cx, beta = order2 ? m->gamma * m->cv : 0.0;
-    double *vk = order2 ? s->vk : NULL;
-    double tol = s->opt.newton_tol;
-    int st;
+/* Newton's running quantities (norms are of the residual r unless said). */
+typedef struct {
+    double alpha, beta; /* d r / d w = -(M - alpha df/dx - beta df/dv) */
+    double tol;         /* newton_tol */
+    double rbound;      /* |r|_2 <= rbound implies the residual test (the forcing rule's) */
+    double eta;         /* the last solve's forcing (0: none yet) */
+    double rprev, rnorm;/* |r|_2 before the last update, and now */
+    double measure;     /* the residual test's measure at the iterate */
+    double upd, rsolved;/* the last solve's |update|_inf, and |r|_2 it solved for */
+    double uprev;       /* the last update's |.|_inf if taken whole, else 0 */
+    double rate;        /* Newton's contraction rate so far (ts_newton_update_measure) */
+    int it;             /* solves in this attempt; stats->newton_iters counts all */
+} newton_state;
 
-    /* Newton's stop in the 2-norm the linear solver sees, for the forcing
-     * rule only: |r|_2 <= rbound implies the residual test below; rstop
-     * adds the residual at which the next update is expected to pass the
-     * update test (ts_newton_rstop), from the last solve's |update|_inf
-     * (upd) for its residual's 2-norm (rsolved) */
+static newton_state newton_begin(const implicit_scratch *s, const ts_system *sys,
+                                 const ts_implicit_method *m)
+{
+    newton_state ns = {.alpha = m->gamma * m->cx,
+                       .beta = sys->order == 2 ? m->gamma * m->cv : 0.0,
+                       .tol = s->opt.newton_tol};
     double mmin = sys->mass[0];
-    for (size_t i = 1; i < n; i++)
+    for (size_t i = 1; i < s->n; i++)
         mmin = fmin(mmin, sys->mass[i]);
-    double rbound = tol * mmin * ts_newton_scale(sys, s->x0, s->v0), rstop = rbound;
-    double eta = 0.0, rprev = 0.0, rnorm = 0.0, measure = 0.0, upd = 0.0, rsolved = 0.0;
-    double uprev = 0.0; /* the last update's |.|_inf if it was taken whole, else 0 */
-    double rate = 0.0;  /* Newton's contraction rate so far (ts_newton_update_measure) */
-    int it = 0; /* solves in this attempt; stats->newton_iters counts all */
+    ns.rbound = ns.tol * mmin * ts_newton_scale(sys, s->x0, s->v0);
+    return ns;
+}
+
+/* The first iterate: from the predictor in s->w (predict: its residual only;
+ * at least one solve follows, the predictor alone is never the step), else
+ * the solve of first_rhs (Baraff-Witkin's step, or w = 0 at the base
+ * point), which starts from s->w.  *done with linear_only. */
+static int newton_first(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                        int linear_only, int predict, newton_state *ns, ts_step_stats *stats)
+{
+    int order2 = sys->order == 2, st;
     if (predict) {
-        /* Newton from the predictor: its residual, then the loop below (at
-         * least one solve: the predictor alone is never the step) */
         if (m->c0 != 0.0 &&
             (st = ts_system_forces(sys, m->ts, s->x0, order2 ? s->v0 : NULL, s->f0)))
             return st;
-        if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
+        if ((st = residual(s, sys, m, NULL, 0.0, &ns->rnorm, &ns->measure)))
             return st;
-        measure = INFINITY;
-    } else {
-        /* First iterate */
-        const double *lx, *lv;
-        double lt;
-        if ((st = first_rhs(s, sys, m, &lx, &lv, &lt)))
-            return st;
-        rprev = ts_vec_norm2(n, s->rhs);
-        eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
-                          : ts_newton_forcing_first(&s->opt, s->lin);
-        it++, stats->newton_iters++;
-        if ((st = linear_solve(s, sys, lt, lx, lv, alpha, beta, eta, s->w, stats)))
-            return st;
-        if (linear_only)
-            return TS_OK;
-        upd = uprev = ts_vec_norm_inf(n, s->w), rsolved = rprev;
-        if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
-            return st;
+        ns->measure = INFINITY;
+        return TS_OK;
     }
+    const double *lx, *lv;
+    double lt;
+    if ((st = first_rhs(s, sys, m, &lx, &lv, &lt)))
+        return st;
+    ns->rprev = ts_vec_norm2(s->n, s->rhs);
+    ns->eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
+                          : ts_newton_forcing_first(&s->opt, s->lin);
+    ns->it++, stats->newton_iters++;
+    if ((st = linear_solve(s, sys, lt, lx, lv, ns->alpha, ns->beta, ns->eta, s->w, stats)))
+        return st;
+    if (linear_only)
+        return TS_OK;
+    ns->upd = ns->uprev = ts_vec_norm_inf(s->n, s->w), ns->rsolved = ns->rprev;
+    return residual(s, sys, m, NULL, 0.0, &ns->rnorm, &ns->measure);
+}
 
-    /* Newton on the residual r(w) = c0 f0 + gamma f(tf, xk, vk) - M w.
-     * Converged when
-     *   |M^-1 r|_inf <= newton_tol max(1, |vk|_inf)          (order 1: |xk|_inf)
-     * at the current iterate, or when a full Newton update dw, solved to its
-     * forcing tolerance, passes the update test: its measure
-     * (ts_newton_update_measure: |dw|_inf, or ten times the error estimated
-     * to be left after it from Newton's contraction and the solve's residual)
-     * below the same bound (the residual can stall at round-off above it); never on the
-     * linear tolerance.  Each
-     * update is damped by backtracking until the residual norm decreases
-     * (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical Optimization, 2nd
-     * ed., 11.5): without it Newton can wander on non-convex problems such
-     * as cloth buckling against a collider.  The linear tolerances follow
-     * the Eisenstat-Walker forcing rule unless cg_tol fixes them. */
-    for (;;) {
-        if (measure <= tol)
+/* The update dw taken as w + lambda dw, lambda halved until the residual
+ * norm decreases enough (Armijo on 1/2 |r|^2; Nocedal & Wright, Numerical
+ * Optimization, 2nd ed., 11.5): without it Newton can wander on non-convex
+ * problems such as cloth buckling against a collider. */
+static int newton_backtrack(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                            newton_state *ns)
+{
+    double lambda = 1.0, rtrial = 0.0;
+    for (int ls = 0;; ls++) { /* trials w + lambda dw, w itself kept until one is taken */
+        int st = residual(s, sys, m, s->dw, lambda, &rtrial, &ns->measure);
+        if (st)
+            return st;
+        if (rtrial <= (1.0 - 1e-4 * lambda) * ns->rnorm || ls == TS_NEWTON_BACKTRACKS)
             break;
+        lambda *= 0.5;
+    }
+    ts_vec_axpy(s->n, lambda, s->dw, s->w);
+    ns->uprev = lambda == 1.0 ? ns->upd : 0.0;
+    ns->rprev = ns->rnorm;
+    ns->rnorm = rtrial;
+    return TS_OK;
+}
+
+/* One Newton iteration from the iterate w: solve for dw to the forcing
+ * tolerance; *done when the update passes the update test (then taken
+ * whole), else take it damped (newton_backtrack). */
+static int newton_iterate(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                          newton_state *ns, ts_step_stats *stats, int *done)
+{
+    size_t n = s->n;
+    int st;
+    ns->it++, stats->newton_iters++;
+    double scale = ts_newton_scale(sys, s->xk, s->vk);
+    double rstop = ts_newton_rstop(ns->rbound, ns->tol * scale, ns->upd, ns->rsolved);
+    ns->eta = ns->eta > 0.0 ? ts_newton_forcing(&s->opt, ns->eta, ns->rnorm, ns->rprev, rstop)
+                            : ts_newton_forcing_first(&s->opt, s->lin);
+    ts_vec_zero(n, s->dw);
+    if ((st = linear_solve(s, sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, ns->alpha,
+                           ns->beta, ns->eta, s->dw, stats)))
+        return st;
+    ns->upd = ts_vec_norm_inf(n, s->dw), ns->rsolved = ns->rnorm;
+    double umeasure = ts_newton_update_measure(ns->upd, ns->uprev, stats->linear_residual,
+                                               scale, &ns->rate);
+    if (umeasure > ns->tol * scale)
+        return newton_backtrack(s, sys, m, ns);
+    ts_vec_axpy(n, 1.0, s->dw, s->w); /* the update test passed: converged */
+    if ((st = residual(s, sys, m, NULL, 0.0, &ns->rnorm, &ns->measure)))
+        return st;
+    if (umeasure / scale < ns->measure) /* the test that stopped Newton (a NAN stays) */
+        ns->measure = umeasure / scale;
+    *done = 1;
+    return TS_OK;
+}
+
+/* Newton's iteration for w on the residual
+ *   r(w) = c0 f0 + gamma f(tf, xk, vk) - M w,
+ * from its first iterate (newton_first), at most newton_max solves, each
+ * added to stats->newton_iters.  Converged when
+ *   |M^-1 r|_inf <= newton_tol max(1, |vk|_inf)          (order 1: |xk|_inf)
+ * at the current iterate, or when a full Newton update dw, solved to its
+ * forcing tolerance, passes the update test: its measure
+ * (ts_newton_update_measure: |dw|_inf, or ten times the error estimated to
+ * be left after it from Newton's contraction and the solve's residual) below
+ * the same bound (the residual can stall at round-off above it); never on
+ * the linear tolerance.  The linear tolerances follow the Eisenstat-Walker
+ * forcing rule unless cg_tol fixes them. */
+static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
+                        int linear_only, int predict, ts_step_stats *stats)
+{
+    newton_state ns = newton_begin(s, sys, m);
+    int st = newton_first(s, sys, m, linear_only, predict, &ns, stats), done = 0;
+    if (st || (linear_only && !predict))
+        return st;
+    while (!done && !(ns.measure <= ns.tol)) {
         if ((st = ts_stop_check("Newton")))
             return st;
-        if (it >= s->opt.newton_max || !ts_vec_all_finite(n, s->w))
+        if (ns.it >= s->opt.newton_max || !ts_vec_all_finite(s->n, s->w))
             return ts_error(TS_ERR_NEWTON,
                             "Newton did not converge in %d iterations (residual %.3g, "
                             "newton-tol %g)",
-                            s->opt.newton_max, measure, tol);
-        it++, stats->newton_iters++;
-        double scale = ts_newton_scale(sys, s->xk, s->vk);
-        rstop = ts_newton_rstop(rbound, tol * scale, upd, rsolved);
-        eta = eta > 0.0 ? ts_newton_forcing(&s->opt, eta, rnorm, rprev, rstop)
-                        : ts_newton_forcing_first(&s->opt, s->lin);
-        ts_vec_zero(n, s->dw);
-        if ((st = linear_solve(s, sys, m->tf, s->xk, vk, alpha, beta, eta, s->dw, stats)))
+                            s->opt.newton_max, ns.measure, ns.tol);
+        if ((st = newton_iterate(s, sys, m, &ns, stats, &done)))
             return st;
-        upd = ts_vec_norm_inf(n, s->dw), rsolved = rnorm;
-        double umeasure = ts_newton_update_measure(upd, uprev, stats->linear_residual, scale,
-                                                   &rate);
-        if (umeasure <= tol * scale) {
-            ts_vec_axpy(n, 1.0, s->dw, s->w); /* the update test passed: converged */
-            if ((st = residual(s, sys, m, NULL, 0.0, &rnorm, &measure)))
-                return st;
-            if (umeasure / scale < measure) /* the test that stopped Newton (a NAN stays) */
-                measure = umeasure / scale;
-            break;
-        }
-        /* trials w + lambda dw, w itself kept until one is taken */
-        double lambda = 1.0, rtrial = 0.0;
-        for (int ls = 0;; ls++) {
-            if ((st = residual(s, sys, m, s->dw, lambda, &rtrial, &measure)))
-                return st;
-            if (rtrial <= (1.0 - 1e-4 * lambda) * rnorm || ls == TS_NEWTON_BACKTRACKS)
-                break;
-            lambda *= 0.5;
-        }
-        ts_vec_axpy(n, lambda, s->dw, s->w);
-        uprev = lambda == 1.0 ? upd : 0.0;
-        rprev = rnorm;
-        rnorm = rtrial;
     }
-    stats->residual = measure;
+    stats->residual = ns.measure;
     return TS_OK;
 }
 
@@ -465,7 +480,7 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
         return ts_error(TS_ERR_UNSUPPORTED,
                         "implicit method with c0 != 0: allocate with ts_implicit_alloc_with(keep_f0)");
     /* the stored state stays as it is until the end state is written */
-    s->kept = 0;
+    s->start.kept = 0;
     s->x0 = sys->x;
     s->v0 = order2 ? sys->v : NULL;
     s->xhat = m->xhat ? m->xhat : s->x0;
@@ -511,7 +526,7 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
             sys->x[i] = xh + m->ex * wi;
         }
     }
-    s->kept = 1;
+    s->start.kept = 1;
     s->have_warm = 1; /* the next step starts from this w */
     return TS_OK;
 }
@@ -519,19 +534,13 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
 const double *ts_implicit_start_x(const void *scratch)
 {
     const implicit_scratch *s = scratch;
-    return s->kept ? s->dw : NULL;
+    return s->start.kept ? s->start.x : NULL;
 }
 
 int ts_implicit_restore(void *scratch, ts_system *sys)
 {
     implicit_scratch *s = scratch;
-    if (!s->kept)
-        return 0;
-    ts_vec_copy(s->n, s->dw, sys->x);
-    if (sys->order == 2)
-        ts_vec_copy(s->n, s->rhs, sys->v);
-    s->kept = 0;
-    return 1;
+    return ts_kept_start_restore(&s->start, sys);
 }
 
 ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, double h)

@@ -1,7 +1,7 @@
 /* tstep stability, tstep amplification, tstep region: the critical step of a
  * system measured against its prediction, the one-step amplification factor
  * on the test equation, and stability regions in the complex plane.  The
- * numerics are in src/stability.c (definitions in tstep/stability.h); this
+ * numerics are in src/analysis/stability.c (definitions in tstep/stability.h); this
  * file parses options and writes the data layouts documented in each
  * command's --help and in README.md. */
 #include <math.h>
@@ -173,9 +173,9 @@ static void stability_help(void)
         "  --plot          draw |R(dt lambda)| against dt along each stepper's binding\n"
         "                  mode, with |R| = 1 and each measured dt_crit, in the terminal\n"
         "                  (gnuplot's dumb terminal); without --out the table is then\n"
-        "                  not written\n"
-        CLI_SOLVER_HELP
-        "\n"
+        "                  not written\n");
+    cli_solver_help();
+    printf("\n"
         "Example: tstep stability --system oscillator --param k=100 --param c=20\n"
         "         --stepper forward-euler,rk4 --format csv\n"
         "gives dt_pred 0.2 (= 2/w, the critically damped limit) for forward-euler and\n"
@@ -684,9 +684,9 @@ static void amplification_help(void)
         "that fails (an implicit equation singular there) gives nan.\n"
         "\n"
         "  --z-max Z     largest z (default 4)\n"
-        "  --points N    number of z values, at least 2 (default 401)\n"
-        CLI_SOLVER_HELP
-        "\n"
+        "  --points N    number of z values, at least 2 (default 401)\n");
+    cli_solver_help();
+    printf("\n"
         "Example: tstep amplification --stepper all --out build/amplification.dat\n"
         "  gnuplot> plot 'build/amplification.dat' index 'rk4' using 2:5 with lines\n");
 }
@@ -812,7 +812,7 @@ static void region_help(void)
         "  --re-min A, --re-max B, --im-min C, --im-max D   the window (--plane z only;\n"
         "                 the oscillator plane takes --hw-max and --zeta-*)\n"
         "  --step H      grid spacing (default 0.05; at most 4 million points)\n");
-    fputs(CLI_SOLVER_HELP, stdout);
+    cli_solver_help();
     printf("\n"
         "Example: tstep region --stepper all --out build/region.dat\n"
         "  gnuplot: set view map; set contour; set cntrparam levels discrete 1\n"

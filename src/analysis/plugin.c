@@ -6,14 +6,37 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "tstep/tstep.h"
 
 const char *tstep_version(void) { return TSTEP_VERSION; }
 
-int tstep_plugin_load(const char *path)
+/* A plugin is a file: a name without '/' means the file of that name here
+ * (dlopen would search the system's library folders for it instead). */
+static int plugin_path(const char *path, char *buf, size_t size, const char **out)
 {
-    if (!path || !*path) /* dlopen would hand back the program itself */
+    *out = path;
+    if (strchr(path, '/'))
+        return TS_OK;
+    if (access(path, F_OK) != 0)
+        return ts_error(TS_ERR_INPUT,
+                        "%s: no such file here (a plugin is a file: give its path, e.g. "
+                        "./%s)", path, path);
+    if (snprintf(buf, size, "./%s", path) >= (int)size)
+        return ts_error(TS_ERR_INPUT, "%s: file name too long", path);
+    *out = buf;
+    return TS_OK;
+}
+
+int tstep_plugin_load(const char *name)
+{
+    char buf[4096];
+    const char *path;
+    if (!name || !*name) /* dlopen would hand back the program itself */
         return ts_error(TS_ERR_INPUT, "'': empty file name");
+    int st = plugin_path(name, buf, sizeof buf, &path);
+    if (st)
+        return st;
     dlerror();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {

@@ -449,6 +449,8 @@ static int check_limits(const char *cmd, ts_system *sys, ts_stepper *st, const w
     return 0;
 }
 
+static void help_columns(void);
+
 static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
@@ -508,7 +510,13 @@ static void help(void)
            "                    exit status 2 with the reason otherwise); simulated time\n"
            "                    runs at --live-speed X times wall-clock time (default 1)\n"
            "  --allow-large     run even above the output and time limits (below)\n");
-    fputs(CLI_SOLVER_HELP, stdout);
+    cli_solver_help();
+    help_columns();
+}
+
+/* The second half of the help: what the outputs hold, and the limits. */
+static void help_columns(void)
+{
     printf("\n"
            "Columns: t, x0..x(n-1), v0..v(n-1) (second-order systems), energy (where\n"
            "defined), then the --stats columns (accepted, rejected with --adaptive or\n"
@@ -596,10 +604,10 @@ static int check_run_options(const char *cmd, run_job *r)
         return cli_usage_error(cmd, "give at most one of --rtol and --adaptive");
     if (ro->rtol > 0.0 && !(ro->atol > 0.0))
         ro->atol = ro->rtol;
-    if (diag && r->traj && cli_same_file(o->out, diag))
-        return cli_usage_error(cmd, "--diagnostics %s: the same file as the trajectory (%s); "
-                                    "give two files",
-                               diag, o->out ? o->out : "standard output");
+    const cli_output outs[] = {{"out", r->traj ? (o->out ? o->out : "-") : NULL},
+                               {"diagnostics", diag}, {"error", r->errorpath}};
+    if (cli_distinct_outputs(cmd, outs, sizeof outs / sizeof *outs))
+        return CLI_EXIT_USAGE;
     ro->dt = r->dt;
     ro->steps = r->steps;
     ro->every = r->every;

@@ -1,100 +1,57 @@
 /* amg: smoothed-aggregation algebraic multigrid, one cycle per apply (a V on
  * the finest two levels, a W below).
  *
- * Multigrid removes the error a cheap smoother cannot: a smoother (here a
- * Chebyshev polynomial in D^-1 A) damps the oscillatory part of the error
- * in a few products, and the smooth rest is corrected on a coarser level,
- * recursively, down to a level small enough for a dense Cholesky solve.
- * The coarse levels come from A alone (Vanek, Mandel & Brezina,
- * "Algebraic multigrid by smoothed aggregation for second and fourth order
- * elliptic problems", Computing 56, 1996; for cloth, Tamstorf, Jones &
- * McCormick, "Smoothed aggregation multigrid for cloth simulation", ACM
- * TOG 34(6), 2015):
+ * A smoother (a Chebyshev polynomial in D^-1 A) damps the oscillatory part
+ * of the error in a few products; the smooth rest is corrected on a coarser
+ * level, recursively, down to a level small enough for a dense Cholesky
+ * solve (LAPACK dpotrf).  The levels come from A alone: Vanek, Mandel &
+ * Brezina, "Algebraic multigrid by smoothed aggregation for second and
+ * fourth order elliptic problems", Computing 56 (1996); for cloth,
+ * Tamstorf, Jones & McCormick, "Smoothed aggregation multigrid for cloth
+ * simulation", ACM TOG 34(6), 2015; the cycles: Briggs, Henson & McCormick,
+ * A Multigrid Tutorial, 2nd ed., SIAM 2000, ch. 3 and 8.
  *
- *  1. Strength.  Unknowns i and j of the same axis (x, y or z of two
- *     particles; on coarser levels, the axis their aggregates carry) are
- *     strongly coupled when |a_ij| >= theta sqrt(|a_ii a_jj|), theta = 0.08
- *     on the finest level, halved on each coarser one.  Per axis, because a
- *     cloth's A is anisotropic axis by axis: a spring along x couples the x
- *     displacements of its ends far more than the y ones, so aggregating
- *     whole particles mixes strong and weak directions (measured: 39 CG
- *     iterations against 24 for three 100x100 cloth solves to 1e-6).
+ *  1. Strength: unknowns i and j of the same axis are strongly coupled when
+ *     |a_ij| >= theta sqrt(|a_ii a_jj|), theta = 0.08 on the finest level,
+ *     halved on each coarser one.  Per axis, because a cloth's A is
+ *     anisotropic axis by axis (24 CG iterations against 39 aggregating
+ *     whole particles).
  *  2. Aggregation (Vanek et al., sec. 3): greedily, an unknown whose strong
  *     neighbours are all free forms an aggregate with them; leftovers join
- *     a neighbouring aggregate; the rest form aggregates of their own.
- *     Unknowns with no strong neighbour (pinned ones: their rows are the
- *     identity's) belong to none: the smoother alone solves them.
- *  3. Tentative prolongator Pt: one coarse unknown per aggregate, Pt = 1
- *     on its members (a translation of the aggregate along its axis).
- *  4. Smoothed prolongator P = (I - omega D_F^-1 A_F) Pt, A_F the
- *     filtered matrix of Vanek et al. (sec. 4): A's strong couplings of
- *     step 1 and its diagonal, the weak same-axis couplings lumped onto
- *     the diagonal (a_ii - their sum), D_F its diagonal, omega =
- *     4 / (3 lmax), lmax Gershgorin's bound of D_F^-1 A_F's eigenvalues
- *     (filtering by strength rather than by axis alone: P 4.6 times and
- *     the first coarse matrix 2.3 times sparser on the 100x100 cloth, 5%
- *     more CG iterations, a step 10-22% faster there and on the 300x300
- *     one); coarse operator
- *     A_c = P^T A P (Galerkin, with the whole A), so
- *     every level is symmetric positive definite when A is.  A_c is summed
- *     one fine row of A P at a time, never storing A P.
+ *     a neighbouring aggregate; the rest form their own.  Unknowns with no
+ *     strong neighbour (pinned ones) belong to none: the smoother solves them.
+ *  3. Tentative prolongator Pt: Pt = 1 on an aggregate's members.
+ *  4. Smoothed prolongator P = (I - omega D_F^-1 A_F) Pt with A_F the
+ *     filtered matrix (Vanek et al., sec. 4: weak couplings lumped onto the
+ *     diagonal), omega = 4 / (3 lmax), lmax Gershgorin's bound; the coarse
+ *     operator A_c = P^T A P (Galerkin), so every level is symmetric
+ *     positive definite when A is; A_c is summed one fine row of A P at a
+ *     time, never storing A P.
  *
- * The cycle: Chebyshev smoothing (Adams, Brezina, Hu & Tuminaro,
- * "Parallel multigrid smoothing: polynomial versus Gauss-Seidel",
- * J. Comput. Phys. 188, 2003) of the range [lmax/7, lmax] of D^-1 A (with
- * lmax/30, 14% and 27% more CG iterations on the 100x100 and 300x300
- * cloth; lmax/5 and lmax/10 about as good as lmax/7), its lower end
- * raised to the smallest Ritz value of the Lanczos estimate of lmax where
- * that is larger (a well-conditioned A), of degree 1 on every level: a
- * damped Jacobi step, x += D^-1 r / theta, theta the range's midpoint,
- * whose range on the finest level is [lmax/4, lmax] (every finest-level
- * product is one of the system's, and they are most of a cycle's cost:
- * degree 2 there, on [lmax/7, lmax], took 13% and 15% fewer CG iterations
- * on the 100x100 and 300x300 falling cloths but 5 fine products a CG
- * iteration against 3, and a run took 19% and 23% longer (that build
- * also scanned the pin flags byte by byte, 3% of a run); with degree 1,
- * the range [lmax/7, lmax] took 3% and 13% more iterations than
- * [lmax/4, lmax]; docs/solvers.md), the
- * residual restricted
- * by P^T, the coarse correction prolongated by P, the same smoothing again;
- * from the second coarse level down (AMG_W_FROM) each level is solved by
- * two cycles, the second on the first one's residual: a W-cycle below a
- * V on the first coarse level, still a fixed symmetric operator (on the
- * 100x100 and 300x300 cloths 25% and 20% fewer CG iterations, a run 15%
- * and 13% shorter; from the first coarse level down, 38% and 33% fewer
- * iterations but only 8% and 6% shorter: that level holds a quarter of the
- * finest level's unknowns and as many entries per row);
- * the coarsest level (at most 60 unknowns unless coarsening stalls, at most
- * 1500) by dense Cholesky (LAPACK dpotrf).  Every level's smoother, the
- * finest's too, takes D from the matrix the levels were built from, not
- * from the current A: where compressed springs' negative transverse
- * stiffness nearly cancels the mass on A's diagonal (the out-of-plane
- * unknowns of a cloth in its plane), D^-1 A's largest eigenvalue was
- * 10^5 times the in-plane one's and the smoother did nothing in the plane
- * (the 300x300 falling cloth: 37, 36, 50, 82, 110 CG iterations in its
- * first five steps, 37, 36, 75, 66, 79 since); a kept hierarchy's finest
- * smoother takes the larger of that diagonal and the current A's.  Pre-
- * and post-smoother are the same symmetric polynomial, so the cycle is a
- * symmetric positive definite
- * operator, as CG needs.  On the finest level the products are the
- * system's own matrix-free ones at the current linearization (the
- * assembled fine matrix is read only while setting up); on the coarse
- * levels, and by P and P^T, they read single-precision copies of the
- * values, kept exactly symmetric, without their exact zeros (csr_single).
+ * The cycle: Chebyshev smoothing (Adams, Brezina, Hu & Tuminaro, J. Comput.
+ * Phys. 188, 2003) of degree 1 on every level (a damped Jacobi step) on
+ * [lmax/4, lmax] of D^-1 A on the finest level and [lmax/7, lmax] below,
+ * the lower end raised to the Lanczos estimate's smallest Ritz value where
+ * that is larger; from the second coarse level down (AMG_W_FROM) each
+ * level is solved by two cycles (a W below a V).  Every smoother takes D
+ * from the matrix the levels were built from (a kept hierarchy's finest:
+ * the larger of that and the current A's), since compressed springs can
+ * nearly cancel the mass on A's diagonal.  Pre- and post-smoother are the
+ * same symmetric polynomial, so the cycle is a symmetric positive definite
+ * operator, as CG needs.  The finest level's products are the system's own
+ * matrix-free ones; the coarse levels, P and P^T read single-precision
+ * copies of the values, kept exactly symmetric, without the Galerkin sums'
+ * round-off entries (csr_single).
  *
- * Setup cost: the assembled A and the Galerkin products per level (tens of
- * products' worth).  The hierarchy is therefore kept across linearizations
- * (Newton iterations and steps) while it still works: it is rebuilt when
- * the coefficients alpha, beta change, after AMG_REUSE_MAX setups, or when
- * a solve needed more than twice as many iterations per digit of residual
- * reduction as the first solve after the last rebuild.  The finest level
- * always uses the current A, so a kept hierarchy makes the preconditioner
- * weaker, never the answer wrong.  The aggregates are computed at the first
- * setup and kept (the pattern of A never changes); that first setup
- * allocates the hierarchy.  Set up from the definiteness fix's matrix
- * (clamped compressed springs, Choi & Ko 2002) where the system has one.
- * Briggs, Henson & McCormick, A Multigrid Tutorial, 2nd ed., SIAM 2000,
- * ch. 3 (the V- and W-cycles) and 8 (algebraic multigrid). */
+ * The hierarchy (tens of products' worth to build) is kept across Newton
+ * iterations and steps while it works: rebuilt when alpha or beta change,
+ * after AMG_REUSE_MAX setups, or when a solve needs more than twice the
+ * iterations per digit of the first solve after the last rebuild.  The
+ * finest level always uses the current A, so a kept hierarchy makes the
+ * preconditioner weaker, never the answer wrong.  Set up from the
+ * definiteness fix's matrix (clamped compressed springs, Choi & Ko 2002)
+ * where the system has one.  docs/solvers.md (Multigrid) gives the figures
+ * behind each choice and what was tried instead. */
 #include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
@@ -538,27 +495,25 @@ static int full_pattern(amg_state *s, const ts_sparse *lo)
     return TS_OK;
 }
 
-/* Aggregates of level l's nodes (bs unknowns each) from A's strong couplings;
- * returns their number (0: nothing to coarsen) or -1 when out of memory. */
-static long aggregate(const amg_state *s, level *L, level *C, double theta)
+/* The strong neighbours of each unknown of level L: unknowns of the same
+ * axis with |a_ij| >= theta sqrt(|a_ii a_jj|), as lists sj[sp[i] .. sp[i+1])
+ * (sp: n + 1 zeros; *sj grown as needed) and as flags on A's entries
+ * (strong: nnz zeros).  0, or -1 when out of memory. */
+static int strong_neighbours(const level *L, double theta, size_t *sp, uint32_t **sj,
+                             uint8_t *strong)
 {
     const csr *A = &L->A;
-    (void)s;
-    size_t nn = L->n;
+    size_t nn = L->n, cap = A->p[A->n] + 16, ns = 0;
     const uint8_t *comp = L->comp;
     double *dn = calloc(nn + 1, sizeof *dn), *acc = calloc(nn + 1, sizeof *acc);
-    size_t *sp = calloc(nn + 1, sizeof *sp), cap = A->p[A->n] + 16, ns = 0;
-    uint32_t *sj = malloc(cap * sizeof *sj), *touched = malloc((nn + 1) * sizeof *touched);
-    int32_t *agg = malloc((nn + 1) * sizeof *agg);
-    uint8_t *strong = calloc(A->p[A->n] + 1, 1);
-    long na = -1;
-    if (!dn || !acc || !sp || !sj || !touched || !agg || !strong)
+    uint32_t *touched = malloc((nn + 1) * sizeof *touched);
+    int st = -1;
+    if (!dn || !acc || !touched || !(*sj = malloc(cap * sizeof **sj)))
         goto out;
     for (size_t i = 0; i < A->n; i++)
         for (size_t k = A->p[i]; k < A->p[i + 1]; k++)
             if (A->j[k] == i)
                 dn[i] = fabs(A->v[k]);
-    /* strong neighbours: unknowns of the same axis with |a_ij| >= theta sqrt(|a_ii a_jj|) */
     for (size_t ia = 0; ia < nn; ia++) {
         size_t nt = 0;
         for (size_t k = A->p[ia]; k < A->p[ia + 1]; k++) {
@@ -571,17 +526,16 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
         }
         for (size_t t = 0; t < nt; t++) {
             size_t ja = touched[t];
-            if (acc[ja] >= theta * theta * dn[ia] * dn[ja] && dn[ia] > 0.0 && dn[ja] > 0.0) {
-                if (ns == cap) {
-                    cap *= 2;
-                    uint32_t *nj = realloc(sj, cap * sizeof *nj);
-                    if (!nj)
-                        goto out;
-                    sj = nj;
-                }
-                sj[ns++] = (uint32_t)ja;
-                acc[ja] = -1.0;
+            if (!(acc[ja] >= theta * theta * dn[ia] * dn[ja] && dn[ia] > 0.0 && dn[ja] > 0.0))
+                continue;
+            if (ns == cap) {
+                uint32_t *nj = realloc(*sj, (cap *= 2) * sizeof *nj);
+                if (!nj)
+                    goto out;
+                *sj = nj;
             }
+            (*sj)[ns++] = (uint32_t)ja;
+            acc[ja] = -1.0;
         }
         for (size_t k = A->p[ia]; k < A->p[ia + 1]; k++)
             if (A->j[k] != ia && comp[ia] == comp[A->j[k]] && acc[A->j[k]] < 0.0)
@@ -590,9 +544,21 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
             acc[touched[t]] = 0.0;
         sp[ia + 1] = ns;
     }
+    st = 0;
+out:
+    free(dn);
+    free(acc);
+    free(touched);
+    return st;
+}
+
+/* The greedy aggregation of Vanek et al. (sec. 3) over the strength graph
+ * (sp, sj) of nn unknowns into agg[]; returns the number of aggregates. */
+static long aggregate_passes(size_t nn, const size_t *sp, const uint32_t *sj, int32_t *agg)
+{
+    long na = 0;
     for (size_t ia = 0; ia < nn; ia++)
         agg[ia] = -1;
-    na = 0;
     /* 1: a node whose strong neighbours are all free, with them */
     for (size_t ia = 0; ia < nn; ia++) {
         if (agg[ia] >= 0 || sp[ia] == sp[ia + 1])
@@ -630,25 +596,37 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
                 agg[sj[k]] = (int32_t)na;
         na++;
     }
-    /* the coarse unknowns' axes */
-    C->comp = malloc((size_t)na + 1);
-    if (!C->comp) {
+    return na;
+}
+
+/* Aggregates of level L's unknowns from A's strong couplings, kept in L
+ * (agg, strong), and the coarse unknowns' axes in C; returns their number
+ * (0: nothing to coarsen) or -1 when out of memory. */
+static long aggregate(const amg_state *s, level *L, level *C, double theta)
+{
+    (void)s;
+    size_t nn = L->n, *sp = calloc(nn + 1, sizeof *sp);
+    uint32_t *sj = NULL;
+    int32_t *agg = malloc((nn + 1) * sizeof *agg);
+    uint8_t *strong = calloc(L->A.p[L->A.n] + 1, 1);
+    long na = -1;
+    if (!sp || !agg || !strong || strong_neighbours(L, theta, sp, &sj, strong))
+        goto out;
+    na = aggregate_passes(nn, sp, sj, agg);
+    if (!(C->comp = malloc((size_t)na + 1))) {
         na = -1;
         goto out;
     }
-    for (size_t i = 0; i < L->n; i++)
+    for (size_t i = 0; i < nn; i++)
         if (agg[i] >= 0)
-            C->comp[agg[i]] = comp[i];
+            C->comp[agg[i]] = L->comp[i];
     L->agg = agg;
     L->strong = strong;
     agg = NULL, strong = NULL;
 out:
     free(strong);
-    free(dn);
-    free(acc);
     free(sp);
     free(sj);
-    free(touched);
     free(agg);
     return na;
 }

@@ -1,4 +1,6 @@
-/* Status codes: messages, exit codes and the detail message of the last failure. */
+/* Status codes: messages, exit codes and the detail message of the last
+ * failure; the stop request and the allocation counter hook that lower layers
+ * read and upper layers set. */
 #include <stdarg.h>
 #include <stdio.h>
 #include "tstep/status.h"
@@ -40,3 +42,28 @@ int ts_error(int status, const char *fmt, ...)
 const char *ts_error_detail(void) { return detail; }
 
 void ts_error_clear(void) { detail[0] = '\0'; }
+
+volatile sig_atomic_t ts_stop_signal = 0;
+
+static int stop_held;
+
+int ts_stop_check(const char *where)
+{
+    if (!ts_stop_signal || stop_held)
+        return TS_OK;
+    return ts_error(TS_ERR_INTERRUPTED, "%s: stopped by signal %d", where, (int)ts_stop_signal);
+}
+
+void ts_stop_hold(int on) { stop_held = on; }
+
+static ts_alloc_counter alloc_counter;
+
+void ts_alloc_counter_install(const ts_alloc_counter *counter)
+{
+    alloc_counter = counter ? *counter : (ts_alloc_counter){0};
+}
+
+const ts_alloc_counter *ts_alloc_counter_installed(void)
+{
+    return alloc_counter.arm && alloc_counter.count ? &alloc_counter : NULL;
+}

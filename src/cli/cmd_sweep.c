@@ -1,6 +1,6 @@
 /* tstep sweep: error at t_end against step size for one or more steppers,
  * and the observed order of each (least-squares slope of log error against
- * log dt over the points not excluded; see src/sweep.c for the rules),
+ * log dt over the points not excluded; see src/analysis/sweep.c for the rules),
  * against the exact solution or a computed reference (tstep/reference.h). */
 #include <math.h>
 #include <stdio.h>

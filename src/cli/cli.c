@@ -100,17 +100,6 @@ int cli_parse_count(const char *cmd, const char *opt, const char *text, long min
     return 0;
 }
 
-int cli_parse_int(const char *cmd, const char *opt, const char *text, int min, int *out)
-{
-    long x;
-    if (cli_parse_count(cmd, opt, text, min, &x))
-        return CLI_EXIT_USAGE;
-    if (x > INT_MAX)
-        return cli_usage_error(cmd, "--%s: '%s' is more than %d", opt, text, INT_MAX);
-    *out = (int)x;
-    return 0;
-}
-
 int cli_parse_format(const char *text, cli_format *out)
 {
     if (strcmp(text, "dat") == 0)
@@ -300,6 +289,66 @@ int cli_same_file(const char *a, const char *b)
     file_id x, y;
     return get_file_id(a, &x, 0) && get_file_id(b, &y, 0) && x.dev == y.dev && x.ino == y.ino &&
            strcmp(x.name, y.name) == 0;
+}
+
+/* "a, b, c" (or "a or b" with `or`) of a registry's names into buf */
+static void registry_names(char *buf, size_t size, const char *(*name_at)(size_t), int or)
+{
+    size_t len = 0, n = 0;
+    while (name_at(n))
+        n++;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%s",
+                                i == 0 ? "" : i + 1 < n || !or ? ", " : " or ", name_at(i));
+}
+
+static const char *linsolve_name(size_t i)
+{
+    return ts_linsolve_registry[i] ? ts_linsolve_registry[i]->name : NULL;
+}
+
+static const char *precond_name(size_t i)
+{
+    return ts_precond_registry[i] ? ts_precond_registry[i]->name : NULL;
+}
+
+void cli_solver_help(void)
+{
+    char solvers[256], preconds[256];
+    registry_names(solvers, sizeof solvers, linsolve_name, 1);
+    registry_names(preconds, sizeof preconds, precond_name, 0);
+    printf("  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"
+           "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"
+           "                  update is that small, or the error estimated to be left after\n"
+           "                  it (from Newton's contraction and the solve's residual) is a\n"
+           "                  tenth of that (default 1e-8; at least 2.22e-16)\n"
+           "  --newton-max N  Newton iteration cap (default 20)\n"
+           "  --cg-tol X      linear solves: relative residual, 2.22e-16 <= X < 1 (default:\n"
+           "                  automatic: the Eisenstat-Walker rule in Newton, 1e-10 for a\n"
+           "                  linearized step)\n"
+           "  --cg-max N      linear iteration cap per solve (default 2 * the state's length\n"
+           "                  + 20, the state being positions and velocities)\n"
+           "  --linear-solver NAME  %s; see tstep list\n"
+           "  --precond NAME  CG's preconditioner: %s (not with\n"
+           "                  --linear-solver direct); default, by the system: direct for a\n"
+           "                  banded spring network (string, hair, cloth at most 5 wide;\n"
+           "                  cg with jacobi if --cg-tol or --cg-max is given), cg with amg\n"
+           "                  for other spring networks of 1000 unknowns or more (cloth from\n"
+           "                  19 x 19), cg with jacobi otherwise (docs/solvers.md)\n"
+           "  --threads N     threads for forces, products and vector operations (default:\n"
+           "                  OMP_NUM_THREADS, else 1); results identical for any N\n",
+           solvers, preconds);
+}
+
+int cli_distinct_outputs(const char *cmd, const cli_output *outs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (outs[i].path && outs[j].path && cli_same_file(outs[i].path, outs[j].path))
+                return cli_usage_error(cmd, "--%s %s and --%s %s: the same file; give two files",
+                                       outs[i].opt, outs[i].path, outs[j].opt, outs[j].path);
+    return 0;
 }
 
 static void on_stop_signal(int sig) { ts_stop_signal = sig; }
@@ -558,6 +607,23 @@ static int parse_value(const char *cmd, const cli_opt *e, const char *arg)
     return CLI_EXIT_USAGE;
 }
 
+/* A single-valued option given twice is refused, naming both values (the
+ * second would silently win); --param and its kin collect every value. */
+static int refuse_repeat(const char *cmd, const cli_opt *e, const char **seen, const char *arg)
+{
+    const char *value = arg ? arg : "";
+    if (e->kind == CLI_OPT_PARAM)
+        return 0;
+    if (*seen) {
+        if (e->kind == CLI_OPT_FLAG)
+            return cli_usage_error(cmd, "--%s given twice", e->name);
+        return cli_usage_error(cmd, "--%s given twice ('%s' and '%s'); give it once", e->name,
+                               *seen, value);
+    }
+    *seen = value;
+    return 0;
+}
+
 int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc)
 {
     struct option lo[CLI_MAX_OPTS + 1];
@@ -574,6 +640,7 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
         return *rc = 1, 1;
     }
     lo[n] = (struct option){0, 0, 0, 0};
+    const char *seen[CLI_MAX_OPTS] = {0}; /* each option's first value */
     optind = 0;
     opterr = 0;
     *rc = 0;
@@ -587,6 +654,8 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
             e->help();
             return 1;
         }
+        if ((*rc = refuse_repeat(cmd, e, &seen[e - opts], optarg)))
+            return 1;
         if ((*rc = parse_value(cmd, e, optarg)))
             return 1;
         if (e->given)

@@ -1,4 +1,4 @@
-/* A small JSON writer for --format json (src/cli_json.c).
+/* A small JSON writer for --format json (src/cli/cli_json.c).
  *
  * Values are written as they come, with commas and two-space indentation
  * handled here: open an object or array (with a key inside an object, NULL

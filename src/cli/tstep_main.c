@@ -42,7 +42,7 @@ static void usage(FILE *f)
         fprintf(f, "  %-13s %s\n", c->name, c->summary);
     fprintf(f, "\nOptions before the command:\n"
                "  --plugin FILE  load steppers and systems from the shared object FILE\n"
-               "                 (repeatable; write ./name.so for a file here); they join\n"
+               "                 (repeatable; a name without '/' is a file here); they join\n"
                "                 the built-in ones for every command\n"
                "  --version      print the version and the plugin interface version\n"
                "  --help         this text\n"
@@ -100,6 +100,44 @@ static int register_extras(const ts_stepper_type *const *steppers,
     return 0;
 }
 
+/* Every command's standard output checked once at its end: a write that
+ * failed (a full disk, /dev/full, a closed pipe) is reported, exit 2. */
+static int stdout_checked(const char *cmd, int rc)
+{
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc != CLI_EXIT_USAGE) {
+        fprintf(stderr, "tstep%s%s: error writing standard output\n", cmd ? " " : "",
+                cmd ? cmd : "");
+        return CLI_EXIT_USAGE;
+    }
+    return rc;
+}
+
+static int dispatch(int argc, char **argv, int a)
+{
+    const char *cmd = argv[a];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return stdout_checked(NULL, 0);
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        if (a + 1 < argc) {
+            fprintf(stderr, "tstep: --version takes no argument ('%s')\nTry 'tstep --help'.\n",
+                    argv[a + 1]);
+            return CLI_EXIT_USAGE;
+        }
+        printf("tstep %s (plugin interface %d)\n", tstep_version(), TSTEP_PLUGIN_ABI);
+        return stdout_checked(NULL, 0);
+    }
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, cmd) == 0)
+            return stdout_checked(c->name, c->main(argc - a, argv + a));
+    fprintf(stderr, "tstep: unknown command '%s' (valid:", cmd);
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(stderr, " %s", c->name);
+    fprintf(stderr, ")\nTry 'tstep --help'.\n");
+    return CLI_EXIT_USAGE;
+}
+
 int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppers,
                const ts_system_type *const *extra_systems)
 {
@@ -129,21 +167,5 @@ int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppe
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    const char *cmd = argv[a];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        usage(stdout);
-        return 0;
-    }
-    if (strcmp(cmd, "--version") == 0) {
-        printf("tstep %s (plugin interface %d)\n", tstep_version(), TSTEP_PLUGIN_ABI);
-        return 0;
-    }
-    for (const cli_command *c = cli_commands; c->name; c++)
-        if (strcmp(c->name, cmd) == 0)
-            return c->main(argc - a, argv + a);
-    fprintf(stderr, "tstep: unknown command '%s' (valid:", cmd);
-    for (const cli_command *c = cli_commands; c->name; c++)
-        fprintf(stderr, " %s", c->name);
-    fprintf(stderr, ")\nTry 'tstep --help'.\n");
-    return CLI_EXIT_USAGE;
+    return dispatch(argc, argv, a);
 }

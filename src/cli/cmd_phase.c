@@ -30,8 +30,8 @@ static void help(void)
            "amplitude_error (|mu| - 1 per step; negative: it decays).  csv: a header\n"
            "row; dat: a '#' header, then per stepper a block starting '# NAME', blocks\n"
            "two blank lines apart (gnuplot: index 'NAME').  A step that fails gives nan.\n"
-           "Implicit steppers run with Newton and linear tolerances 1e-13 unless given.\n"
-           CLI_SOLVER_HELP);
+           "Implicit steppers run with Newton and linear tolerances 1e-13 unless given.\n");
+    cli_solver_help();
 }
 
 int cmd_phase(int argc, char **argv)

@@ -111,8 +111,6 @@ const double *ts_reference_state(const ts_reference *ref)
     return ref->y + (size_t)(LEVELS - 1) * ref->m;
 }
 
-size_t ts_reference_ydim(const ts_reference *ref) { return ref->m; }
-long ts_reference_steps(const ts_reference *ref) { return ref->n; }
 double ts_reference_step(const ts_reference *ref) { return ref->h; }
 const ts_stepper_type *ts_reference_method(const ts_reference *ref) { return ref->method; }
 
