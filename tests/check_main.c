@@ -1,6 +1,7 @@
 /* The test runner: every suite, each in its own SRunner, spread over worker
  * processes (one per core, at most 4; TSTEP_TEST_JOBS=N to choose).  Run
  * from the repository root (`make test`), since CLI tests call build/tstep.
+ * Each worker takes the next suite not yet run when it comes free.
  *
  * Quiet on success: one line per suite (checks, failures, seconds) and a
  * closing "tests: N passed, N failed"; each failure is printed with its file,
@@ -19,8 +20,8 @@
 #include "tests.h"
 #include "tstep/linalg.h"
 
-/* Ordered by their cost in a quiet run, the dearest first, so that dealing
- * them round-robin to the workers balances the load. */
+/* Ordered by their cost, the dearest first: the workers take them in this
+ * order as they come free. */
 static const struct {
     const char *name;
     Suite *(*make)(void);
@@ -74,11 +75,12 @@ static void run_suite(int i, int run[2])
     srunner_free(sr);
 }
 
-/* Worker w of nw: the suites w, w + nw, ...; its counts go to fd. */
-static void worker(int w, int nw, int fd)
+/* A worker: runs the suites whose indices it reads from `tasks` until none
+ * is left (the dearest first, so the load balances); its counts go to fd. */
+static void worker(int tasks, int fd)
 {
-    int run[2] = {0, 0};
-    for (int i = w; i < NSUITES; i += nw)
+    int run[2] = {0, 0}, i;
+    while (read(tasks, &i, sizeof i) == (ssize_t)sizeof i)
         run_suite(i, run);
     if (write(fd, run, sizeof run) != (ssize_t)sizeof run)
         _exit(3);
@@ -98,14 +100,19 @@ int main(void)
         ts_threads_set(1);
     setenv("CK_TIMEOUT_MULTIPLIER", "10", 0);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int nw = jobs(), fds[2], total[2] = {0, 0}, lost = 0;
-    if (pipe(fds))
+    int nw = jobs(), fds[2], tasks[2], total[2] = {0, 0}, lost = 0;
+    if (pipe(fds) || pipe(tasks))
         return perror("pipe"), EXIT_FAILURE;
+    for (int i = 0; i < NSUITES; i++) /* a few bytes: the pipe holds them all */
+        if (write(tasks[1], &i, sizeof i) != (ssize_t)sizeof i)
+            return perror("pipe"), EXIT_FAILURE;
+    close(tasks[1]);
     double t0 = now();
     for (int w = 0; w < nw; w++)
         if (fork() == 0)
-            worker(w, nw, fds[1]);
+            worker(tasks[0], fds[1]);
     close(fds[1]);
+    close(tasks[0]);
     for (int w = 0; w < nw; w++) {
         int run[2], status;
         if (read(fds[0], run, sizeof run) == (ssize_t)sizeof run)

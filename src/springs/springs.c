@@ -748,7 +748,7 @@ static void product_springs_neg(const ts_springs *s, size_t e0, size_t e1,
 
 int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out)
 {
-    ts_springs *s = ts_springs_of(sys);
+    ts_springs *s = (ts_springs *)sys; /* a spring network: its ops, or a copy of them */
     spring_args a = {.u = u, .out = out, .shifted = 1};
     sys->jacobian_products++;
     if (!s->lin_x) { /* not linearized yet: M u */
