@@ -22,7 +22,7 @@ typedef struct {
     int (*main)(int argc, char **argv);
 } cli_command;
 
-/* The command table (src/cli/main.c), NULL-terminated. */
+/* The command table (tstep_main.c, from commands.h), NULL-terminated. */
 extern const cli_command cli_commands[];
 
 /* Print "tstep CMD: <message>" and a pointer to --help; returns 2. */

@@ -1,7 +1,7 @@
 /* tstep_main: the command-line program as a function (tstep/tstep.h), so a
  * student's own program gets every command.  Global options (plugins,
- * version), then an explicit table of commands looked up by name; each
- * command lives in its own src/cmd_*.c. */
+ * version), then the table of commands (one line each in commands.h)
+ * looked up by name; each command lives in its own cmd_*.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,26 +9,14 @@
 #include "tstep/linalg.h"
 #include "tstep/tstep.h"
 
-int cmd_check(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_stability(int argc, char **argv);
-int cmd_amplification(int argc, char **argv);
-int cmd_region(int argc, char **argv);
-int cmd_phase(int argc, char **argv);
-int cmd_grade(int argc, char **argv);
+#define CLI_COMMAND(name, fn, summary) int fn(int argc, char **argv);
+#include "commands.h"
+#undef CLI_COMMAND
 
 const cli_command cli_commands[] = {
-    {"list", "list steppers and systems with their parameters", cmd_list},
-    {"run", "integrate a system and write its trajectory", cmd_run},
-    {"sweep", "error at t_end against step size; observed orders", cmd_sweep},
-    {"check-system", "Jacobian products against finite differences, Taylor test", cmd_check},
-    {"stability", "critical step size per stepper, measured and predicted", cmd_stability},
-    {"amplification", "one-step amplification factor on the test equation", cmd_amplification},
-    {"region", "stability regions |R(z)| on a grid of the complex plane", cmd_region},
-    {"phase", "phase and amplitude per step on the undamped oscillator", cmd_phase},
-    {"grade", "judge a stepper against expected order, stability, energy, contract", cmd_grade},
+#define CLI_COMMAND(name, fn, summary) {name, summary, fn},
+#include "commands.h"
+#undef CLI_COMMAND
     {NULL, NULL, NULL},
 };
 
