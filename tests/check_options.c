@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "tests.h"
+#include "json_valid.h"
+#include "tstep/phase.h"
 
 static char out[1 << 16], err[1 << 14];
 
@@ -137,7 +139,7 @@ static const struct {
      "--stats --out /dev/null",
      0, "linear solver cg/jacobi (the solver as given, jacobi the default)"},
     {"phase --stepper rk4 --linear-solver lu", 2, "--linear-solver: unknown solver 'lu'"},
-    {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat or csv, not frames"},
+    {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat, csv or json, not frames"},
     {"amplification --stepper rk4 --format json", 2, "--format: amplification writes dat or csv, not json"},
     /* a single-valued option given twice: both values named, not the last kept */
     {"run --system test1d --stepper rk4 --dt 0.1 --dt 0.2 --steps 1", 2,
@@ -509,6 +511,44 @@ START_TEST(write_errors_plugins_and_outputs)
 }
 END_TEST
 
+/* A table's format: --format's, else the extension of --out's file; json
+ * numbers read back as exactly the computed ones. */
+START_TEST(table_format_by_option_or_extension)
+{
+    char dir[] = "/tmp/tstep-check-table-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    EXPECT("phase --stepper rk4 --points 3 --format json", 0, NULL);
+    ck_assert_msg(json_valid(out, NULL), "not JSON: %s", out);
+    const char *p = strstr(out, "\"rows\": [");
+    ck_assert_ptr_nonnull(p);
+    p += 9;
+    for (int row = 1; row <= 3; row++) {
+        double want[5], a, g, wh = (double)row;
+        ck_assert_int_eq(ts_phase_response(&ts_rk4, NULL, wh, &a, &g), TS_OK);
+        want[0] = wh, want[1] = a, want[2] = g, want[3] = g - wh, want[4] = a - 1.0;
+        for (int c = 0; c < 5; c++) {
+            p += strcspn(p, "-0123456789");
+            char *end;
+            double got = strtod(p, &end);
+            ck_assert_msg(got == want[c], "row %d column %d: %.17g, want %.17g", row, c, got,
+                          want[c]);
+            p = end;
+        }
+    }
+    snprintf(cmd, sizeof cmd, "phase --stepper rk4 --points 2 --out %s/p.csv", dir);
+    EXPECT(cmd, 0, NULL);
+    snprintf(cmd, sizeof cmd, "%s/p.csv", dir);
+    FILE *f = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[128] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    fclose(f);
+    ck_assert_str_eq(line, "stepper,wh,abs_R,arg_R,phase_error,amplitude_error\n");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -517,6 +557,7 @@ Suite *options_suite(void)
     tcase_add_loop_test(tc, option_table_parsing, 0, (int)(sizeof parsed / sizeof *parsed));
     tcase_add_test(tc, param_order_kept);
     tcase_add_test(tc, write_errors_plugins_and_outputs);
+    tcase_add_test(tc, table_format_by_option_or_extension);
     tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
     tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
     suite_add_tcase(s, tc);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "table.h"
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 #include "tstep/stability.h"
@@ -485,7 +486,20 @@ int cli_parse_format_opt(const char *cmd, const char *arg, void *common)
         (f == CLI_FORMAT_JSON && !o->json_ok))
         return cli_usage_error(cmd, "--format: %s writes %s, not %s", cmd, writes, arg);
     o->format = f;
+    o->format_given = 1;
     return 0;
+}
+
+const cli_table_format *cli_common_table_format(const cli_common *o)
+{
+    static const char *const names[] = {[CLI_FORMAT_DAT] = "dat", [CLI_FORMAT_CSV] = "csv",
+                                        [CLI_FORMAT_JSON] = "json"};
+    const cli_table_format *f = NULL;
+    if (o->format_given && (size_t)o->format < sizeof names / sizeof *names)
+        f = cli_table_format_find(names[o->format]);
+    else if (!o->format_given)
+        f = cli_table_format_of_path(o->out);
+    return f ? f : cli_table_formats[0];
 }
 
 /* A relative tolerance below the unit roundoff cannot be met in double

@@ -112,11 +112,15 @@ typedef struct {
     cli_format format;
     int frames_ok; /* --format frames allowed for this command */
     int json_ok;   /* --format json allowed (set after cli_common_init) */
+    int format_given; /* --format was given (else the output's extension may choose) */
     int plot;
     ts_solver_options solver;
 } cli_common;
 
 void cli_common_init(cli_common *o, int frames_ok);
+/* The table format (table.h) of a command's --out: --format's, else the
+ * one its extension names, else dat. */
+const struct cli_table_format *cli_common_table_format(const cli_common *o);
 /* Look up --system (when `stype` is not NULL) with its parameters into `p`,
  * and --stepper into types[0..max) (when `types` is not NULL). */
 int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "table.h"
 #include "tstep/phase.h"
 
 #define MAX_STEPPERS 64
@@ -11,7 +12,7 @@
 static void help(void)
 {
     printf("Usage: tstep phase [--stepper A,B,...|all] [--wh-max X] [--points N]\n"
-           "                   [--format dat|csv] [--out FILE]\n"
+           "                   [--format dat|csv|json] [--out FILE]\n"
            "\n"
            "Phase and amplitude of each stepper on the undamped oscillator x'' = -w^2 x,\n"
            "measured by running it: one step of size h from (x, v) = (1, 0) and from\n"
@@ -29,7 +30,9 @@ static void help(void)
            "(arg mu - w h per step; negative: the numerical oscillation lags),\n"
            "amplitude_error (|mu| - 1 per step; negative: it decays).  csv: a header\n"
            "row; dat: a '#' header, then per stepper a block starting '# NAME', blocks\n"
-           "two blank lines apart (gnuplot: index 'NAME').  A step that fails gives nan.\n"
+           "two blank lines apart (gnuplot: index 'NAME'); json: the columns, then per\n"
+           "stepper its rows (docs/formats.md).  Without --format, FILE's extension\n"
+           "(.dat, .csv, .json) chooses.  A step that fails gives nan (json: null).\n"
            "Implicit steppers run with Newton and linear tolerances 1e-13 unless given.\n");
     cli_solver_help();
 }
@@ -42,6 +45,7 @@ int cmd_phase(int argc, char **argv)
     int rc;
     cli_common o;
     cli_common_init(&o, 0);
+    o.json_ok = 1;
     o.solver.newton_tol = 1e-13;
     o.solver.cg_tol = 1e-14;
     const cli_opt opts[] = {
@@ -57,20 +61,20 @@ int cmd_phase(int argc, char **argv)
     FILE *out;
     if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
         return rc;
-    int csv = o.format == CLI_FORMAT_CSV;
-    const char *sep = csv ? "," : " ";
-    fputs(csv ? "stepper,wh,abs_R,arg_R,phase_error,amplitude_error\n"
-              : "# stepper wh abs_R arg_R phase_error amplitude_error\n",
-          out);
+    static const char *const cols[] = {"wh", "abs_R", "arg_R", "phase_error",
+                                       "amplitude_error"};
+    static const int digits[] = {10, 15, 15, 15, 15};
+    cli_table t = {.format = cli_common_table_format(&o), .out = out, .command = cmd,
+                   .label = "stepper", .cols = cols, .digits = digits, .ncols = 5};
+    cli_table_begin(&t);
     for (int i = 0; i < ntypes; i++) {
-        if (!csv)
-            fprintf(out, "%s# %s\n", i ? "\n\n" : "", types[i]->name);
+        cli_table_block(&t, types[i]->name);
         for (long j = 1; j <= points; j++) {
             double wh = wh_max * (double)j / (double)points, a, g;
             ts_phase_response(types[i], &o.solver, wh, &a, &g);
-            fprintf(out, "%s%s%.10g%s%.15g%s%.15g%s%.15g%s%.15g\n", types[i]->name, sep, wh,
-                    sep, a, sep, g, sep, g - wh, sep, a - 1.0);
+            cli_table_row(&t, (double[]){wh, a, g, g - wh, a - 1.0});
         }
     }
+    cli_table_end(&t);
     return cli_close_output(cmd, o.out, out);
 }
