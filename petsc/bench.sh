@@ -21,7 +21,7 @@ MPI="mpiexec --allow-run-as-root --oversubscribe"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else if (NR) print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # run_tstep SIZE -> "wall_s max_kb newton linear" in $tmp/t.out
 run_tstep() {

@@ -1,6 +1,7 @@
 /* The PETSc bridge's library part: a tstep system as a TS problem; see
  * tstep/petsc.h for the forms TS sees.  PETSc Users Manual, "TS: Scalable
- * ODE and DAE Solvers"; the matrix-free Jacobian is a MatShell. */
+ * ODE and DAE Solvers"; the matrix-free Jacobian is a MatShell, the
+ * assembled one of spring networks petsc/jacobian.c's. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"

@@ -165,8 +165,9 @@ static PetscErrorCode create_matrices(jac *j)
         ds[k] = d;
         os[k] = o;
     }
-    /* J: BAIJ, assembled and multiplied by 3x3 blocks (AIJ took several times
-     * longer to assemble); S: AIJ, which GAMG and hypre need */
+    /* J: BAIJ, assembled and multiplied by 3x3 blocks (a Jacobian of the
+     * 100x100 cloth with S: 115 ms against 154 ms as AIJ, on a loaded
+     * machine); S: AIJ, which GAMG and hypre need */
     PetscCall(create_matrix(j, 2, dj, oj, MATBAIJ, "tstep_J_", &j->J));
     PetscCall(create_matrix(j, 1, ds, os, MATAIJ, "tstep_S_", &j->S));
     PetscCall(MatSetOption(j->S, MAT_SYMMETRIC, PETSC_TRUE));
@@ -227,8 +228,9 @@ static void block_sum(const jac *j, PetscInt k, const double *b, double sum[6])
 }
 
 /* Add a block row (row block r, nc column blocks in j->cols and j->vals) with
- * its columns sorted: PETSc's search for each entry then starts where the
- * previous one ended (the rows took 5.5 us a particle unsorted). */
+ * its columns sorted, so that PETSc's search for each entry starts where the
+ * previous one ended (on the 100x100 cloth no faster than unsorted within
+ * the measurements' noise: about 55 ms for all rows either way). */
 static PetscErrorCode add_row(jac *j, Mat A, PetscInt r, size_t nc)
 {
     PetscFunctionBeginUser;

@@ -151,6 +151,20 @@ static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal t, Vec U, void *ct
 
 /* --- tstep's options ------------------------------------------------------------ */
 
+/* --help and --version print on standard output and exit 0. */
+static void info_option(const char *a)
+{
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        fputs(usage, stdout);
+        exit(0);
+    }
+    if (strcmp(a, "--version") == 0) {
+        printf("tstep-petsc %s (PETSc %d.%d.%d)\n", TSTEP_VERSION, PETSC_VERSION_MAJOR,
+               PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);
+        exit(0);
+    }
+}
+
 /* Take tstep's own options out of argv (PETSc sees the rest). */
 static int parse_tstep_options(int *argc, char **argv, const ts_system_type **type,
                                ts_params *params, const char **out, int *csv, long *every,
@@ -162,15 +176,7 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
     int npairs = 0;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
-            exit(0);
-        }
-        if (strcmp(a, "--version") == 0) {
-            printf("tstep-petsc %s (PETSc %d.%d.%d)\n", TSTEP_VERSION, PETSC_VERSION_MAJOR,
-                   PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);
-            exit(0);
-        }
+        info_option(a);
         if (strcmp(a, "--stats") == 0) {
             *stats = 1;
             continue;
