@@ -71,7 +71,7 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
            libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark
 
-.PHONY: all test test-long check-fast layers demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc assignment
+.PHONY: all test test-long check-fast layers demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc bench-petsc assignment
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
@@ -171,16 +171,22 @@ PETSC_PKGS = petsc-dev openmpi-bin
 deps-petsc:
 	@sh tools/deps.sh $(PETSC_PKGS)
 
-$(BUILD)/tstep-petsc: petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
+PETSC_SRC = petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c petsc/jacobian.c
+$(BUILD)/tstep-petsc: $(PETSC_SRC) petsc/internal.h petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
 	@pkg-config --exists petsc || { echo "make petsc: PETSc not found; run 'make deps-petsc'" >&2; exit 1; }
 	$(CC) $(TS_CFLAGS) -Ipetsc/include $$(pkg-config --cflags petsc ompi-c) $(LDFLAGS) -o $@ \
-	    petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c $(BUILD)/libtstep.a \
+	    $(PETSC_SRC) $(BUILD)/libtstep.a \
 	    $$(pkg-config --libs petsc ompi-c) $(LDLIBS)
 
 petsc: $(BUILD)/tstep-petsc
 
 test-petsc: deps-petsc $(BUILD)/tstep $(BUILD)/tstep-petsc
 	@sh petsc/test.sh
+
+# the cloth under PETSc+GAMG on 1 and 2 ranks beside tstep's backward Euler
+# (SIZES="100 300" STEPS=10 REPEATS=3 make bench-petsc)
+bench-petsc: $(BUILD)/tstep $(BUILD)/tstep-petsc
+	@sh petsc/bench.sh
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 INCDIR = $(DESTDIR)$(PREFIX)/include/tstep

@@ -1,9 +1,10 @@
 /* The PETSc bridge's library part: a tstep system as a TS problem; see
  * tstep/petsc.h for the forms TS sees.  PETSc Users Manual, "TS: Scalable
- * ODE and DAE Solvers"; the matrix-free Jacobian is a MatShell. */
+ * ODE and DAE Solvers"; the matrix-free Jacobian is a MatShell, the
+ * assembled one of spring networks petsc/jacobian.c's. */
 #include <stdlib.h>
 #include <string.h>
-#include "tstep/petsc.h"
+#include "internal.h"
 
 struct tstep_petsc {
     ts_system *sys;
@@ -11,11 +12,10 @@ struct tstep_petsc {
     double shift;       /* a of a I - G' */
     double t;           /* the linearization point */
     double *y, *work, *work2;
-    Mat J;
-    Mat P;              /* assembled a I - G' from the system's triplets, or NULL */
-    size_t nt;          /* triplets per linearization */
-    size_t *trow, *tcol;
-    double *tval;
+    Mat J;              /* the matrix-free a I - G', or NULL */
+    tstep_petsc_jac *jac; /* the assembled a I - G' of a spring network, or NULL */
+    size_t *ident;      /* 0 .. np - 1: the network's particles in PETSc's order */
+    PetscInt *node;
     int failed;         /* a tstep status from a callback */
 };
 typedef struct tstep_petsc bridge;
@@ -134,102 +134,6 @@ static PetscErrorCode shell_diagonal(Mat A, Vec D)
     PetscFunctionReturn(0);
 }
 
-/* The assembled preconditioning matrix.  The system's triplets give the
- * lower triangle of its fast path's symmetric (alpha df/dx + beta df/dv)
- * (tstep/system.h); with (alpha, beta) = (1, 0) and (0, 1) they give K and
- * D, and
- *   order 2:  P = [ a I      -I           ]      order 1:  P = a I - M^-1 K
- *                 [ -M^-1 K   a I - M^-1 D ]
- * pinned rows a I alone, as in the shell.  The fast path omits the
- * non-symmetric damping derivative, so P approximates a I - G': a
- * preconditioner, while the shell keeps the exact products. */
-static size_t p_row_of(const bridge *b, size_t r, int vblock)
-{
-    return vblock ? b->sys->n + r : r;
-}
-
-static int pinned_dof(const ts_system *sys, size_t i)
-{
-    return sys->pinned && sys->pinned[i];
-}
-
-/* Add the mirrored triplet (r, c, w) of block `vcol` (0: the K columns, 1: the D
- * columns) to the velocity rows (order 1: the only rows). */
-static PetscErrorCode p_add(bridge *b, size_t r, size_t c, double w, int vcol)
-{
-    ts_system *sys = b->sys;
-    int order2 = sys->order == 2;
-    PetscFunctionBeginUser;
-    for (int mirror = 0; mirror < (r == c ? 1 : 2); mirror++) {
-        size_t i = mirror ? c : r, j = mirror ? r : c;
-        if (pinned_dof(sys, i))
-            continue;
-        PetscInt row = (PetscInt)p_row_of(b, i, order2), col = (PetscInt)(vcol ? sys->n + j : j);
-        PetscCall(MatSetValue(b->P, row, col, -w / sys->mass[i], ADD_VALUES));
-    }
-    PetscFunctionReturn(0);
-}
-
-static PetscErrorCode assemble_p(bridge *b, double a)
-{
-    ts_system *sys = b->sys;
-    size_t n = sys->n;
-    int order2 = sys->order == 2;
-    const double *x = b->y, *v = order2 ? b->y + n : NULL;
-    PetscFunctionBeginUser;
-    PetscCall(MatZeroEntries(b->P));
-    for (size_t i = 0; i < b->ny; i++)
-        PetscCall(MatSetValue(b->P, (PetscInt)i, (PetscInt)i, a, ADD_VALUES));
-    for (size_t i = 0; order2 && i < n; i++)
-        if (!pinned_dof(sys, i))
-            PetscCall(MatSetValue(b->P, (PetscInt)i, (PetscInt)(n + i), -1.0, ADD_VALUES));
-    for (int part = 0; part < (order2 ? 2 : 1); part++) { /* K, then D */
-        int s = ts_system_linearize(sys, b->t, x, v, part ? 0.0 : 1.0, part ? 1.0 : 0.0);
-        if (!s)
-            s = sys->ops->jacobian_triplets(sys, &b->nt, NULL, NULL, b->tval);
-        if (s) {
-            b->failed = s;
-            SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "tstep: %s: %s", ts_status_message(s),
-                    ts_error_detail());
-        }
-        for (size_t k = 0; k < b->nt; k++) /* zeros too: the pattern stays fixed */
-            PetscCall(p_add(b, b->trow[k], b->tcol[k], b->tval[k], part));
-    }
-    PetscCall(MatAssemblyBegin(b->P, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(b->P, MAT_FINAL_ASSEMBLY));
-    PetscFunctionReturn(0);
-}
-
-/* P with its nonzero pattern preallocated from the triplets' pattern. */
-static PetscErrorCode create_p(bridge *b)
-{
-    ts_system *sys = b->sys;
-    size_t n = sys->n;
-    int order2 = sys->order == 2;
-    PetscFunctionBeginUser;
-    sys->ops->jacobian_triplets(sys, &b->nt, NULL, NULL, NULL);
-    b->trow = malloc((b->nt + 1) * sizeof *b->trow);
-    b->tcol = malloc((b->nt + 1) * sizeof *b->tcol);
-    b->tval = malloc((b->nt + 1) * sizeof *b->tval);
-    PetscInt *nnz = calloc(b->ny, sizeof *nnz);
-    PetscCheck(b->trow && b->tcol && b->tval && nnz, PETSC_COMM_SELF, PETSC_ERR_MEM, "tstep: P");
-    sys->ops->jacobian_triplets(sys, &b->nt, b->trow, b->tcol, NULL);
-    for (size_t i = 0; i < b->ny; i++)
-        nnz[i] = order2 && i < n ? 2 : 1; /* a, and -1 for x' = v */
-    for (size_t k = 0; k < b->nt; k++) { /* upper bounds: duplicates counted */
-        size_t r = b->trow[k], c = b->tcol[k];
-        PetscInt add = order2 ? 2 : 1; /* the K and the D column */
-        nnz[p_row_of(b, r, order2)] += add;
-        if (r != c)
-            nnz[p_row_of(b, c, order2)] += add;
-    }
-    for (size_t i = 0; i < b->ny; i++)
-        nnz[i] = PetscMin(nnz[i], (PetscInt)b->ny);
-    PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, (PetscInt)b->ny, (PetscInt)b->ny, 0, nnz, &b->P));
-    free(nnz);
-    PetscFunctionReturn(0);
-}
-
 static PetscErrorCode ijacobian(TS ts, PetscReal t, Vec U, Vec Udot, PetscReal a, Mat A, Mat P,
                                 void *ctx)
 {
@@ -242,8 +146,10 @@ static PetscErrorCode ijacobian(TS ts, PetscReal t, Vec U, Vec Udot, PetscReal a
     PetscCall(VecRestoreArrayRead(U, &u));
     b->t = t;
     b->shift = a;
-    if (b->P)
-        PetscCall(assemble_p(b, a));
+    if (b->jac) {
+        const double *x = b->y, *v = b->sys->order == 2 ? b->y + b->sys->n : NULL;
+        PetscCall(tstep_petsc_jac_assemble(b->jac, t, x, v, a));
+    }
     PetscFunctionReturn(0);
 }
 
@@ -282,6 +188,34 @@ static PetscErrorCode post_step(TS ts)
     PetscFunctionReturn(0);
 }
 
+/* The exact matrix-free a I - G' (any system with Jacobian products). */
+static PetscErrorCode create_shell(bridge *b)
+{
+    ts_system *sys = b->sys;
+    PetscInt n = (PetscInt)b->ny;
+    PetscFunctionBeginUser;
+    PetscCall(MatCreateShell(PETSC_COMM_SELF, n, n, n, n, b, &b->J));
+    PetscCall(MatShellSetOperation(b->J, MATOP_MULT, (void (*)(void))shell_mult));
+    if (sys->ops->jacobian_diag && sys->ops->linearize)
+        PetscCall(MatShellSetOperation(b->J, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
+    PetscFunctionReturn(0);
+}
+
+/* The assembled a I - G' of a spring network on one rank: layout [x; v]. */
+static PetscErrorCode create_jacobian(bridge *b, ts_springs *net)
+{
+    PetscFunctionBeginUser;
+    b->ident = malloc((net->np + 1) * sizeof *b->ident);
+    b->node = malloc((net->np + 1) * sizeof *b->node);
+    PetscCheck(b->ident && b->node, PETSC_COMM_SELF, PETSC_ERR_MEM, "tstep: bridge");
+    for (size_t p = 0; p < net->np; p++)
+        b->ident[p] = p, b->node[p] = (PetscInt)p;
+    tstep_petsc_layout lay = {.net = net, .nown = (PetscInt)net->np, .own = b->ident,
+                              .node = b->node, .nglobal = (PetscInt)net->np, .interlaced = 0};
+    PetscCall(tstep_petsc_jac_create(PETSC_COMM_SELF, &lay, &b->jac));
+    PetscFunctionReturn(0);
+}
+
 PetscErrorCode tstep_petsc_attach(TS ts, ts_system *sys, tstep_petsc **out)
 {
     PetscFunctionBeginUser;
@@ -308,24 +242,32 @@ PetscErrorCode tstep_petsc_attach(TS ts, ts_system *sys, tstep_petsc **out)
                "-ts_type %s is implicit and needs Jacobian products, which system '%s' does "
                "not provide", tstype, sys->type ? sys->type->name : "?");
     PetscCall(TSSetIFunction(ts, NULL, ifunction, b));
-    PetscInt n = (PetscInt)b->ny;
-    PetscCall(MatCreateShell(PETSC_COMM_SELF, n, n, n, n, b, &b->J));
-    PetscCall(MatShellSetOperation(b->J, MATOP_MULT, (void (*)(void))shell_mult));
-    if (sys->ops->jacobian_diag && sys->ops->linearize)
-        PetscCall(MatShellSetOperation(b->J, MATOP_GET_DIAGONAL, (void (*)(void))shell_diagonal));
-    if (sys->ops->jacobian_triplets && sys->ops->linearize)
-        PetscCall(create_p(b));
-    PetscCall(TSSetIJacobian(ts, b->J, b->P ? b->P : b->J, ijacobian, b));
-    PetscCall(tstep_petsc_default_solver(ts));
+    tstep_petsc_options opt;
+    PetscCall(tstep_petsc_read_options(&opt));
+    ts_springs *net = ts_springs_of(sys);
+    if (net)
+        PetscCall(create_jacobian(b, net));
+    if (!b->jac || opt.matrix_free)
+        PetscCall(create_shell(b));
+    Mat P = b->jac ? tstep_petsc_jac_matrix(b->jac) : b->J;
+    PetscCall(TSSetIJacobian(ts, b->J ? b->J : P, P, ijacobian, b));
+    PetscCall(tstep_petsc_set_solver(ts, b->jac, opt.schur));
     PetscFunctionReturn(0);
 }
 
 PetscErrorCode tstep_petsc_default_solver(TS ts)
 {
-    /* a shell matrix has no entries to factor: no preconditioner unless
-     * asked; stiff spring systems make a I - G' ill-conditioned, and GMRES
-     * with classical Gram-Schmidt then breaks down (the string at dt =
-     * 0.01), the modified one does not */
+    PetscFunctionBeginUser;
+    PetscCall(tstep_petsc_set_solver(ts, NULL, PETSC_FALSE));
+    PetscFunctionReturn(0);
+}
+
+PetscErrorCode tstep_petsc_set_solver(TS ts, tstep_petsc_jac *jac, PetscBool schur)
+{
+    /* stiff spring systems make a I - G' ill-conditioned, and GMRES with
+     * classical Gram-Schmidt then breaks down unpreconditioned (the string
+     * at dt = 0.01), the modified one does not; a shell matrix alone has no
+     * entries to factor: no preconditioner unless asked */
     SNES snes;
     KSP ksp;
     PC pc;
@@ -337,10 +279,24 @@ PetscErrorCode tstep_petsc_default_solver(TS ts)
     PetscCall(KSPSetType(ksp, KSPGMRES));
     PetscCall(KSPGMRESSetOrthogonalization(ksp, KSPGMRESModifiedGramSchmidtOrthogonalization));
     PetscCall(KSPSetFromOptions(ksp));
+    PetscBool given;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-snes_linesearch_type", &given));
+    if (jac && !given) { /* full Newton steps, as tstep's own Newton: the backtracking
+                            search cut the falling cloth's steps (11 iterations a
+                            step against 4) */
+        SNESLineSearch ls;
+        PetscCall(SNESGetLineSearch(snes, &ls));
+        PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBASIC));
+    }
+    if (jac && schur)
+        PetscCall(tstep_petsc_jac_use_schur(jac, ksp));
     PetscFunctionReturn(0);
 }
 
-int tstep_petsc_failure(const tstep_petsc *b) { return b ? b->failed : 0; }
+int tstep_petsc_failure(const tstep_petsc *b)
+{
+    return !b ? 0 : b->failed ? b->failed : tstep_petsc_jac_failure(b->jac);
+}
 
 PetscErrorCode tstep_petsc_destroy(tstep_petsc **b)
 {
@@ -348,10 +304,9 @@ PetscErrorCode tstep_petsc_destroy(tstep_petsc **b)
     if (!b || !*b)
         PetscFunctionReturn(0);
     PetscCall(MatDestroy(&(*b)->J));
-    PetscCall(MatDestroy(&(*b)->P));
-    free((*b)->trow);
-    free((*b)->tcol);
-    free((*b)->tval);
+    PetscCall(tstep_petsc_jac_destroy(&(*b)->jac));
+    free((*b)->ident);
+    free((*b)->node);
     free((*b)->y);
     free((*b)->work);
     free((*b)->work2);

@@ -26,8 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <petscdmda.h>
-#include "tstep/petsc.h"
-#include "tstep/springs.h"
+#include "internal.h"
 
 struct tstep_petsc_grid {
     MPI_Comm comm;
@@ -42,11 +41,10 @@ struct tstep_petsc_grid {
     double *xl, *vl;             /* the linearization state (patch) */
     double tl, shift;
     Vec local, local2;           /* ghosted DMDA vectors */
-    Mat J;
-    Mat P;                       /* assembled a I - G' (DMDA pattern), preconditioning */
-    size_t nt;                   /* patch triplets */
-    size_t *trow, *tcol;
-    double *tval;
+    Mat J;                       /* the matrix-free a I - G', or NULL */
+    tstep_petsc_jac *jac;        /* the assembled a I - G' (owned rows of the patch) */
+    size_t *own;                 /* patch index of the owned nodes, in the global vector's order */
+    PetscInt *node;              /* global node number of each patch particle */
     int failed;
 };
 
@@ -232,56 +230,6 @@ static PetscErrorCode grid_ifunction(TS ts, PetscReal t, Vec U, Vec Udot, Vec F,
     PetscFunctionReturn(0);
 }
 
-/* The patch particle of a patch dof, and whether this rank owns it. */
-static int owned_dof(const grid *g, size_t d)
-{
-    size_t lp = d / 3;
-    PetscInt i = g->gxs + (PetscInt)(lp % (size_t)g->gxm), j = g->gys + (PetscInt)(lp / (size_t)g->gxm);
-    return owned(g, i, j);
-}
-
-/* P = [a I, -I; -M^-1 K, a I - M^-1 D] on the owned rows, from the patch's
- * triplets (the lower triangle of its fast path's K and D; tstep/system.h),
- * in the ghosted local numbering (node lp, dof c: 6 lp + c); as the
- * sequential bridge's P (petsc/bridge.c). */
-static PetscErrorCode assemble_p(grid *g, double a)
-{
-    ts_system *ps = g->patch;
-    PetscFunctionBeginUser;
-    PetscCall(MatZeroEntries(g->P));
-    for (PetscInt j = g->ys; j < g->ys + g->ym; j++)
-        for (PetscInt i = g->xs; i < g->xs + g->xm; i++) {
-            size_t lp = patch_index(g, i, j);
-            for (PetscInt c = 0; c < 6; c++) {
-                PetscInt r = (PetscInt)(6 * lp) + c;
-                PetscCall(MatSetValuesLocal(g->P, 1, &r, 1, &r, &a, ADD_VALUES));
-                if (c < 3 && !(ps->pinned && ps->pinned[3 * lp + (size_t)c])) {
-                    PetscInt col = r + 3;
-                    double m1 = -1.0;
-                    PetscCall(MatSetValuesLocal(g->P, 1, &r, 1, &col, &m1, ADD_VALUES));
-                }
-            }
-        }
-    for (int part = 0; part < 2; part++) { /* K, then D */
-        PetscCall(tstep_check(g, ts_system_linearize(ps, g->tl, g->xl, g->vl, part ? 0.0 : 1.0,
-                                                     part ? 1.0 : 0.0)));
-        PetscCall(tstep_check(g, ps->ops->jacobian_triplets(ps, &g->nt, NULL, NULL, g->tval)));
-        for (size_t k = 0; k < g->nt; k++)
-            for (int mirror = 0; mirror < (g->trow[k] == g->tcol[k] ? 1 : 2); mirror++) {
-                size_t di = mirror ? g->tcol[k] : g->trow[k], dj = mirror ? g->trow[k] : g->tcol[k];
-                if (!owned_dof(g, di) || (ps->pinned && ps->pinned[di]))
-                    continue;
-                PetscInt r = (PetscInt)(6 * (di / 3) + 3 + di % 3);
-                PetscInt col = (PetscInt)(6 * (dj / 3) + (size_t)(part ? 3 : 0) + dj % 3);
-                double w = -g->tval[k] / ps->mass[di];
-                PetscCall(MatSetValuesLocal(g->P, 1, &r, 1, &col, &w, ADD_VALUES));
-            }
-    }
-    PetscCall(MatAssemblyBegin(g->P, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatAssemblyEnd(g->P, MAT_FINAL_ASSEMBLY));
-    PetscFunctionReturn(0);
-}
-
 static PetscErrorCode grid_ijacobian(TS ts, PetscReal t, Vec U, Vec Udot, PetscReal a, Mat A,
                                      Mat P, void *ctx)
 {
@@ -291,8 +239,8 @@ static PetscErrorCode grid_ijacobian(TS ts, PetscReal t, Vec U, Vec Udot, PetscR
     PetscCall(to_patch(g, U, g->local, g->xl, g->vl));
     g->tl = t;
     g->shift = a;
-    if (g->P)
-        PetscCall(assemble_p(g, a));
+    if (g->jac)
+        PetscCall(tstep_petsc_jac_assemble(g->jac, t, g->xl, g->vl, a));
     PetscFunctionReturn(0);
 }
 
@@ -337,6 +285,32 @@ static PetscErrorCode grid_diagonal(Mat A, Vec D)
     PetscFunctionReturn(0);
 }
 
+/* The assembled Jacobian over the owned nodes, the patch's ghost nodes
+ * numbered by the DMDA's local-to-global map (a block of 6 per node). */
+static PetscErrorCode create_jacobian(grid *g)
+{
+    ISLocalToGlobalMapping ltog;
+    const PetscInt *idx;
+    PetscFunctionBeginUser;
+    PetscInt nown = g->xm * g->ym;
+    g->own = malloc(((size_t)nown + 1) * sizeof *g->own);
+    g->node = malloc((g->np + 1) * sizeof *g->node);
+    PetscCheck(g->own && g->node, g->comm, PETSC_ERR_MEM, "tstep: grid Jacobian");
+    size_t k = 0;
+    for (PetscInt j = g->ys; j < g->ys + g->ym; j++)
+        for (PetscInt i = g->xs; i < g->xs + g->xm; i++)
+            g->own[k++] = patch_index(g, i, j);
+    PetscCall(DMGetLocalToGlobalMapping(g->da, &ltog));
+    PetscCall(ISLocalToGlobalMappingGetBlockIndices(ltog, &idx));
+    for (size_t p = 0; p < g->np; p++)
+        g->node[p] = idx[p];
+    PetscCall(ISLocalToGlobalMappingRestoreBlockIndices(ltog, &idx));
+    tstep_petsc_layout lay = {.net = ts_springs_of(g->patch), .nown = nown, .own = g->own,
+                              .node = g->node, .nglobal = g->nx * g->ny, .interlaced = 1};
+    PetscCall(tstep_petsc_jac_create(g->comm, &lay, &g->jac));
+    PetscFunctionReturn(0);
+}
+
 PetscErrorCode tstep_petsc_grid_attach(TS ts, tstep_petsc_grid *g)
 {
     TSType type;
@@ -347,23 +321,19 @@ PetscErrorCode tstep_petsc_grid_attach(TS ts, tstep_petsc_grid *g)
         PetscCall(TSSetRHSFunction(ts, NULL, grid_rhs, g));
         PetscFunctionReturn(0);
     }
-    PetscInt nl = 6 * g->xm * g->ym, N = 6 * g->nx * g->ny;
+    tstep_petsc_options opt;
+    PetscCall(tstep_petsc_read_options(&opt));
     PetscCall(TSSetIFunction(ts, NULL, grid_ifunction, g));
-    PetscCall(MatCreateShell(g->comm, nl, nl, N, N, g, &g->J));
-    PetscCall(MatShellSetOperation(g->J, MATOP_MULT, (void (*)(void))grid_mult));
-    PetscCall(MatShellSetOperation(g->J, MATOP_GET_DIAGONAL, (void (*)(void))grid_diagonal));
-    if (g->patch->ops->jacobian_triplets) { /* the assembled preconditioning matrix */
-        ts_system *ps = g->patch;
-        ps->ops->jacobian_triplets(ps, &g->nt, NULL, NULL, NULL);
-        g->trow = malloc((g->nt + 1) * sizeof *g->trow);
-        g->tcol = malloc((g->nt + 1) * sizeof *g->tcol);
-        g->tval = malloc((g->nt + 1) * sizeof *g->tval);
-        PetscCheck(g->trow && g->tcol && g->tval, g->comm, PETSC_ERR_MEM, "tstep: P");
-        ps->ops->jacobian_triplets(ps, &g->nt, g->trow, g->tcol, NULL);
-        PetscCall(DMCreateMatrix(g->da, &g->P));
+    PetscCall(create_jacobian(g));
+    if (opt.matrix_free) {
+        PetscInt nl = 6 * g->xm * g->ym, N = 6 * g->nx * g->ny;
+        PetscCall(MatCreateShell(g->comm, nl, nl, N, N, g, &g->J));
+        PetscCall(MatShellSetOperation(g->J, MATOP_MULT, (void (*)(void))grid_mult));
+        PetscCall(MatShellSetOperation(g->J, MATOP_GET_DIAGONAL, (void (*)(void))grid_diagonal));
     }
-    PetscCall(TSSetIJacobian(ts, g->J, g->P ? g->P : g->J, grid_ijacobian, g));
-    PetscCall(tstep_petsc_default_solver(ts));
+    Mat P = tstep_petsc_jac_matrix(g->jac);
+    PetscCall(TSSetIJacobian(ts, g->J ? g->J : P, P, grid_ijacobian, g));
+    PetscCall(tstep_petsc_set_solver(ts, g->jac, opt.schur));
     PetscFunctionReturn(0);
 }
 
@@ -399,7 +369,10 @@ PetscErrorCode tstep_petsc_grid_gather(tstep_petsc_grid *g, Vec U, double *y)
 
 ts_system *tstep_petsc_grid_system(tstep_petsc_grid *g) { return g->whole; }
 
-int tstep_petsc_grid_failure(const tstep_petsc_grid *g) { return g ? g->failed : 0; }
+int tstep_petsc_grid_failure(const tstep_petsc_grid *g)
+{
+    return !g ? 0 : g->failed ? g->failed : tstep_petsc_jac_failure(g->jac);
+}
 
 PetscErrorCode tstep_petsc_grid_destroy(tstep_petsc_grid **gp)
 {
@@ -408,10 +381,9 @@ PetscErrorCode tstep_petsc_grid_destroy(tstep_petsc_grid **gp)
         PetscFunctionReturn(0);
     grid *g = *gp;
     PetscCall(MatDestroy(&g->J));
-    PetscCall(MatDestroy(&g->P));
-    free(g->trow);
-    free(g->tcol);
-    free(g->tval);
+    PetscCall(tstep_petsc_jac_destroy(&g->jac));
+    free(g->own);
+    free(g->node);
     PetscCall(VecDestroy(&g->local));
     PetscCall(VecDestroy(&g->local2));
     PetscCall(DMDestroy(&g->da));

@@ -52,17 +52,48 @@ for sys in "test1d --param k=10" "test1d --param omega=3" "oscillator --param c=
         # Newton's residual on the stiff string stalls at about 3e-10 with
         # crank-nicolson at this step, so the stop there is the update test:
         # newton-tol 1e-10 (over these 20 steps of a method that damps
-        # nothing, 1e-9 left tstep's side 1e-7 from a tight solve)
+        # nothing, 1e-9 left tstep's side 1e-7 from a tight solve); on
+        # PETSc's side -snes_stol 1e-14: the assembled J leaves out the
+        # damping's position term, so Newton converges linearly and the
+        # default step test (1e-8) stopped it 1e-7 away
+        # (where the cloth's residual cannot reach -snes_atol)
         compare "cn vs crank-nicolson on $sys" 1e-7 \
             "--system $sys --stepper crank-nicolson --dt $dt --t-end $tend --newton-tol 1e-10" \
-            "--system $sys -ts_type cn -ts_dt $dt -ts_max_time $tend $TIGHT_P"
+            "--system $sys -ts_type cn -ts_dt $dt -ts_max_time $tend $TIGHT_P -snes_stol 1e-14"
     fi
 done
 
-# The assembled preconditioning matrix (spring systems): ILU on it gives the
-# same step as the matrix-free default, with far fewer linear iterations.
+# hair (one rank) under the assembled Jacobian
+compare "beuler vs backward-euler on hair (assembled, GAMG on S)" 1e-8 \
+    "--system hair --stepper backward-euler --dt 0.01 --t-end 0.2 $TIGHT_T" \
+    "--system hair -ts_type beuler -ts_dt 0.01 -ts_max_time 0.2 $TIGHT_P"
+
+# The preconditioners that act on the velocity Schur complement S, each once
+# on a small cloth against tstep's backward Euler (docs/petsc.md lists them);
+# and the matrix-free operator
+SMALL="cloth --param nx=12 --param ny=10"
+for pc in "-pc_type hypre -pc_hypre_type boomeramg" "-pc_type ml" "-pc_type bjacobi -sub_pc_type icc" \
+          "-pc_type lu -pc_factor_mat_solver_type mumps" "-pc_type gamg -tstep_rigid_body" \
+          "-tstep_matrix_free" "-tstep_pc_lag 1"; do
+    compare "beuler $pc vs backward-euler on the 12x10 cloth" 1e-8 \
+        "--system $SMALL --stepper backward-euler --dt 0.01 --t-end 0.1 $TIGHT_T" \
+        "--system $SMALL -ts_type beuler -ts_dt 0.01 -ts_max_time 0.1 $TIGHT_P $pc"
+done
+# an exact solve of S makes the elimination exact: one or two GMRES
+# iterations a Newton iteration
+$P --system $SMALL -ts_type beuler -ts_dt 0.01 -ts_max_time 0.1 -pc_type lu -tstep_pc_lag 1 --stats >/dev/null 2>"$tmp/lu.err"
+nl=$(sed -n 's/.*nonlinear iterations \([0-9]*\).*/\1/p' "$tmp/lu.err")
+li=$(sed -n 's/.*linear iterations \([0-9]*\).*/\1/p' "$tmp/lu.err")
+if awk -v a="$li" -v b="$nl" 'BEGIN { exit !(b > 0 && a <= 2 * b) }'; then
+    ok "-pc_type lu on S: $li linear iterations for $nl Newton iterations"
+else
+    bad "-pc_type lu on S: $li linear iterations for $nl Newton iterations"
+fi
+
+# -tstep_schur false: -pc_type acts on J itself; ILU on it gives the same
+# step as no preconditioner, with far fewer linear iterations.
 for pc in none ilu; do
-    $P --system string -ts_type beuler -ts_dt 0.05 -ts_max_time 1 $TIGHT_P -pc_type $pc --stats \
+    $P --system string -ts_type beuler -ts_dt 0.05 -ts_max_time 1 $TIGHT_P -tstep_schur false -pc_type $pc --stats \
         >"$tmp/pc_$pc.dat" 2>"$tmp/pc_$pc.err"
 done
 $T run --system string --stepper backward-euler --dt 0.05 --t-end 1 $TIGHT_T >"$tmp/pc_t.dat"
@@ -70,9 +101,9 @@ d=$(lastdiff "$tmp/pc_t.dat" "$tmp/pc_ilu.dat")
 it_none=$(sed -n 's/.*linear iterations \([0-9]*\).*/\1/p' "$tmp/pc_none.err")
 it_ilu=$(sed -n 's/.*linear iterations \([0-9]*\).*/\1/p' "$tmp/pc_ilu.err")
 if awk -v d="$d" -v a="$it_ilu" -v b="$it_none" 'BEGIN { exit !(d + 0 == d && d <= 1e-8 && a > 0 && 5 * a < b) }'; then
-    ok "assembled P, -pc_type ilu on the string: difference $d, linear iterations $it_ilu against $it_none unpreconditioned"
+    ok "assembled J, -pc_type ilu on J of the string: difference $d, linear iterations $it_ilu against $it_none unpreconditioned"
 else
-    bad "assembled P, -pc_type ilu on the string: difference $d, linear iterations $it_ilu against $it_none"
+    bad "assembled J, -pc_type ilu on J of the string: difference $d, linear iterations $it_ilu against $it_none"
 fi
 
 # The system's post-step projection: the cloth on a sphere (one rank, mesh
@@ -123,6 +154,26 @@ if command -v mpiexec >/dev/null 2>&1; then
     else
         bad "distributed cloth, 2 ranks, rk 4 vs rk4: $d"
     fi
+    # the 100x100 cloth under GAMG (the default) on 1 and 2 ranks, 3 steps of 1/60
+    C="--system cloth --param nx=100 --param ny=100"
+    $T run $C --stepper backward-euler --dt 0.0166666666667 --steps 3 --newton-tol 1e-11 >"$tmp/ct.dat"
+    for n in 1 2; do
+        $MPI -n $n $P $C -ts_type beuler -ts_dt 0.0166666666667 -ts_max_steps 3 -ts_max_time 1 \
+            -pc_type gamg -snes_rtol 1e-12 -ksp_rtol 1e-10 --every 3 >"$tmp/c$n.dat" 2>"$tmp/c.err" ||
+            bad "100x100 cloth, gamg, $n rank(s) failed: $(tail -n 2 "$tmp/c.err")"
+        d=$(lastdiff "$tmp/ct.dat" "$tmp/c$n.dat")
+        if awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d <= 1e-7) }'; then
+            ok "100x100 cloth, -pc_type gamg, $n rank(s) vs backward-euler: $d"
+        else
+            bad "100x100 cloth, -pc_type gamg, $n rank(s) vs backward-euler: $d"
+        fi
+    done
+    d=$(lastdiff "$tmp/c1.dat" "$tmp/c2.dat")
+    if awk -v d="$d" 'BEGIN { exit !(d + 0 == d && d <= 1e-7) }'; then
+        ok "100x100 cloth, gamg: 2 ranks = 1 rank to $d"
+    else
+        bad "100x100 cloth, gamg: 2 ranks differ from 1 by $d"
+    fi
     $MPI -n 2 $P $G --param sphere_r=0.3 >"$tmp/o" 2>&1
     rc=$?
     if [ $rc = 2 ] && grep -q "post-step" "$tmp/o"; then ok "distributed cloth with a collider refused"; else bad "distributed collider: exit $rc"; fi
@@ -159,6 +210,31 @@ NEEDLE="nosuch" usage --system nosuch
 NEEDLE="--system" usage -ts_type rk
 NEEDLE="--bogus" usage --system oscillator --bogus 1
 NEEDLE="k" usage --system test1d --param k=abc
+# Honest ends: a diverging run exits 1 naming the step and time; options
+# nobody used exit 2 naming each (unless -options_left no); --version.
+expect() { # expect CODE NEEDLE args...
+    code=$1 needle=$2
+    shift 2
+    $P "$@" >"$tmp/o" 2>"$tmp/e"
+    rc=$?
+    if [ $rc = "$code" ] && grep -q -- "$needle" "$tmp/e" && ! grep -q -- "$needle" "$tmp/o"; then
+        ok "exit $code on stderr naming '$needle': $*"
+    else
+        bad "expected exit $code naming '$needle' on stderr: $* (exit $rc: $(head -c 300 "$tmp/e"))"
+    fi
+}
+expect 1 "step 5 (t = 0.4 to 0.5)" --system test1d --param k=1000 -ts_type euler -ts_dt 0.1 -ts_max_time 5
+expect 1 "step 5 (t = 0.4 to 0.5)" --system test1d --param k=1000 -ts_type euler -ts_dt 0.1 -ts_max_time 20
+expect 1 "DIVERGED_NONLINEAR_SOLVE" --system cloth --param nx=10 --param ny=10 -ts_dt 1 -snes_max_it 2
+expect 2 "-ts_dtt 0.1" --system test1d -ts_dtt 0.1
+expect 2 "-snes_rtoll 1" --system test1d -ts_max_time 0.1 -snes_rtoll 1
+expect 2 "Unknown TS type" --system test1d -ts_type nosuch
+if $P --system test1d -ts_dtt 0.1 -options_left no >/dev/null 2>&1; then
+    ok "-options_left no allows an unused option"
+else
+    bad "-options_left no: exit $?"
+fi
+if $P --version | grep -q "^tstep-petsc [0-9].*PETSc 3"; then ok "--version"; else bad "--version"; fi
 if command -v mpiexec >/dev/null 2>&1; then
     mpiexec --allow-run-as-root --oversubscribe -n 2 $P --system oscillator >"$tmp/o" 2>&1
     rc=$?

@@ -5,10 +5,14 @@
  * goes to PETSc.  The grid cloth runs distributed (tstep_petsc_grid_*);
  * any other system on one rank (with more it says so and exits 2). */
 #include <math.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tstep/linalg.h"
 #include "tstep/petsc.h"
+#include "tstep/run.h"
+#include "tstep/version.h"
 
 typedef struct {
     ts_system *sys;         /* rank 0: the system (energy); the whole cloth on the grid path */
@@ -21,6 +25,9 @@ typedef struct {
     int csv;
     PetscInt every;
     PetscInt last_step; /* the last step written */
+    PetscReal limit;    /* |U|_inf beyond this (or not finite) is divergence */
+    PetscInt bad_step;  /* the step that diverged, or -1 */
+    PetscReal bad_t0, bad_t1, bad_norm, prev_t;
 } output;
 
 static const char usage[] =
@@ -29,8 +36,9 @@ static const char usage[] =
     "\n"
     "Integrates a tstep system with PETSc's TS.  The system's first-order view\n"
     "Y' = F(t, Y) is the right-hand side; implicit TS types see the implicit\n"
-    "form Y' - F(t, Y) = 0 with a matrix-free Jacobian from the system's\n"
-    "Jacobian products (pinned entries held).\n"
+    "form Y' - F(t, Y) = 0 with its Jacobian: assembled (block size 3) for\n"
+    "spring networks, preconditioned through the velocity Schur complement;\n"
+    "matrix-free from the system's Jacobian products for other systems.\n"
     "\n"
     "tstep options:\n"
     "  --system S         the system (see tstep list)\n"
@@ -45,16 +53,24 @@ static const char usage[] =
     "the final time matched by the last step):\n"
     "  -ts_type beuler|cn|theta|bdf|rk|euler|ssp|arkimex|...  (-ts_rk_type 4 ...)\n"
     "  -ts_dt H  -ts_max_time T  -ts_max_steps N  -ts_adapt_type none|basic\n"
-    "  -snes_rtol, -snes_atol, -ksp_type, -ksp_rtol, -pc_type none|jacobi\n"
+    "  -snes_rtol, -snes_atol, -ksp_type, -ksp_rtol, -pc_type ...\n"
     "  -ts_monitor  -snes_monitor  -ksp_monitor  -log_view\n"
-    "Implicit types: the Jacobian is matrix-free, so the default preconditioner is\n"
-    "none and GMRES uses modified Gram-Schmidt (-pc_type jacobi where the system\n"
-    "gives its Jacobian's diagonal).\n"
+    "Implicit types on spring networks (string, hair, cloth): -pc_type (default\n"
+    "gamg; hypre, bjacobi, icc, lu -pc_factor_mat_solver_type mumps, ...) acts on\n"
+    "the velocity Schur complement S = a M - D - K/a (docs/petsc.md); other\n"
+    "systems: matrix-free, no preconditioner unless asked.  GMRES uses modified\n"
+    "Gram-Schmidt.\n"
     "The grid cloth (no mesh=) runs distributed over the MPI ranks (mpiexec -n N)\n"
     "on a 2-D DMDA; every other system runs on one rank.  Post-step projections\n"
     "(collider, strain limit) are applied on one rank and refused distributed.\n"
-    "Exit status: 0 success, 1 the integration failed,\n"
-    "2 usage error.\n";
+    "Options PETSc did not use are an error (exit 2, each named) unless\n"
+    "-options_left no.  Bridge options: -tstep_matrix_free (the operator is the\n"
+    "exact matrix-free product), -tstep_schur false (-pc_type acts on J),\n"
+    "-tstep_pc_lag N (rebuild the PC of S every N Jacobians, default 4),\n"
+    "-tstep_rigid_body (rigid-body modes as S's near-null space).\n"
+    "Exit status: 0 success, 1 the integration failed (a diverging or\n"
+    "non-finite state, a failed solve; step and time named), 2 usage error.\n"
+    "--version prints the versions of tstep and PETSc.\n";
 
 /* --- output ------------------------------------------------------------------ */
 
@@ -107,11 +123,23 @@ static PetscErrorCode write_state(output *b, double t, Vec U)
     PetscFunctionReturn(0);
 }
 
+/* After each step: tstep run's divergence test (tstep/run.h), |U|_inf above
+ * TS_DIVERGENCE_FACTOR max(1, |U(0)|_inf) or not finite, stops TS with an
+ * error (every rank has the same norm; TS resets a converged reason set
+ * here) and the state is not written; then the output. */
 static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal t, Vec U, void *ctx)
 {
     output *b = ctx;
-    PetscReal tmax;
+    PetscReal tmax, norm;
     PetscFunctionBeginUser;
+    PetscCall(VecNorm(U, NORM_INFINITY, &norm));
+    if (step == 0)
+        b->limit = TS_DIVERGENCE_FACTOR * PetscMax(1.0, norm);
+    if (!(norm <= b->limit)) {
+        b->bad_step = step, b->bad_t0 = b->prev_t, b->bad_t1 = t, b->bad_norm = norm;
+        SETERRQ(PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED, "the state diverged");
+    }
+    b->prev_t = t;
     PetscCall(TSGetMaxTime(ts, &tmax));
     int last = t >= tmax - 1e-12 * fmax(1.0, fabs(tmax));
     if (step % b->every == 0 || last) {
@@ -122,6 +150,20 @@ static PetscErrorCode monitor(TS ts, PetscInt step, PetscReal t, Vec U, void *ct
 }
 
 /* --- tstep's options ------------------------------------------------------------ */
+
+/* --help and --version print on standard output and exit 0. */
+static void info_option(const char *a)
+{
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        fputs(usage, stdout);
+        exit(0);
+    }
+    if (strcmp(a, "--version") == 0) {
+        printf("tstep-petsc %s (PETSc %d.%d.%d)\n", TSTEP_VERSION, PETSC_VERSION_MAJOR,
+               PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR);
+        exit(0);
+    }
+}
 
 /* Take tstep's own options out of argv (PETSc sees the rest). */
 static int parse_tstep_options(int *argc, char **argv, const ts_system_type **type,
@@ -134,10 +176,7 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
     int npairs = 0;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage, stdout);
-            exit(0);
-        }
+        info_option(a);
         if (strcmp(a, "--stats") == 0) {
             *stats = 1;
             continue;
@@ -148,7 +187,7 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
         if (!takes) {
             if (strncmp(a, "--", 2) == 0) {
                 fprintf(stderr, "tstep-petsc: unknown option '%s' (tstep options: --system, "
-                                "--param, --out, --format, --every, --stats; PETSc options start with "
+                                "--param, --out, --format, --every, --stats, --version; PETSc options start with "
                                 "one '-')\n", a);
                 return 2;
             }
@@ -214,126 +253,294 @@ static int is_grid_cloth(const ts_system_type *type, const ts_params *params)
     return strcmp(type->name, "cloth") == 0 && ts_params_text(params, "mesh")[0] == '\0';
 }
 
-int main(int argc, char **argv)
-{
+/* --- the run ------------------------------------------------------------------ */
+
+typedef struct {
     const ts_system_type *type;
     ts_params params;
-    const char *outpath = NULL;
-    int csv = 0, stats = 0, rc;
-    long every = 1;
-    if ((rc = parse_tstep_options(&argc, argv, &type, &params, &outpath, &csv, &every, &stats)))
-        return rc;
+    const char *outpath;
+    int csv, stats;
+    long every;
+} cli;
 
-    PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-    PetscMPIInt size, rank;
-    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-    int grid = is_grid_cloth(type, &params);
-    if (size > 1 && !grid) {
-        PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                              "tstep-petsc: system '%s' runs on one rank (%d given); only the "
-                              "grid cloth runs distributed\n",
-                              type->name, size));
-        PetscCall(PetscFinalize());
-        return 2;
-    }
-
-    output b = {.every = every, .csv = csv, .last_step = -1, .rank = rank};
-    tstep_petsc *bridge_ctx = NULL;
-    tstep_petsc_grid *g = NULL;
+/* The integration's objects: one function sets them up, one frees them. */
+typedef struct {
+    output b;
+    tstep_petsc *bridge;   /* the sequential bridge, or NULL */
+    tstep_petsc_grid *grid; /* the distributed cloth, or NULL */
     Vec U;
     TS ts;
-    MPI_Comm comm = grid ? PETSC_COMM_WORLD : PETSC_COMM_SELF;
-    PetscCall(TSCreate(comm, &ts));
-    PetscCall(TSSetProblemType(ts, TS_NONLINEAR));
-    PetscCall(TSSetType(ts, TSBEULER));
-    PetscCall(TSSetTimeStep(ts, 0.01));
-    PetscCall(TSSetMaxTime(ts, 1.0));
-    PetscCall(TSSetExactFinalTime(ts, TS_EXACTFINALTIME_MATCHSTEP));
-    PetscCall(TSSetFromOptions(ts));
+    MPI_Comm comm;
+    PetscMPIInt size, rank;
+} run_state;
 
+static PetscErrorCode setup_ts(run_state *r)
+{
+    PetscFunctionBeginUser;
+    PetscCall(TSCreate(r->comm, &r->ts));
+    PetscCall(TSSetProblemType(r->ts, TS_NONLINEAR));
+    PetscCall(TSSetType(r->ts, TSBEULER));
+    PetscCall(TSSetTimeStep(r->ts, 0.01));
+    PetscCall(TSSetMaxTime(r->ts, 1.0));
+    PetscCall(TSSetExactFinalTime(r->ts, TS_EXACTFINALTIME_MATCHSTEP));
+    PetscCall(TSSetFromOptions(r->ts));
+    PetscFunctionReturn(0);
+}
+
+/* The system (the distributed cloth or any system on one rank) and its
+ * initial state in r->U; *rc = tstep's exit code when it cannot be made. */
+static PetscErrorCode setup_system(run_state *r, cli *c, int *rc)
+{
     int s = 0;
-    if (grid) {
-        if (tstep_petsc_grid_create(comm, type, &params, &g)) {
-            s = tstep_petsc_grid_failure(g) ? tstep_petsc_grid_failure(g) : TS_ERR_INPUT;
+    PetscFunctionBeginUser;
+    if (r->grid || is_grid_cloth(c->type, &c->params)) {
+        if (tstep_petsc_grid_create(r->comm, c->type, &c->params, &r->grid)) {
+            s = tstep_petsc_grid_failure(r->grid) ? tstep_petsc_grid_failure(r->grid) : TS_ERR_INPUT;
         } else {
-            b.sys = tstep_petsc_grid_system(g); /* rank 0 */
-            b.grid = g;
-            b.ny = 6 * (size_t)ts_params_int(&params, "nx") * (size_t)ts_params_int(&params, "ny");
-            PetscCall(tstep_petsc_grid_state(g, &U));
+            r->b.sys = tstep_petsc_grid_system(r->grid); /* rank 0 */
+            r->b.grid = r->grid;
+            r->b.ny = 6 * (size_t)ts_params_int(&c->params, "nx") *
+                      (size_t)ts_params_int(&c->params, "ny");
+            PetscCall(tstep_petsc_grid_state(r->grid, &r->U));
         }
-    } else if (!(s = ts_system_new(type, &params, &b.sys))) {
-        b.ny = ts_system_ydim(b.sys);
-        PetscCall(VecCreateSeq(PETSC_COMM_SELF, (PetscInt)b.ny, &U));
+    } else if (!(s = ts_system_new(c->type, &c->params, &r->b.sys))) {
+        r->b.ny = ts_system_ydim(r->b.sys);
+        PetscCall(VecCreateSeq(PETSC_COMM_SELF, (PetscInt)r->b.ny, &r->U));
         PetscScalar *u;
-        PetscCall(VecGetArray(U, &u));
-        ts_system_get_y(b.sys, u);
-        PetscCall(VecRestoreArray(U, &u));
+        PetscCall(VecGetArray(r->U, &u));
+        ts_system_get_y(r->b.sys, u);
+        PetscCall(VecRestoreArray(r->U, &u));
     }
     if (s) {
-        fprintf(stderr, "tstep-petsc: system '%s': %s: %s\n", type->name, ts_status_message(s),
+        fprintf(stderr, "tstep-petsc: system '%s': %s: %s\n", c->type->name, ts_status_message(s),
                 ts_error_detail());
-        PetscCall(PetscFinalize());
-        return ts_status_exit_code(s);
+        *rc = ts_status_exit_code(s);
     }
-    b.y = rank == 0 ? calloc(b.ny, sizeof *b.y) : NULL;
-    b.out = stdout;
-    if (rank == 0 && outpath && !(b.out = fopen(outpath, "w"))) {
-        fprintf(stderr, "tstep-petsc: --out: cannot write '%s'\n", outpath);
-        PetscCall(PetscFinalize());
-        return 2;
-    }
-    if ((grid ? tstep_petsc_grid_attach(ts, g) : tstep_petsc_attach(ts, b.sys, &bridge_ctx))) {
-        fprintf(stderr, "tstep-petsc: cannot set up system '%s' for this TS type\n", type->name);
-        PetscCall(PetscFinalize());
-        return 2;
-    }
-    PetscCall(TSMonitorSet(ts, monitor, &b, NULL));
+    PetscFunctionReturn(0);
+}
 
-    if (rank == 0)
-        write_header(&b);
-    double t0 = MPI_Wtime();
-    PetscErrorCode perr = TSSolve(ts, U);
-    double wall = MPI_Wtime() - t0 - b.write_seconds; /* integration alone */
+/* Output, the TS functions and the monitor; *rc = 2 when refused. */
+static PetscErrorCode setup_run(run_state *r, cli *c, int *rc)
+{
+    PetscFunctionBeginUser;
+    r->b.y = r->rank == 0 ? calloc(r->b.ny, sizeof *r->b.y) : NULL;
+    r->b.out = stdout;
+    if (r->rank == 0 && c->outpath && !(r->b.out = fopen(c->outpath, "w"))) {
+        fprintf(stderr, "tstep-petsc: --out: cannot write '%s'\n", c->outpath);
+        *rc = 2;
+        PetscFunctionReturn(0);
+    }
+    PetscPushErrorHandler(PetscReturnErrorHandler, NULL);
+    PetscErrorCode e = r->grid ? tstep_petsc_grid_attach(r->ts, r->grid)
+                               : tstep_petsc_attach(r->ts, r->b.sys, &r->bridge);
+    PetscPopErrorHandler();
+    if (e) {
+        const char *text;
+        PetscErrorMessage(e, &text, NULL);
+        fprintf(stderr, "tstep-petsc: cannot set up system '%s' for this TS type (%s)\n",
+                c->type->name, text);
+        *rc = 2;
+        PetscFunctionReturn(0);
+    }
+    PetscCall(TSMonitorSet(r->ts, monitor, &r->b, NULL));
+    PetscFunctionReturn(0);
+}
+
+/* Options left unused are an error unless -options_left no (then PETSc's
+ * own report); early (before solving), only the -ts_, -snes_, -ksp_ and
+ * -tstep_ options, which setup has read by then, and of those not the
+ * viewers and monitors, which solvers read when they first run (the
+ * preconditioner's options too may be read when it is first set up). */
+static PetscErrorCode unused_options(MPI_Comm comm, int early, int *rc)
+{
+    PetscBool left = PETSC_TRUE, set;
+    PetscInt n;
+    char **names, **values;
+    PetscFunctionBeginUser;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-options_left", &left, &set));
+    if (set && !left)
+        PetscFunctionReturn(0);
+    PetscCall(PetscOptionsLeftGet(NULL, &n, &names, &values));
+    for (PetscInt i = 0; i < n; i++) {
+        const char *nm = names[i][0] == '-' ? names[i] + 1 : names[i];
+        int later = strstr(nm, "view") || strstr(nm, "converged_reason") || strstr(nm, "monitor");
+        if (early && ((strncmp(nm, "ts_", 3) && strncmp(nm, "snes_", 5) && strncmp(nm, "ksp_", 4) &&
+                       strncmp(nm, "tstep_", 6)) || later))
+            continue;
+        PetscCall(PetscFPrintf(comm, PETSC_STDERR,
+                               "tstep-petsc: option -%s%s%s was not used (misspelt, or not "
+                               "for this problem; -options_left no allows it)\n",
+                               nm, values[i] ? " " : "", values[i] ? values[i] : ""));
+        *rc = 2;
+    }
+    PetscCall(PetscOptionsLeftRestore(NULL, &n, &names, &values));
+    PetscFunctionReturn(0);
+}
+
+/* A failed or diverged integration named by step and time: *rc = 1. */
+static PetscErrorCode report_failure(run_state *r, PetscErrorCode perr, int *rc)
+{
     TSConvergedReason reason;
-    PetscCall(TSGetConvergedReason(ts, &reason));
-    rc = 0;
-    int failed = grid ? tstep_petsc_grid_failure(g) : tstep_petsc_failure(bridge_ctx);
+    PetscInt steps;
+    PetscReal t, dt;
+    PetscFunctionBeginUser;
+    PetscCall(TSGetConvergedReason(r->ts, &reason));
+    PetscCall(TSGetStepNumber(r->ts, &steps));
+    PetscCall(TSGetTime(r->ts, &t));
+    PetscCall(TSGetTimeStep(r->ts, &dt));
+    int failed = r->grid ? tstep_petsc_grid_failure(r->grid) : tstep_petsc_failure(r->bridge);
+    if (r->b.bad_step >= 0) {
+        PetscCall(PetscFPrintf(r->comm, PETSC_STDERR,
+                               "tstep-petsc: the state diverged (non-finite or exploding) at "
+                               "step %" PetscInt_FMT " (t = %g to %g): |state| = %g, limit %g\n",
+                               r->b.bad_step, (double)r->b.bad_t0, (double)r->b.bad_t1,
+                               (double)r->b.bad_norm, (double)r->b.limit));
+        *rc = 1;
+    } else if (perr || reason < 0) {
+        const char *text = NULL;
+        if (perr)
+            PetscErrorMessage(perr, &text, NULL);
+        PetscCall(PetscFPrintf(r->comm, PETSC_STDERR,
+                               "tstep-petsc: the integration failed at step %" PetscInt_FMT
+                               " (t = %g to %g): %s%s%s\n", steps + 1, (double)t,
+                               (double)(t + dt), reason < 0 ? TSConvergedReasons[reason] : text,
+                               failed ? ": " : "", failed ? ts_status_message(failed) : ""));
+        *rc = 1;
+    }
+    PetscFunctionReturn(0);
+}
+
+static PetscErrorCode print_stats(run_state *r, double wall)
+{
+    PetscInt steps, nonlin = 0, lin = 0;
+    PetscReal t;
+    struct rusage ru;
+    double mb, mb_max;
+    PetscFunctionBeginUser;
+    PetscCall(TSGetStepNumber(r->ts, &steps));
+    PetscCall(TSGetTime(r->ts, &t));
+    PetscCall(TSGetSNESIterations(r->ts, &nonlin));
+    PetscCall(TSGetKSPIterations(r->ts, &lin));
+    getrusage(RUSAGE_SELF, &ru);
+    mb = (double)ru.ru_maxrss / 1024.0;
+    PetscCallMPI(MPI_Allreduce(&mb, &mb_max, 1, MPI_DOUBLE, MPI_MAX, r->comm));
+    PetscCall(PetscFPrintf(r->comm, PETSC_STDERR,
+                           "tstep-petsc: %d rank(s), %" PetscInt_FMT " steps to t = %g in "
+                           "%.3f s without output (%.4g s per step); nonlinear iterations %"
+                           PetscInt_FMT ", linear iterations %" PetscInt_FMT
+                           "; peak memory %.1f MB per rank (largest)\n",
+                           r->size, steps, (double)t, wall, steps ? wall / steps : 0.0, nonlin,
+                           lin, mb_max));
+    PetscFunctionReturn(0);
+}
+
+/* Integrate; on success write the last state if the monitor did not. */
+static PetscErrorCode solve(run_state *r, const cli *c, int *rc)
+{
+    PetscFunctionBeginUser;
+    if (r->rank == 0)
+        write_header(&r->b);
+    double t0 = MPI_Wtime();
+    PetscPushErrorHandler(PetscReturnErrorHandler, NULL); /* failures reported below */
+    PetscErrorCode perr = TSSolve(r->ts, r->U);
+    PetscPopErrorHandler();
+    double wall = MPI_Wtime() - t0 - r->b.write_seconds; /* integration alone */
+    PetscCall(report_failure(r, perr, rc));
     PetscInt steps;
     PetscReal t;
-    PetscCall(TSGetStepNumber(ts, &steps));
-    PetscCall(TSGetTime(ts, &t));
-    if (perr || reason < 0) {
-        fprintf(stderr, "tstep-petsc: TS stopped: %s%s%s\n",
-                perr ? "error in a callback" : TSConvergedReasons[reason], failed ? ": " : "",
-                failed ? ts_status_message(failed) : "");
-        rc = 1;
-    } else if (b.last_step != steps) { /* the last step is always written */
-        PetscCall(write_state(&b, t, U));
+    PetscCall(TSGetStepNumber(r->ts, &steps));
+    PetscCall(TSGetTime(r->ts, &t));
+    if (!*rc && r->b.last_step != steps) /* the last step is always written */
+        PetscCall(write_state(&r->b, t, r->U));
+    if (c->stats)
+        PetscCall(print_stats(r, wall));
+    PetscFunctionReturn(0);
+}
+
+static PetscErrorCode teardown(run_state *r, const cli *c, int *rc)
+{
+    PetscFunctionBeginUser;
+    if (r->rank == 0 && r->b.out && r->b.out != stdout && fclose(r->b.out)) {
+        fprintf(stderr, "tstep-petsc: error writing '%s'\n", c->outpath);
+        *rc = 2;
     }
-    if (stats) {
-        PetscInt nonlin = 0, lin = 0;
-        PetscCall(TSGetSNESIterations(ts, &nonlin));
-        PetscCall(TSGetKSPIterations(ts, &lin));
-        PetscCall(PetscFPrintf(comm, PETSC_STDERR,
-                              "tstep-petsc: %d rank(s), %" PetscInt_FMT " steps to t = %g in "
-                              "%.3f s without output (%.4g s per step); nonlinear iterations %" PetscInt_FMT
-                              ", linear iterations %" PetscInt_FMT "\n",
-                              size, steps, (double)t, wall, steps ? wall / steps : 0.0, nonlin,
-                              lin));
-    }
-    if (rank == 0 && b.out != stdout && fclose(b.out)) {
-        fprintf(stderr, "tstep-petsc: error writing '%s'\n", outpath);
-        rc = 2;
-    }
-    PetscCall(tstep_petsc_destroy(&bridge_ctx));
-    PetscCall(VecDestroy(&U));
-    PetscCall(TSDestroy(&ts));
-    if (grid)
-        PetscCall(tstep_petsc_grid_destroy(&g));
+    PetscCall(tstep_petsc_destroy(&r->bridge));
+    PetscCall(VecDestroy(&r->U));
+    PetscCall(TSDestroy(&r->ts));
+    if (r->grid)
+        PetscCall(tstep_petsc_grid_destroy(&r->grid));
     else
-        ts_system_free(b.sys);
-    free(b.y);
-    PetscCall(PetscFinalize());
+        ts_system_free(r->b.sys);
+    free(r->b.y);
+    PetscFunctionReturn(0);
+}
+
+static PetscErrorCode run(cli *c, int *rc)
+{
+    run_state r = {.b = {.every = c->every, .csv = c->csv, .last_step = -1, .bad_step = -1}};
+    PetscFunctionBeginUser;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &r.size));
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &r.rank));
+    r.b.rank = r.rank;
+    int grid = is_grid_cloth(c->type, &c->params);
+    if (r.size > 1 && !grid) {
+        PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR,
+                               "tstep-petsc: system '%s' runs on one rank (%d given); only the "
+                               "grid cloth runs distributed\n", c->type->name, r.size));
+        *rc = 2;
+        PetscFunctionReturn(0);
+    }
+    r.comm = grid ? PETSC_COMM_WORLD : PETSC_COMM_SELF;
+    PetscCall(setup_ts(&r));
+    PetscCall(setup_system(&r, c, rc));
+    if (!*rc)
+        PetscCall(setup_run(&r, c, rc));
+    if (!*rc)
+        PetscCall(unused_options(r.comm, 1, rc));
+    if (!*rc)
+        PetscCall(solve(&r, c, rc));
+    if (!*rc)
+        PetscCall(unused_options(r.comm, 0, rc));
+    PetscCall(teardown(&r, c, rc));
+    PetscFunctionReturn(0);
+}
+
+/* PETSc's error codes as tstep's exit codes: a bad argument (an unknown
+ * type, a value out of range, ...) is a usage error, anything else a failure. */
+static int exit_code(PetscErrorCode e)
+{
+    switch (e) {
+    case 0:
+        return 0;
+    case PETSC_ERR_ARG_WRONG:
+    case PETSC_ERR_ARG_OUTOFRANGE:
+    case PETSC_ERR_ARG_UNKNOWN_TYPE:
+    case PETSC_ERR_ARG_INCOMP:
+    case PETSC_ERR_ARG_SIZ:
+    case PETSC_ERR_ARG_TYPENOTSET:
+    case PETSC_ERR_SUP:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    cli c = {.every = 1};
+    int rc;
+    if ((rc = parse_tstep_options(&argc, argv, &c.type, &c.params, &c.outpath, &c.csv, &c.every,
+                                  &c.stats)))
+        return rc;
+    PetscErrorCode e = PetscInitialize(&argc, &argv, NULL, NULL);
+    if (e)
+        return exit_code(e);
+    if (!getenv("OMP_NUM_THREADS")) /* the ranks are the parallelism: threads on a rank's */
+        ts_threads_set(1);          /* bound core only wait for each other */
+    e = run(&c, &rc);
+    if (e && !rc)
+        rc = exit_code(e);
+    if (PetscFinalize() && !rc)
+        rc = 1;
     return rc;
 }

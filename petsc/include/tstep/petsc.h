@@ -7,13 +7,19 @@
  *   explicit TS types (euler, rk, ssp): U' = G(t, U) by TSSetRHSFunction;
  *   every other type (beuler, cn, theta, bdf, arkimex, ...): the implicit
  *     form F(t, U, U') = U' - G(t, U) = 0 by TSSetIFunction, with the
- *     Jacobian dF/dU + a dF/dU' = a I - G'(U) a MatShell built on the
- *     system's Jacobian products,
- *       G' [ux; uv] = [uv; M^-1 (df/dx ux + df/dv uv)]   (order 2)
- *       G' u        = M^-1 df/dx u                      (order 1)
- *     pinned rows zero, so pinned entries never move.  The shell also gives
- *     its diagonal (-pc_type jacobi) where the system has jacobian_diag; the
- *     default preconditioner is none, and GMRES uses modified Gram-Schmidt.
+ *     Jacobian dF/dU + a dF/dU' = a I - G'(U) by TSSetIJacobian:
+ *       spring networks (string, hair, cloth): assembled, block size 3, from
+ *         the 3x3 spring blocks, preconditioned through the velocity Schur
+ *         complement S = a M - D - K/a with the PC -pc_type names (default
+ *         gamg) acting on S (petsc/internal.h, petsc/jacobian.c);
+ *         -tstep_matrix_free makes the operator the exact product below;
+ *       other systems: a MatShell on the system's Jacobian products,
+ *         G' [ux; uv] = [uv; M^-1 (df/dx ux + df/dv uv)]   (order 2)
+ *         G' u        = M^-1 df/dx u                      (order 1)
+ *       pinned rows zero in G', so pinned entries never move.  The shell
+ *       also gives its diagonal (-pc_type jacobi) where the system has
+ *       jacobian_diag; no preconditioner unless asked.
+ *     GMRES uses modified Gram-Schmidt.
  * The system's post-step projection (collider, strain limit) runs after
  * each accepted TS step (TSSetPostStep; the bridge is then the TS's
  * application context).  tstep_petsc_attach is sequential (vectors on PETSC_COMM_SELF); the grid
@@ -40,8 +46,8 @@ int tstep_petsc_failure(const tstep_petsc *b);
 /* 1 if TS type `type` takes the right-hand side alone (explicit). */
 int tstep_petsc_explicit_type(const char *type);
 
-/* The implicit types' default linear solver for a matrix-free Jacobian:
- * GMRES (modified Gram-Schmidt), no preconditioner; options override. */
+/* The implicit types' linear solver for a matrix-free Jacobian: GMRES
+ * (modified Gram-Schmidt), no preconditioner; options override. */
 PetscErrorCode tstep_petsc_default_solver(TS ts);
 
 /* --- the grid cloth distributed over MPI ranks (petsc/grid.c) -----------
