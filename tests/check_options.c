@@ -562,6 +562,7 @@ Suite *options_suite(void)
     tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
     suite_add_tcase(s, tc);
     TCase *sg = tcase_create("signals");
+    tcase_set_tags(sg, "slow");
     tcase_set_timeout(sg, 120);
     tcase_add_loop_test(sg, stability_stopped_in_the_spectrum, 0, 2);
     tcase_add_loop_test(sg, run_stopped_inside_a_step, 0, 2);
