@@ -8,7 +8,8 @@
  * -rdynamic and the dynamic linker resolves malloc to the program's
  * definition first.  alloc_counter_install() hands the counter to the
  * grader (ts_grade_set_alloc_counter), whose no-allocation check arms it
- * around each step.  Without glibc, or under AddressSanitizer (which brings
+ * around each step; a failed allocation is reported to the grader when the
+ * program is its worker (the memory limit).  Without glibc, or under AddressSanitizer (which brings
  * its own malloc), nothing is replaced or installed and the check is
  * skipped. */
 #ifndef TSTEP_ALLOC_COUNTER_H
@@ -31,6 +32,9 @@ extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t size);
 extern void *__libc_memalign(size_t align, size_t size);
 
+/* in a grader's worker, a notice that the memory limit was hit (src/grade_worker.c) */
+void ts_grade_alloc_failed(size_t size);
+
 static volatile int alloc_armed;
 static volatile long alloc_calls;
 
@@ -38,21 +42,30 @@ void *malloc(size_t size)
 {
     if (alloc_armed)
         alloc_calls++;
-    return __libc_malloc(size);
+    void *q = __libc_malloc(size);
+    if (!q && size)
+        ts_grade_alloc_failed(size);
+    return q;
 }
 
 void *calloc(size_t n, size_t size)
 {
     if (alloc_armed)
         alloc_calls++;
-    return __libc_calloc(n, size);
+    void *q = __libc_calloc(n, size);
+    if (!q && n && size)
+        ts_grade_alloc_failed(n * size);
+    return q;
 }
 
 void *realloc(void *p, size_t size)
 {
     if (alloc_armed)
         alloc_calls++;
-    return __libc_realloc(p, size);
+    void *q = __libc_realloc(p, size);
+    if (!q && size)
+        ts_grade_alloc_failed(size);
+    return q;
 }
 
 void *aligned_alloc(size_t align, size_t size)

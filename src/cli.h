@@ -208,6 +208,10 @@ int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
  * an error, printed). */
 int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc);
 
+/* Keep a plugin file for grade's worker instead of loading it here
+ * (src/cmd_grade.c); 0, or 2 with a message. */
+int cli_defer_plugin(const char *path);
+
 /* Entries before CLI_END: at most CLI_MAX_OPTS (more: exit 1, a bug). */
 #define CLI_MAX_OPTS 64
 

@@ -2,12 +2,18 @@
  * against expected values from the options or a spec file; a table or JSON
  * (schema in docs/grading.md).  Exit 0 when every check that ran passed,
  * 1 when one failed, 2 for usage errors. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli.h"
 #include "cli_json.h"
+#include "grade_worker.h"
 #include "tstep/grade.h"
 
 static void help(void)
@@ -39,8 +45,11 @@ static void help(void)
         "  no-allocation     no malloc/calloc/realloc inside step\n"
         "  repeatable        the same run twice, and two instances side by side, agree\n"
         "                    bitwise (no hidden static state)\n"
-        "A check without its expected value is skipped.  Each check runs in a child\n"
-        "process limited to %d s, so a crash or a hang fails only that check.\n"
+        "A check without its expected value is skipped.  A built-in stepper's checks run\n"
+        "in child processes; a plugin (a submission) is never loaded into the grader: a\n"
+        "worker process in a sandbox (bubblewrap: read-only files, no network, limits)\n"
+        "loads it and runs only the steps the grader asks for, and every verdict is\n"
+        "computed here.  A crash, a hang or a limit fails only that check.\n"
         "\n"
         "  --stepper NAME    the stepper (see 'tstep list'); with --spec, only that one\n"
         "  --order P         expected order (whole number >= 1)\n"
@@ -52,19 +61,28 @@ static void help(void)
         "                    ('#' starts a comment)\n"
         "  --format F        text (default) or json\n"
         "  --out FILE        write the report there instead of standard output\n"
-        "  --no-isolate      run the checks in this process (for a debugger)\n"
+        "  --no-isolate      run a built-in's checks in this process (for a debugger)\n"
+        "  --plugin FILE     the submission: a plugin, graded in the sandbox (also\n"
+        "                    before 'grade', and from TSTEP_PLUGINS)\n"
+        "  --time-limit S    wall-clock seconds per check (default %d)\n"
+        "  --memory-limit M  address space of the submission's process in MB, or with\n"
+        "                    a G suffix in GB (default %d MB)\n"
+        "  --seed N          the hidden test parameters' seed (default: drawn; the\n"
+        "                    report prints it, and --seed N runs the same tests again)\n"
+        "  --no-sandbox      grade a plugin without bubblewrap (trusted code only; the\n"
+        "                    grader refuses a plugin where bwrap cannot run without it)\n"
         "  --write-spec      measure the steppers (trusted ones: an instructor's solution)\n"
         "                    and print a spec line for each: the observed order on test1d\n"
         "                    rounded, the stability interval, the energy behaviour\n"
         "\n"
         "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n",
         TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
-        TS_GRADE_TIME_LIMIT);
+        TS_GRADE_TIME_LIMIT, TS_GRADE_MEMORY_LIMIT);
 }
 
 static void print_text(FILE *f, const ts_grade_report *r)
 {
-    fprintf(f, "grade: %s\n", r->type->name);
+    fprintf(f, "grade: %s (seed %lu)\n", r->type->name, r->seed);
     fprintf(f, "  %-17s %-5s %-36s %s\n", "check", "", "expected", "measured");
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         const ts_grade_check *c = &r->check[k];
@@ -94,6 +112,8 @@ static void print_json_report(cli_json *j, const ts_grade_report *r)
     cli_json_int(j, "score", r->passed);
     cli_json_int(j, "out_of", r->passed + r->failed);
     cli_json_int(j, "skipped", r->skipped);
+    cli_json_number(j, "seed", (double)r->seed);
+    cli_json_string(j, "output", r->output);
     cli_json_object(j, "expect");
     if (e->order > 0)
         cli_json_int(j, "order", e->order);
@@ -132,29 +152,45 @@ static void print_json_report(cli_json *j, const ts_grade_report *r)
     cli_json_close(j);
 }
 
-/* Read a whole (small) file; NULL with a message on failure. */
+/* The largest spec file read. */
+#define SPEC_BYTES_MAX (1 << 20)
+
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
+/* Read a whole spec file: a regular file of at most SPEC_BYTES_MAX bytes
+ * (opened without blocking, so a FIFO is refused, not waited on); NULL
+ * with a message on failure. */
 static char *read_file(const char *cmd, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        cli_usage_error(cmd, "--spec: cannot open '%s'", path);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0) {
+        cli_usage_error(cmd, "--spec: cannot open '%s': %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + len, 1, cap - len - 1, f);
-        len += r;
-        if (len + 1 < cap)
-            break;
-        char *more = realloc(buf, cap *= 2);
-        if (!more)
-            free(buf);
-        buf = more;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SPEC_BYTES_MAX) {
+        if (S_ISREG(st.st_mode))
+            cli_usage_error(cmd, "--spec: '%s' is larger than %d bytes", path, SPEC_BYTES_MAX);
+        else
+            cli_usage_error(cmd, "--spec: '%s' is %s, not a regular file", path,
+                            file_kind(st.st_mode));
+        close(fd);
+        return NULL;
     }
-    fclose(f);
-    if (!buf) {
-        fprintf(stderr, "tstep %s: out of memory reading '%s'\n", cmd, path);
+    char *buf = malloc(SPEC_BYTES_MAX + 1);
+    size_t len = 0;
+    ssize_t r = 1;
+    while (buf && len < SPEC_BYTES_MAX && (r = read(fd, buf + len, SPEC_BYTES_MAX - len)) > 0)
+        len += (size_t)r;
+    close(fd);
+    if (!buf || r < 0) {
+        fprintf(stderr, "tstep %s: cannot read '%s'\n", cmd, path);
+        free(buf);
         return NULL;
     }
     buf[len] = '\0';
@@ -202,13 +238,68 @@ static int parse_energy(const char *cmd, const char *arg, void *to)
     return 0;
 }
 
+/* Plugins named for grade (before or after the command, TSTEP_PLUGINS):
+ * kept for its worker, never loaded here. */
+#define DEFERRED_MAX 16
+static char *deferred[DEFERRED_MAX];
+static int ndeferred;
+
+int cli_defer_plugin(const char *path)
+{
+    if (ndeferred == DEFERRED_MAX) {
+        fprintf(stderr, "tstep: more than %d plugins\n", DEFERRED_MAX);
+        return CLI_EXIT_USAGE;
+    }
+    size_t n = strlen(path) + 1;
+    if (n == 1 || !(deferred[ndeferred] = malloc(n))) {
+        fprintf(stderr, "tstep: --plugin: %s\n", n == 1 ? "'': empty file name" : "out of memory");
+        return CLI_EXIT_USAGE;
+    }
+    memcpy(deferred[ndeferred++], path, n);
+    return 0;
+}
+
+static int parse_plugin(const char *cmd, const char *arg, void *to)
+{
+    (void)cmd, (void)to;
+    return cli_defer_plugin(arg);
+}
+
+/* MB, or GB with a G suffix (M accepted too). */
+static int parse_memory(const char *cmd, const char *arg, void *to)
+{
+    char *end;
+    long v = strtol(arg, &end, 10), scale = 1;
+    if (*end == 'G' || *end == 'g')
+        scale = 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        end++;
+    if (end == arg || *end || v < 64 / scale || v > (1L << 30) / scale)
+        return cli_usage_error(cmd, "--memory-limit: '%s' is not a size from 64 MB (e.g. 512 "
+                                    "or 2G)", arg);
+    *(long *)to = v * scale;
+    return 0;
+}
+
+static int parse_seed(const char *cmd, const char *arg, void *to)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(arg, &end, 10);
+    if (end == arg || *end || errno || *arg == '-')
+        return cli_usage_error(cmd, "--seed: '%s' is not a whole number >= 0", arg);
+    *(unsigned long *)to = v;
+    return 0;
+}
+
 /* What grade does: its options and the steppers with what each is
  * expected to do. */
 typedef struct {
     const char *stepper, *like, *spec, *out;
     ts_grade_expect ex;
     ts_grade_options gopt;
-    int json, given, write_spec, no_isolate;
+    int json, given, write_spec, no_isolate, no_sandbox, seeded, worker_failed;
+    char worker_why[200];
     const ts_stepper_type *types[TS_GRADE_SPEC_MAX];
     ts_grade_expect expects[TS_GRADE_SPEC_MAX];
     int n;
@@ -228,11 +319,21 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
          .given = &g->given},
         CLI_STRING("spec", &g->spec), CLI_CHOICE("format", &g->json, formats, "text or json"),
         CLI_STRING("out", &g->out), CLI_FLAG("no-isolate", &g->no_isolate),
+        CLI_CUSTOM("plugin", NULL, parse_plugin), CLI_FLAG("no-sandbox", &g->no_sandbox),
+        {.name = "time-limit", .kind = CLI_OPT_INT, .to = &g->gopt.time_limit, .min = 1,
+         .max = 86400},
+        CLI_CUSTOM("memory-limit", &g->gopt.memory_limit, parse_memory),
+        {.name = "seed", .kind = CLI_OPT_CUSTOM, .to = &g->gopt.seed, .parse = parse_seed,
+         .given = &g->seeded},
         CLI_FLAG("write-spec", &g->write_spec), CLI_HELP(help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, rc))
         return 1;
     if (g->no_isolate)
         g->gopt.isolate = 0;
+    g->gopt.sandbox = !g->no_sandbox;
+    if (!g->seeded) /* a fresh draw each run, printed in the report */
+        g->gopt.seed = ((unsigned long)time(NULL) * 2654435761UL ^ (unsigned long)getpid()) %
+                       1000000000UL;
     if (g->spec && g->given)
         *rc = cli_usage_error(cmd, "--spec gives the expected values: --order, --interval, "
                                    "--like and --energy go in the spec file");
@@ -248,6 +349,55 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
 }
 
 /* The spec's entries (those for --stepper, when given); 0 or 2. */
+/* A stepper by name; when the submission's worker died before it said
+ * which steppers it has, an unknown name is the submission's (a
+ * placeholder whose checks fail with the worker's fate). */
+static int find_graded(const char *cmd, grade_job *g, const char *name,
+                       const ts_stepper_type **out)
+{
+    int got;
+    if (g->worker_failed && !ts_stepper_find(name) && (*out = ts_grade_worker_placeholder(name)))
+        return 0;
+    return cli_find_steppers(cmd, name, out, 1, &got);
+}
+
+/* The submission's plugins: refused without a working sandbox (unless
+ * --no-sandbox), their steppers registered as proxies of a worker. */
+static int open_worker(const char *cmd, grade_job *g)
+{
+    char why[200];
+    g->gopt.plugins = (const char *const *)deferred;
+    g->gopt.nplugins = ndeferred;
+    int s = ts_grade_worker_open(&g->gopt, why, sizeof why);
+    /* a worker that did not start: the sandbox's fault, or the submission's */
+    if (s == TS_ERR_IO && g->gopt.sandbox && !ts_sandbox_works(why, sizeof why))
+        return cli_usage_error(cmd, "cannot sandbox the submission here (%s); --no-sandbox "
+                                    "grades it without a sandbox (trusted code only)", why);
+    if (s == TS_ERR_INPUT) {
+        fprintf(stderr, "tstep: --plugin %s\n", why);
+        return CLI_EXIT_USAGE;
+    }
+    if (s == TS_ERR_IO) {
+        g->worker_failed = 1;
+        snprintf(g->worker_why, sizeof g->worker_why, "%s", why);
+        fprintf(stderr, "tstep %s: the submission's process %s while loading its plugin\n",
+                cmd, why);
+    } else if (s) {
+        return cli_fail(cmd, s);
+    }
+    return 0;
+}
+
+/* What a submission printed, on stderr: never in the report. */
+static void print_output(const ts_grade_report *r)
+{
+    if (!*r->output)
+        return;
+    size_t n = strlen(r->output);
+    fprintf(stderr, "tstep grade: output of '%s' while graded:\n%s%s", r->type->name, r->output,
+            r->output[n - 1] == '\n' ? "" : "\n");
+}
+
 static int read_spec(const char *cmd, grade_job *g)
 {
     static ts_grade_spec_entry entries[TS_GRADE_SPEC_MAX];
@@ -261,13 +411,15 @@ static int read_spec(const char *cmd, grade_job *g)
     for (int i = 0; i < count; i++) {
         if (g->stepper && strcmp(g->stepper, entries[i].name) != 0)
             continue;
-        int got;
-        if (cli_find_steppers(cmd, entries[i].name, &g->types[g->n], 1, &got))
+        if (find_graded(cmd, g, entries[i].name, &g->types[g->n]))
             return CLI_EXIT_USAGE;
         g->expects[g->n] = entries[i].expect;
-        if (*entries[i].like &&
-            cli_find_steppers(cmd, entries[i].like, &g->expects[g->n].like, 1, &got))
+        if (*entries[i].like && find_graded(cmd, g, entries[i].like, &g->expects[g->n].like))
             return CLI_EXIT_USAGE;
+        if (g->expects[g->n].like == g->types[g->n])
+            return cli_usage_error(cmd, "--spec '%s': like=%s names the graded stepper itself "
+                                        "(it would be compared with itself)", g->spec,
+                                   entries[i].like);
         g->n++;
     }
     if (g->n == 0)
@@ -282,13 +434,15 @@ static int select_steppers(const char *cmd, grade_job *g)
 {
     if (g->spec)
         return read_spec(cmd, g);
-    int got;
     if (strchr(g->stepper, ',') || strcmp(g->stepper, "all") == 0)
         return cli_usage_error(cmd, "--stepper: one name (several go in a --spec file)");
-    if (cli_find_steppers(cmd, g->stepper, &g->types[0], 1, &got))
+    if (find_graded(cmd, g, g->stepper, &g->types[0]))
         return CLI_EXIT_USAGE;
-    if (g->like && cli_find_steppers(cmd, g->like, &g->ex.like, 1, &got))
+    if (g->like && find_graded(cmd, g, g->like, &g->ex.like))
         return CLI_EXIT_USAGE;
+    if (g->ex.like == g->types[0])
+        return cli_usage_error(cmd, "--like %s names the graded stepper itself (it would be "
+                                    "compared with itself)", g->like);
     g->expects[0] = g->ex;
     g->n = 1;
     return 0;
@@ -303,6 +457,8 @@ int cmd_grade(int argc, char **argv)
     g.gopt = ts_default_grade_options();
     int rc;
     if (grade_options(cmd, argc, argv, &g, &rc))
+        return rc;
+    if (ndeferred && (rc = open_worker(cmd, &g)))
         return rc;
     if ((rc = select_steppers(cmd, &g)))
         return rc;
@@ -322,6 +478,7 @@ int cmd_grade(int argc, char **argv)
         if ((s = ts_grade(g.types[i], &g.expects[i], &g.gopt, &rep)))
             break;
         failed += rep.failed > 0;
+        print_output(&rep);
         if (g.json)
             print_json_report(&j, &rep);
         else

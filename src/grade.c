@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "grade_worker.h"
 #include "tstep/grade.h"
 #include "tstep/linalg.h"
 #include "tstep/run.h"
@@ -77,12 +78,60 @@ ts_grade_options ts_default_grade_options(void)
                               .time_limit = TS_GRADE_TIME_LIMIT,
                               .alloc_arm = counter_arm,
                               .alloc_count = counter_count,
-                              .solver = ts_default_solver_options()};
+                              .solver = ts_default_solver_options(),
+                              .sandbox = 1,
+                              .memory_limit = TS_GRADE_MEMORY_LIMIT};
+}
+
+/* --- the hidden test parameters ----------------------------------------------
+ * Drawn from the seed of the options (splitmix64), so that a submission
+ * cannot pass by recognizing its inputs; seed 0 gives the documented
+ * values (docs/grading.md).  Set by ts_grade before the checks run. */
+
+#define PROBE_N 3
+
+typedef struct {
+    double k[PROBE_N], m[PROBE_N], x0[PROBE_N], v0[PROBE_N], e;
+    double phase;     /* of the forced system's solution x = sin(t + phase) */
+    double z_scale;   /* of the amplification check's points */
+    double h0;        /* the local-order check's largest step */
+} hidden_parameters;
+
+static hidden_parameters hidden = {{1.0, 3.0, 2.0}, {1.0, 2.0, 0.5}, {0.5, -0.3, 0.8}, {0.2, 0.4, -0.1}, 0.5,
+            0.0, 1.0, 0.2};
+
+static double draw(unsigned long long *state, double lo, double hi)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
+}
+
+static void draw_hidden(unsigned long seed)
+{
+    static const hidden_parameters documented = {{1.0, 3.0, 2.0}, {1.0, 2.0, 0.5},
+                                              {0.5, -0.3, 0.8}, {0.2, 0.4, -0.1}, 0.5,
+                                              0.0, 1.0, 0.2};
+    hidden = documented;
+    if (seed == 0)
+        return;
+    unsigned long long st = seed;
+    for (int i = 0; i < PROBE_N; i++) {
+        hidden.k[i] = draw(&st, 0.5, 4.0);
+        hidden.m[i] = draw(&st, 0.5, 2.0);
+        hidden.x0[i] = draw(&st, 0.2, 1.0) * (draw(&st, 0, 1) < 0.5 ? -1 : 1);
+        hidden.v0[i] = draw(&st, -0.5, 0.5);
+    }
+    hidden.e = draw(&st, 0.2, 1.0);
+    hidden.phase = draw(&st, 0.0, 6.283185307179586);
+    hidden.z_scale = draw(&st, 0.8, 1.2);
+    hidden.h0 = draw(&st, 0.15, 0.25);
 }
 
 /* --- the probe system ------------------------------------------------------ */
 
-#define PROBE_N 3
 #define PROBE_FAIL_STATUS TS_ERR_IO
 
 typedef struct {
@@ -156,12 +205,12 @@ static const ts_system_ops probe_ops = {
     .energy = probe_energy,
 };
 
-/* The probe, started at x = (0.5, -0.3, 0.8), v = (0.2, 0.4, -0.1); with
+/* The probe with the hidden coefficients and start (seed 0: k = (1, 3, 2),
+ * m = (1, 2, 0.5), e = 0.5, x = (0.5, -0.3, 0.8), v = (0.2, 0.4, -0.1)); with
  * `pin`, degree of freedom 1 pinned (at rest). */
 static int probe_new(int pin, probe_system **out)
 {
-    static const double k[PROBE_N] = {1.0, 3.0, 2.0}, m[PROBE_N] = {1.0, 2.0, 0.5};
-    static const double x0[PROBE_N] = {0.5, -0.3, 0.8}, v0[PROBE_N] = {0.2, 0.4, -0.1};
+    const double *k = hidden.k, *m = hidden.m, *x0 = hidden.x0, *v0 = hidden.v0;
     probe_system *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p)
@@ -174,7 +223,7 @@ static int probe_new(int pin, probe_system **out)
         free(p);
         return s;
     }
-    p->e = 0.5;
+    p->e = hidden.e;
     for (size_t i = 0; i < PROBE_N; i++) {
         p->k[i] = k[i];
         p->base.mass[i] = m[i];
@@ -198,23 +247,33 @@ static void probe_mark(probe_system *p)
 
 /* --- the forced system -------------------------------------------------------- */
 
-/* x'' = -x - x^3 + sin^3 t, x(0) = 0, v(0) = 1, mass 1: x = sin t exactly
- * (x'' = -sin t, and -x - x^3 + sin^3 t = -sin t there).  Nonlinear and
- * driven in time: a stepper that evaluates its stages at the wrong times,
- * or whose order holds on linear problems only (the right R(z) and nothing
- * more), loses its order here, where test1d and the oscillator cannot see
- * it. */
+/* x'' = -x - x^3 + sin^3 (t + a), x(0) = sin a, v(0) = cos a, mass 1: x = sin(t + a)
+ * exactly (x'' = -sin(t + a), and -x - x^3 + sin^3(t + a) = -sin(t + a) there),
+ * the phase a hidden (0 for seed 0).  Nonlinear and driven in time: a
+ * stepper that evaluates its stages at the wrong times, or whose order
+ * holds on linear problems only (the right R(z) and nothing more), loses its
+ * order here, where test1d and the oscillator cannot see it. */
+typedef struct {
+    ts_system base;
+    double phase;
+} forced_system;
+
 static void forced_destroy(ts_system *sys)
 {
     ts_system_release(sys);
     free(sys);
 }
 
+static double forced_drive(const ts_system *sys, double t)
+{
+    double s = sin(t + ((const forced_system *)sys)->phase);
+    return s * s * s;
+}
+
 static int forced_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
 {
-    double s = sin(t);
-    (void)sys, (void)v;
-    f[0] = -x[0] - x[0] * x[0] * x[0] + s * s * s;
+    (void)v;
+    f[0] = -x[0] - x[0] * x[0] * x[0] + forced_drive(sys, t);
     return TS_OK;
 }
 
@@ -234,22 +293,21 @@ static int forced_dfdv(ts_system *sys, double t, const double *x, const double *
     return TS_OK;
 }
 
-/* f = -dV/dx with V = x^2/2 + x^4/4 - x sin^3 t (the drive's potential at t) */
+/* f = -dV/dx with V = x^2/2 + x^4/4 - x sin^3(t + a) (the drive's potential at t) */
 static int forced_energy(ts_system *sys, double t, const double *x, const double *v,
                          double *kinetic, double *potential)
 {
-    double s = sin(t);
-    (void)sys;
     *kinetic = 0.5 * v[0] * v[0];
-    *potential = 0.5 * x[0] * x[0] + 0.25 * x[0] * x[0] * x[0] * x[0] - x[0] * s * s * s;
+    *potential = 0.5 * x[0] * x[0] + 0.25 * x[0] * x[0] * x[0] * x[0] -
+                 x[0] * forced_drive(sys, t);
     return TS_OK;
 }
 
 static int forced_exact(ts_system *sys, double t, double *x, double *v)
 {
-    (void)sys;
-    x[0] = sin(t);
-    v[0] = cos(t);
+    double a = ((const forced_system *)sys)->phase;
+    x[0] = sin(t + a);
+    v[0] = cos(t + a);
     return TS_OK;
 }
 
@@ -269,27 +327,86 @@ static int forced_create(const ts_params *p, ts_system **out);
 /* not registered: the grader's own */
 static const ts_system_type forced_type = {
     .name = "forced",
-    .summary = "x'' = -x - x^3 + sin^3 t, x = sin t (the grader's order-forced system)",
+    .summary = "x'' = -x - x^3 + sin^3(t + a), x = sin(t + a) (the grader's order-forced "
+               "system)",
     .params = forced_params,
     .create = forced_create,
 };
 
+static int forced_new(double phase, ts_system **out)
+{
+    forced_system *f = calloc(1, sizeof *f);
+    if (!f)
+        return ts_error(TS_ERR_NOMEM, "forced system");
+    int s = ts_system_init(&f->base, &forced_ops, &forced_type, 2, 1);
+    if (s) {
+        free(f);
+        return s;
+    }
+    f->phase = phase;
+    f->base.mass[0] = 1.0;
+    forced_exact(&f->base, 0.0, f->base.x, f->base.v);
+    *out = &f->base;
+    return TS_OK;
+}
+
 static int forced_create(const ts_params *p, ts_system **out)
 {
     (void)p;
-    ts_system *sys = calloc(1, sizeof *sys);
-    if (!sys)
-        return ts_error(TS_ERR_NOMEM, "forced system");
-    int s = ts_system_init(sys, &forced_ops, &forced_type, 2, 1);
-    if (s) {
-        free(sys);
-        return s;
-    }
-    sys->mass[0] = 1.0;
-    sys->x[0] = 0.0;
-    sys->v[0] = 1.0;
-    *out = sys;
-    return TS_OK;
+    return forced_new(hidden.phase, out);
+}
+
+/* The test1d and oscillator of the checks: the registered systems with
+ * their defaults, under types of the grader's own, so that a submission's
+ * worker may build them itself (ts_grade_local_system) instead of asking
+ * the grader for every force. */
+static int grade_test1d_create(const ts_params *p, ts_system **out);
+static int grade_oscillator_create(const ts_params *p, ts_system **out);
+static const ts_system_type grade_test1d = {
+    .name = "test1d", .summary = "test1d, defaults", .params = forced_params,
+    .create = grade_test1d_create};
+static const ts_system_type grade_oscillator = {
+    .name = "oscillator", .summary = "oscillator, defaults", .params = forced_params,
+    .create = grade_oscillator_create};
+
+static int grade_test1d_create(const ts_params *p, ts_system **out)
+{
+    (void)p;
+    int s = ts_system_new(&ts_test1d, NULL, out);
+    if (!s)
+        (*out)->type = &grade_test1d;
+    return s;
+}
+
+static int grade_oscillator_create(const ts_params *p, ts_system **out)
+{
+    (void)p;
+    int s = ts_system_new(&ts_oscillator, NULL, out);
+    if (!s)
+        (*out)->type = &grade_oscillator;
+    return s;
+}
+
+int ts_grade_local_system(const ts_system *sys, char *name, size_t size, double *param)
+{
+    *param = 0.0;
+    if (sys->type == &forced_type)
+        *param = ((const forced_system *)sys)->phase;
+    else if (sys->type != &grade_test1d && sys->type != &grade_oscillator)
+        return 0;
+    snprintf(name, size, "%s", sys->type->name);
+    return 1;
+}
+
+int ts_grade_local_new(const char *name, double param, ts_system **out)
+{
+    if (strcmp(name, "forced") == 0)
+        return forced_new(param, out);
+    if (strcmp(name, "test1d") == 0)
+        return ts_system_new(&ts_test1d, NULL, out);
+    if (strcmp(name, "oscillator") == 0)
+        return ts_system_new(&ts_oscillator, NULL, out);
+    return ts_error(TS_ERR_INPUT, "no grader system '%s'", name);
 }
 
 /* --- helpers ----------------------------------------------------------------- */
@@ -384,10 +501,10 @@ static void check_implemented(const ts_stepper_type *type, const ts_grade_option
     ts_system *sys;
     ts_stepper *st;
     const char *where = "one step on test1d failed";
-    int s = fresh(&ts_test1d, type, opt, &sys, &st);
+    int s = fresh(&grade_test1d, type, opt, &sys, &st);
     if (s == TS_ERR_UNSUPPORTED) { /* e.g. a partitioned stepper: the oscillator then */
         where = "one step on the oscillator failed";
-        s = fresh(&ts_oscillator, type, opt, &sys, &st);
+        s = fresh(&grade_oscillator, type, opt, &sys, &st);
     }
     if (!s)
         s = ts_stepper_step(st, sys, 0.0, 0.1);
@@ -413,7 +530,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
     int used = 0;
     int s = ts_sweep(stype, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
     if (s == TS_ERR_UNSUPPORTED) {
-        refused_system(type, c, stype->name, stype == &ts_test1d);
+        refused_system(type, c, stype->name, stype == &grade_test1d);
         return;
     }
     if (s) {
@@ -448,7 +565,7 @@ static int oscillator_local_error(const ts_stepper_type *type, const ts_grade_op
 {
     ts_system *sys;
     ts_stepper *st;
-    int s = fresh(&ts_oscillator, type, opt, &sys, &st);
+    int s = fresh(&grade_oscillator, type, opt, &sys, &st);
     if (!s)
         s = ts_stepper_step(st, sys, 0.0, h);
     if (!s)
@@ -462,7 +579,7 @@ static int oscillator_local_error(const ts_stepper_type *type, const ts_grade_op
 static void check_local_order(const ts_stepper_type *type, const ts_grade_expect *e,
                               const ts_grade_options *opt, ts_grade_check *c)
 {
-    static const double hs[] = {0.2, 0.1, 0.05, 0.025, 0.0125};
+    const double hs[] = {hidden.h0, hidden.h0 / 2, hidden.h0 / 4, hidden.h0 / 8, hidden.h0 / 16};
     if (type->flags & TS_MULTISTEP) {
         c->outcome = TS_GRADE_SKIP;
         SET(measured, "-");
@@ -517,17 +634,18 @@ static void check_amplification(const ts_stepper_type *type, const ts_grade_expe
     int compared = 0, refused = 0;
     for (int i = 0; i < nz; i++) {
         double rr, ri, sr, si;
-        int s = ts_amplification(e->like, &opt->solver, z[i][0], z[i][1], &rr, &ri);
+        double zr = z[i][0] * hidden.z_scale, zi = z[i][1] * hidden.z_scale;
+        int s = ts_amplification(e->like, &opt->solver, zr, zi, &rr, &ri);
         if (s) /* the reference refuses or fails there (e.g. complex z): not compared */
             continue;
-        s = ts_amplification(type, &opt->solver, z[i][0], z[i][1], &sr, &si);
+        s = ts_amplification(type, &opt->solver, zr, zi, &sr, &si);
         if (s == TS_ERR_UNSUPPORTED) {
             refused++;
             continue; /* the stepper refuses the (complex) test equation */
         }
         double d = s ? INFINITY : hypot(sr - rr, si - ri) / fmax(1.0, hypot(rr, ri));
         if (!(d <= worst)) {
-            worst = d, wre = z[i][0], wim = z[i][1];
+            worst = d, wre = zr, wim = zi;
         }
         compared++;
     }
@@ -593,7 +711,7 @@ static int energy_behaviour(const ts_stepper_type *type, const ts_grade_options 
     ts_system *sys;
     ts_stepper *st;
     double ke, pe;
-    int s = fresh(&ts_oscillator, type, opt, &sys, &st);
+    int s = fresh(&grade_oscillator, type, opt, &sys, &st);
     if (!s)
         s = ts_system_energy(sys, 0.0, &ke, &pe);
     if (s) {
@@ -672,7 +790,7 @@ int ts_grade_measure(const ts_stepper_type *type, const ts_grade_options *opt,
     if (!opt)
         opt = &defaults;
     *out = ts_default_grade_expect();
-    int s = ts_sweep(&ts_test1d, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
+    int s = ts_sweep(&grade_test1d, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
     if (s)
         return s;
     for (int i = 0; i < 7; i++)
@@ -830,7 +948,7 @@ static void check_pins(const ts_stepper_type *type, const ts_grade_options *opt,
 static void check_no_allocation(const ts_stepper_type *type, const ts_grade_options *opt,
                                 ts_grade_check *c)
 {
-    const ts_system_type *systems[] = {&ts_test1d, &ts_oscillator, NULL};
+    const ts_system_type *systems[] = {&grade_test1d, &grade_oscillator, NULL};
     long count = 0;
     int s = 0, steps = 0;
     /* The OpenMP runtime allocates its thread team at the first parallel
@@ -981,8 +1099,8 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
     ts_error_clear();
     switch (kind) {
     case TS_GRADE_IMPLEMENTED: check_implemented(type, opt, c); break;
-    case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &ts_test1d, c); break;
-    case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &ts_oscillator, c); break;
+    case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &grade_test1d, c); break;
+    case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &grade_oscillator, c); break;
     case TS_GRADE_ORDER_FORCED: check_order(type, e, opt, &forced_type, c); break;
     case TS_GRADE_LOCAL_ORDER: check_local_order(type, e, opt, c); break;
     case TS_GRADE_AMPLIFICATION: check_amplification(type, e, opt, c); break;
@@ -1101,55 +1219,121 @@ static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_ex
     return TS_OK;
 }
 
+/* Run one check of a submission's stepper (a proxy): the check runs here,
+ * its steps in the worker; a worker that dies, hangs past the time limit or
+ * breaks the protocol fails the check with that reason.  *died says so. */
+static void run_remote(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                       const ts_grade_options *opt, ts_grade_check *c, int *died)
+{
+    char fate[200], note[200];
+    ts_grade_worker_begin(opt);
+    run_check(kind, type, e, opt, c);
+    ts_grade_worker_end(fate, sizeof fate, note, sizeof note);
+    *died = *fate != '\0';
+    if (*died) {
+        c->outcome = TS_GRADE_FAIL;
+        c->ndetail = 0;
+        c->measured_value = NAN;
+        SET(measured, "%.95s", fate);
+        if (*note)
+            SET(hint, "%s", note);
+        else
+            SET(hint, "the submission's process stopped during this check: run the stepper "
+                      "with 'tstep --plugin FILE run' on the same system");
+        if (strncmp(fate, "timed out", 9) == 0)
+            detail(c, "time_limit", opt->time_limit);
+    } else if (*note && c->outcome == TS_GRADE_FAIL) {
+        SET(hint, "%s", note);
+    }
+}
+
+/* One check that runs: here, in a forked child, or through the worker. */
+static int run_one(int k, const ts_stepper_type *type, const ts_grade_expect *expect,
+                   const ts_grade_options *opt, int remote, ts_grade_check *c, char *stop,
+                   size_t size)
+{
+    int died = 0;
+    set_expected(k, expect, c);
+    if (remote) {
+        run_remote(k, type, expect, opt, c, &died);
+    } else {
+        int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
+                             : (run_here(k, type, expect, opt, c), TS_OK);
+        if (s)
+            return s;
+        died = c->outcome == TS_GRADE_FAIL && (strncmp(c->measured, "crashed", 7) == 0 ||
+                                               strncmp(c->measured, "timed out", 9) == 0 ||
+                                               strncmp(c->measured, "the check's process", 19) == 0);
+    }
+    /* why the first step rules out the rest: not implemented, or it crashed
+       or hung (every check would do the same, a time limit each) */
+    if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
+        snprintf(stop, size, "not implemented");
+    else if (k == TS_GRADE_IMPLEMENTED && died)
+        snprintf(stop, size, "%s", c->measured);
+    return TS_OK;
+}
+
+/* A check that does not run: skipped, or ruled out by the first step. */
+static void not_run(int k, const ts_grade_expect *expect, const char *why, const char *stop,
+                    ts_grade_check *c)
+{
+    if (why) {
+        c->outcome = TS_GRADE_SKIP;
+        SET(expected, "-");
+        SET(measured, "-");
+        SET(hint, "skipped: %s", why);
+        return;
+    }
+    c->outcome = TS_GRADE_FAIL;
+    set_expected(k, expect, c);
+    if (strcmp(stop, "not implemented") == 0) {
+        SET(measured, "not implemented");
+        SET(hint, "implement the step first");
+    } else {
+        SET(measured, "not run: the first step %s", stop);
+        SET(hint, "make one step work first (see 'implemented')");
+    }
+}
+
 int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
              const ts_grade_options *opt, ts_grade_report *rep)
 {
-    ts_grade_options defaults = ts_default_grade_options();
-    if (!opt)
-        opt = &defaults;
+    ts_grade_options o = ts_default_grade_options();
+    if (opt)
+        o = *opt;
+    int remote = ts_grade_is_proxy(type) || (expect->like && ts_grade_is_proxy(expect->like));
+    if (remote) { /* the worker counts the allocations of its steps */
+        o.alloc_arm = ts_grade_worker_alloc_arm;
+        o.alloc_count = ts_grade_worker_alloc_count;
+    }
     memset(rep, 0, sizeof *rep);
     rep->type = type;
     rep->expect = *expect;
-    /* why the first step rules out the rest: not implemented, or it crashed
-       or hung (every check would do the same, a time limit each) */
-    char stop[96] = "";
+    rep->seed = o.seed;
+    draw_hidden(o.seed);
+    char stop[200] = "";
+    size_t outlen = 0;
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ts_grade_check *c = &rep->check[k];
         c->expected_value = c->measured_value = c->tolerance = NAN;
-        const char *why = skip_reason(k, expect, opt);
-        if (why) {
-            c->outcome = TS_GRADE_SKIP;
-            SET(expected, "-");
-            SET(measured, "-");
-            SET(hint, "skipped: %s", why);
-        } else if (*stop) {
-            c->outcome = TS_GRADE_FAIL;
-            set_expected(k, expect, c);
-            if (strcmp(stop, "not implemented") == 0) {
-                SET(measured, "not implemented");
-                SET(hint, "implement the step first");
-            } else {
-                SET(measured, "not run: the first step %s", stop);
-                SET(hint, "make one step work first (see 'implemented')");
-            }
+        const char *why = skip_reason(k, expect, &o);
+        if (why || *stop) {
+            not_run(k, expect, why, stop, c);
         } else {
-            set_expected(k, expect, c);
-            int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
-                                 : (run_here(k, type, expect, opt, c), TS_OK);
+            int s = run_one(k, type, expect, &o, remote, c, stop, sizeof stop);
             if (s)
                 return s;
-            if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
-                snprintf(stop, sizeof stop, "not implemented");
-            else if (k == TS_GRADE_IMPLEMENTED && c->outcome == TS_GRADE_FAIL &&
-                     (strncmp(c->measured, "crashed", 7) == 0 ||
-                      strncmp(c->measured, "timed out", 9) == 0 ||
-                      strncmp(c->measured, "the check's process", 19) == 0))
-                snprintf(stop, sizeof stop, "%s", c->measured);
+            if (remote)
+                outlen += ts_grade_worker_output(rep->output + outlen,
+                                                 sizeof rep->output - outlen);
         }
         rep->passed += c->outcome == TS_GRADE_PASS;
         rep->failed += c->outcome == TS_GRADE_FAIL;
         rep->skipped += c->outcome == TS_GRADE_SKIP;
     }
+    if (remote)
+        ts_grade_worker_close(); /* the next stepper starts from a fresh process */
     return TS_OK;
 }
 

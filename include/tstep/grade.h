@@ -68,7 +68,9 @@ ts_grade_expect ts_default_grade_expect(void);
 #define TS_GRADE_INTERVAL_TOL 1e-3    /* relative, |r - r_expected| <= tol r_expected */
 #define TS_GRADE_ENERGY_CONSERVED 1e-6 /* max |E_n - E_0| / E_0 for "conserved" */
 #define TS_GRADE_ENERGY_TREND 0.01    /* relative change of max E between halves */
-#define TS_GRADE_TIME_LIMIT 60        /* seconds per check when isolated */
+#define TS_GRADE_TIME_LIMIT 30        /* seconds of wall clock per check */
+#define TS_GRADE_MEMORY_LIMIT 2048    /* MB of address space for a submission's worker */
+#define TS_GRADE_OUTPUT_MAX 8192      /* bytes of a submission's output kept per stepper */
 
 typedef enum {
     TS_GRADE_IMPLEMENTED,
@@ -112,6 +114,9 @@ typedef struct {
     ts_grade_expect expect;
     ts_grade_check check[TS_GRADE_CHECK_COUNT];
     int passed, failed, skipped;
+    unsigned long seed;                /* of the hidden test parameters */
+    char output[TS_GRADE_OUTPUT_MAX];  /* what a submission printed (its worker's
+                                          stdout and stderr), capped */
 } ts_grade_report;
 
 /* Options of a grading run. */
@@ -124,6 +129,13 @@ typedef struct {
     void (*alloc_arm)(int on);
     long (*alloc_count)(void);
     ts_solver_options solver;
+    /* Submissions (plugins) are never loaded into this process: a worker
+     * loads them and serves their steps (docs/grading.md). */
+    const char *const *plugins; /* the submission's plugin files */
+    int nplugins;
+    int sandbox;        /* run that worker under bubblewrap (default 1) */
+    long memory_limit;  /* MB of address space of the worker (TS_GRADE_MEMORY_LIMIT) */
+    unsigned long seed; /* of the hidden test parameters */
 } ts_grade_options;
 
 ts_grade_options ts_default_grade_options(void);
