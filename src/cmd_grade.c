@@ -356,9 +356,19 @@ static int find_graded(const char *cmd, grade_job *g, const char *name,
                        const ts_stepper_type **out)
 {
     int got;
+    if ((*out = ts_grade_worker_find(name)))
+        return 0;
     if (g->worker_failed && !ts_stepper_find(name) && (*out = ts_grade_worker_placeholder(name)))
         return 0;
     return cli_find_steppers(cmd, name, out, 1, &got);
+}
+
+/* A reference (like=): a built-in first, the trusted one, then the
+ * submission's. */
+static int find_reference(const char *cmd, grade_job *g, const char *name,
+                          const ts_stepper_type **out)
+{
+    return (*out = ts_stepper_find(name)) ? 0 : find_graded(cmd, g, name, out);
 }
 
 /* The submission's plugins: refused without a working sandbox (unless
@@ -380,8 +390,8 @@ static int open_worker(const char *cmd, grade_job *g)
     if (s == TS_ERR_IO) {
         g->worker_failed = 1;
         snprintf(g->worker_why, sizeof g->worker_why, "%s", why);
-        fprintf(stderr, "tstep %s: the submission's process %s while loading its plugin\n",
-                cmd, why);
+        fprintf(stderr, "tstep %s: the submission's process stopped while loading its "
+                        "plugin: %s\n", cmd, why);
     } else if (s) {
         return cli_fail(cmd, s);
     }
@@ -414,7 +424,7 @@ static int read_spec(const char *cmd, grade_job *g)
         if (find_graded(cmd, g, entries[i].name, &g->types[g->n]))
             return CLI_EXIT_USAGE;
         g->expects[g->n] = entries[i].expect;
-        if (*entries[i].like && find_graded(cmd, g, entries[i].like, &g->expects[g->n].like))
+        if (*entries[i].like && find_reference(cmd, g, entries[i].like, &g->expects[g->n].like))
             return CLI_EXIT_USAGE;
         if (g->expects[g->n].like == g->types[g->n])
             return cli_usage_error(cmd, "--spec '%s': like=%s names the graded stepper itself "
@@ -438,7 +448,7 @@ static int select_steppers(const char *cmd, grade_job *g)
         return cli_usage_error(cmd, "--stepper: one name (several go in a --spec file)");
     if (find_graded(cmd, g, g->stepper, &g->types[0]))
         return CLI_EXIT_USAGE;
-    if (g->like && find_graded(cmd, g, g->like, &g->ex.like))
+    if (g->like && find_reference(cmd, g, g->like, &g->ex.like))
         return CLI_EXIT_USAGE;
     if (g->ex.like == g->types[0])
         return cli_usage_error(cmd, "--like %s names the graded stepper itself (it would be "

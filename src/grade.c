@@ -1237,6 +1237,9 @@ static void run_remote(int kind, const ts_stepper_type *type, const ts_grade_exp
         SET(measured, "%.95s", fate);
         if (*note)
             SET(hint, "%s", note);
+        else if (strstr(fate, "sandbox"))
+            SET(hint, "the submission opened a socket, started a process or program, or "
+                      "signalled another process: a stepper needs none of these");
         else
             SET(hint, "the submission's process stopped during this check: run the stepper "
                       "with 'tstep --plugin FILE run' on the same system");

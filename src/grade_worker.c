@@ -217,6 +217,19 @@ static void remote_destroy(ts_system *sys)
     free(sys);
 }
 
+/* The submission's steppers, which the worker serves (before any built-in
+ * of the same name). */
+static const ts_stepper_type *served[PROXY_MAX];
+static int nserved;
+
+static const ts_stepper_type *served_find(const char *name)
+{
+    for (int i = 0; i < nserved; i++)
+        if (strcmp(served[i]->name, name) == 0)
+            return served[i];
+    return NULL;
+}
+
 static struct {
     ts_system *sys;
     ts_stepper *st;
@@ -264,7 +277,7 @@ static void worker_open(uint32_t len)
     int h = 0;
     while (h < HANDLE_MAX && handles[h].st)
         h++;
-    const ts_stepper_type *type = ts_stepper_find(o.name);
+    const ts_stepper_type *type = served_find(o.name);
     ts_system *sys = NULL;
     ts_stepper *st = NULL;
     ts_error_clear();
@@ -358,21 +371,31 @@ void ts_grade_alloc_failed(size_t size)
         notice_fd = -1;
 }
 
-/* Load the plugins and say hello: the steppers they added. */
+/* Open the plugins (their steppers kept, not registered) and say hello. */
 static int worker_hello(char **plugins, int n)
 {
-    size_t before = ts_stepper_count();
-    for (int i = 0; i < n; i++)
-        if (tstep_plugin_load(plugins[i])) {
+    for (int i = 0; i < n; i++) {
+        const ts_stepper_type *const *st = NULL;
+        const ts_system_type *const *sy = NULL;
+        int s = ts_plugin_open(plugins[i], &st, &sy);
+        for (size_t k = 0; !s && st && st[k]; k++)
+            s = !st[k]->name || !st[k]->step || !st[k]->alloc || served_find(st[k]->name)
+                    ? ts_error(TS_ERR_INPUT, "%s: stepper %zu: no name, step or alloc, or a "
+                                             "name given twice", plugins[i], k)
+                : nserved == PROXY_MAX
+                    ? ts_error(TS_ERR_INPUT, "more than %d steppers", PROXY_MAX)
+                    : (served[nserved++] = st[k], TS_OK);
+        if (s) {
             char text[TEXT_LEN];
             snprintf(text, sizeof text, "%s", ts_error_detail());
             send_msg(TS_WORKER_FD_REP, MSG_FAIL, text, sizeof text);
             return 1;
         }
+    }
     static hello_entry e[PROXY_MAX];
     int32_t count = 0;
-    for (size_t i = before; i < ts_stepper_count() && count < PROXY_MAX; i++, count++) {
-        const ts_stepper_type *t = ts_stepper_at(i);
+    for (; count < nserved; count++) {
+        const ts_stepper_type *t = served[count];
         snprintf(e[count].name, NAME_LEN, "%s", t->name);
         snprintf(e[count].summary, SUMMARY_LEN, "%s", t->summary ? t->summary : "");
         e[count].order = t->order, e[count].flags = t->flags, e[count].reset = t->reset != NULL;
@@ -734,7 +757,7 @@ static int proxy_add(const char *name, const char *summary, int order, unsigned 
     for (int i = 0; i < nproxies; i++)
         if (strcmp(proxies[i].name, name) == 0)
             return i;
-    if (nproxies == PROXY_MAX || ts_stepper_find(name))
+    if (nproxies == PROXY_MAX)
         return -1;
     proxy_slot *s = &proxies[nproxies];
     snprintf(s->name, sizeof s->name, "%s", name);
@@ -743,9 +766,15 @@ static int proxy_add(const char *name, const char *summary, int order, unsigned 
                                 .flags = flags & ~(unsigned)(TS_KEEPS_START | TS_ADAPTIVE),
                                 .alloc = proxy_allocs[nproxies], .step = proxy_step,
                                 .free = proxy_free, .reset = reset ? proxy_reset : NULL};
-    if (ts_stepper_register(&s->type))
-        return -1;
     return nproxies++;
+}
+
+const ts_stepper_type *ts_grade_worker_find(const char *name)
+{
+    for (int i = 0; i < nproxies; i++)
+        if (strcmp(proxies[i].name, name) == 0)
+            return &proxies[i].type;
+    return NULL;
 }
 
 const ts_stepper_type *ts_grade_worker_placeholder(const char *name)
@@ -772,8 +801,7 @@ static int take_hello(uint32_t len)
         if (!*e.name)
             return protocol("a stepper without a name");
         if (proxy_add(e.name, e.summary, e.order, e.flags, e.reset) < 0) {
-            snprintf(W.why, sizeof W.why, "stepper '%s': a built-in of that name exists, or "
-                                          "more than %d steppers", e.name, PROXY_MAX);
+            snprintf(W.why, sizeof W.why, "more than %d steppers", PROXY_MAX);
             return 1;
         }
     }
@@ -902,8 +930,7 @@ static void died_text(char *fate, size_t size)
 {
     int sig = death_signal();
     if (sig == SIGSYS)
-        snprintf(fate, size, "stopped by the sandbox: a forbidden system call (network, a new "
-                             "process, exec, signals to others)");
+        snprintf(fate, size, "killed by the sandbox: a forbidden system call");
     else if (sig == SIGXCPU)
         snprintf(fate, size, "CPU time limit %d s exceeded",
                  W.time_limit * (TS_GRADE_CHECK_COUNT + 1));

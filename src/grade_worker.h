@@ -53,20 +53,29 @@ typedef struct {
 
 int ts_sandbox_limit_self(const ts_sandbox_limits *l);
 
+/* Open a plugin file and find its tables of types, without registering
+ * them (src/plugin.c; the grader's worker serves a submission's steppers
+ * even where a built-in has the same name). */
+int ts_plugin_open(const char *path, const ts_stepper_type *const **steppers,
+                   const ts_system_type *const **systems);
+
 /* --- the worker (src/grade_worker.c) --------------------------------------- */
 
 /* The worker's main: `tstep __grade-worker [LIMITS] -- PLUGIN...`. */
 #define TS_GRADE_WORKER_COMMAND "__grade-worker"
 int ts_grade_worker_main(int argc, char **argv);
 
-/* Start a worker for the options' plugins; register a proxy for each of
- * its steppers.  When it cannot start (a submission that dies while
+/* Start a worker for the options' plugins; make a proxy for each of its
+ * steppers (not registered: a submission's stepper may have the name of a
+ * built-in, e.g. its own rk4; ts_grade_worker_find finds it).  When it cannot start (a submission that dies while
  * loading), *why says how and the proxies are placeholders made later. */
 int ts_grade_worker_open(const ts_grade_options *opt, char *why, size_t size);
 /* A proxy named `name` whose worker never answered (every check fails with
  * the worker's fate); NULL when there is no room. */
 const ts_stepper_type *ts_grade_worker_placeholder(const char *name);
 void ts_grade_worker_close(void);
+/* The submission's stepper of that name (a proxy), or NULL. */
+const ts_stepper_type *ts_grade_worker_find(const char *name);
 int ts_grade_is_proxy(const ts_stepper_type *type);
 
 /* Around one check of a proxy: start a worker if none runs, arm the

@@ -6,11 +6,13 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include "grade_worker.h"
 #include "tstep/tstep.h"
 
 const char *tstep_version(void) { return TSTEP_VERSION; }
 
-int tstep_plugin_load(const char *path)
+int ts_plugin_open(const char *path, const ts_stepper_type *const **steppers_out,
+                   const ts_system_type *const **systems_out)
 {
     if (!path || !*path) /* dlopen would hand back the program itself */
         return ts_error(TS_ERR_INPUT, "'': empty file name");
@@ -43,8 +45,19 @@ int tstep_plugin_load(const char *path)
                         "%s: defines neither tstep_plugin_steppers nor tstep_plugin_systems",
                         path);
     }
+    *steppers_out = steppers;
+    *systems_out = systems;
+    return TS_OK;
+}
+
+int tstep_plugin_load(const char *path)
+{
+    const ts_stepper_type *const *steppers;
+    const ts_system_type *const *systems;
+    int s = ts_plugin_open(path, &steppers, &systems);
+    if (s)
+        return s;
     /* Registered types point into the file: from here on it stays open. */
-    int s = TS_OK;
     for (size_t i = 0; !s && steppers && steppers[i]; i++)
         s = ts_stepper_register(steppers[i]);
     for (size_t i = 0; !s && systems && systems[i]; i++)

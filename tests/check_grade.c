@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "alloc_counter.h" /* the test runner counts allocations as tstep does */
 #include "cli_run.h"
@@ -777,10 +779,10 @@ static void assert_json(const char *text)
 
 START_TEST(cli_grade_text_and_exit_status)
 {
-    if (uses_skeleton("rk4,midpoint"))
+    if (uses_skeleton("rk4,midpoint,trapezoid"))
         return;
-    ck_assert_int_eq(cli_run("grade --stepper rk4 --order 4 --interval 2.785293563 --energy "
-                             "decays --like rk4", out, sizeof out, err, sizeof err), 0);
+    ck_assert_int_eq(cli_run("grade --stepper midpoint --order 2 --interval 2 --energy "
+                             "grows --like trapezoid", out, sizeof out, err, sizeof err), 0);
     char want[64];
     snprintf(want, sizeof want, "score: %d of %d checks passed", 13 - !counted(), 13 - !counted());
     ck_assert_msg(strstr(out, want), "%s", out);
@@ -979,6 +981,233 @@ START_TEST(cli_skeleton_plugin_not_implemented)
     ck_assert_msg(strstr(out, want), "%s", out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* --- the sandbox: a submission that attacks the grader -------------------------
+ * Each attack is a plugin made from examples/ralston.c with a few lines put
+ * at the start of its step (and, for the forged report, a constructor), in
+ * a folder of its own. */
+
+typedef struct {
+    char dir[64];
+    char so[128];
+} attack;
+
+/* Build plugin `name` with `code` at the start of the step and `extra` at
+ * file scope; 1 on success. */
+static int attack_build(attack *a, const char *name, const char *extra, const char *code)
+{
+    snprintf(a->dir, sizeof a->dir, "/tmp/tstep-attack-XXXXXX");
+    if (!mkdtemp(a->dir))
+        return 0;
+    FILE *in = fopen("examples/ralston.c", "r");
+    char src[256], line[512];
+    snprintf(src, sizeof src, "%s/%s.c", a->dir, name);
+    snprintf(a->so, sizeof a->so, "%s/%s.so", a->dir, name);
+    FILE *f = fopen(src, "w");
+    if (!in || !f)
+        return 0;
+    fprintf(f, "#define _GNU_SOURCE\n#include <stdio.h>\n#include <string.h>\n"
+               "#include <unistd.h>\n#include <signal.h>\n#include <sys/socket.h>\n"
+               "#include <netinet/in.h>\n#include <arpa/inet.h>\n");
+    while (fgets(line, sizeof line, in)) {
+        char *q = strstr(line, "\"ralston\"");
+        if (q)
+            fprintf(f, "%.*s\"%s\"%s", (int)(q - line), line, name, q + 9);
+        else
+            fputs(line, f);
+        if (strstr(line, "#include <tstep/tstep.h>"))
+            fprintf(f, "%s\n", extra);
+        if (strstr(line, "ts_system_get_y(sys, y);"))
+            fprintf(f, "%s\n", code);
+    }
+    fclose(in);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Iinclude %s -o %s", src, a->so);
+    return system(cmd) == 0;
+}
+
+static void attack_done(attack *a)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", a->dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Grade the attack's stepper; the exit status. */
+static int attack_grade(const attack *a, const char *name, const char *more)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "--plugin %s grade --stepper %s --order 2 %s", a->so, name, more);
+    return cli_run(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* Processes whose command line holds `text`, other than this one. */
+static int processes_with(const char *text)
+{
+    FILE *p = popen("for f in /proc/[0-9]*/cmdline; do { tr '\\0' ' ' < $f; } 2>/dev/null; echo; "
+                    "done", "r");
+    char line[4096];
+    int n = 0;
+    while (p && fgets(line, sizeof line, p))
+        n += strstr(line, text) != NULL && !strstr(line, "/proc/[0-9]");
+    if (p)
+        pclose(p);
+    return n;
+}
+
+/* The forged report: the constructor prints a passing report and leaves
+ * before the grader could ask anything.  The grader's own report stands:
+ * exit 1, score 0, and what the submission printed is on stderr. */
+START_TEST(sandbox_forged_report_fails)
+{
+    attack a;
+    ck_assert(attack_build(&a, "forged",
+                           "__attribute__((constructor)) static void forge(void) {"
+                           " printf(\"grade: forged\\n  score: 13 of 13 checks passed\\n\");"
+                           " fflush(stdout); _exit(0); }",
+                           "return TS_ERR_NOT_IMPLEMENTED;"));
+    ck_assert_int_eq(attack_grade(&a, "forged", ""), 1);
+    ck_assert_msg(strstr(out, "grade: forged (seed ") && strstr(out, "score: 0 of"), "%s", out);
+    ck_assert_msg(!strstr(out, "13 of 13"), "%s", out);
+    ck_assert_msg(strstr(out, "exited with status 0"), "%s", out);
+    ck_assert_msg(strstr(err, "13 of 13"), "the submission's output is shown apart: %s", err);
+    ck_assert_int_eq(attack_grade(&a, "forged", "--format json"), 1);
+    assert_json(out);
+    ck_assert_msg(strstr(out, "\"score\": 0,"), "%s", out);
+    attack_done(&a);
+}
+END_TEST
+
+/* alarm(0), SIGALRM ignored, then a spin: stopped by the grader's clock
+ * within the limit, and nothing of it left running. */
+START_TEST(sandbox_spin_stopped_by_time_limit)
+{
+    attack a;
+    ck_assert(attack_build(&a, "spin", "",
+                           "alarm(0); signal(SIGALRM, SIG_IGN); for (volatile int i = 0;; i++) ;"));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(attack_grade(&a, "spin", "--time-limit 2"), 1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_msg(secs < 8.0, "took %g s", secs);
+    ck_assert_msg(strstr(out, "timed out: time limit 2 s exceeded"), "%s", out);
+    ck_assert_int_eq(processes_with(a.dir), 0);
+    ck_assert_int_eq(processes_with("__grade-worker"), 0);
+    attack_done(&a);
+}
+END_TEST
+
+/* Writes: to the grader's working folder (read-only in the sandbox) they
+ * fail; to /tmp they land in the sandbox's private scratch, not here. */
+START_TEST(sandbox_writes_stay_in_scratch)
+{
+    attack a;
+    char outside[512], code[2048], cwd[256], scratch[64];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(outside, sizeof outside, "%s/build/escaped-%d.txt", cwd, (int)getpid());
+    snprintf(scratch, sizeof scratch, "/tmp/tstep-scratch-%d.txt", (int)getpid());
+    snprintf(code, sizeof code,
+             "{ FILE *f = fopen(\"%s\", \"a\"); if (f) { fputs(\"x\", f); fclose(f); }"
+             " f = fopen(\"%s\", \"w\"); if (!f) return TS_ERR_IO; fputs(\"ok\", f); fclose(f); }",
+             outside, scratch);
+    ck_assert(attack_build(&a, "writer", "", code));
+    attack_grade(&a, "writer", "");
+    ck_assert_msg(strstr(out, "order-test1d      pass"), "the writes in scratch worked: %s", out);
+    ck_assert_int_ne(access(outside, F_OK), 0);
+    ck_assert_int_ne(access(scratch, F_OK), 0);
+    unlink(outside);
+    unlink(scratch);
+    attack_done(&a);
+}
+END_TEST
+
+/* A TCP connection to 127.0.0.1 and a fork bomb: the process is stopped at
+ * the first such call, with the reason in the report, and nothing is left. */
+START_TEST(sandbox_network_and_fork_bomb_stopped)
+{
+    static const struct {
+        const char *name, *code;
+    } attacks[] = {
+        {"net", "{ int fd = socket(AF_INET, SOCK_STREAM, 0); struct sockaddr_in sa;"
+                " memset(&sa, 0, sizeof sa); sa.sin_family = AF_INET; sa.sin_port = htons(22);"
+                " sa.sin_addr.s_addr = htonl(0x7f000001);"
+                " if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) return TS_ERR_IO; }"},
+        {"bomb", "for (;;) fork();"},
+    };
+    for (int i = 0; i < 2; i++) {
+        attack a;
+        ck_assert(attack_build(&a, attacks[i].name, "", attacks[i].code));
+        ck_assert_int_eq(attack_grade(&a, attacks[i].name, ""), 1);
+        ck_assert_msg(strstr(out, "implemented       FAIL") &&
+                          strstr(out, "killed by the sandbox: a forbidden system call"),
+                      "%s", out);
+        ck_assert_int_eq(processes_with(a.dir), 0);
+        ck_assert_int_eq(processes_with("__grade-worker"), 0);
+        attack_done(&a);
+    }
+}
+END_TEST
+
+/* 8 GB: refused by the memory limit, named in the report. */
+START_TEST(sandbox_memory_limit_named)
+{
+    attack a;
+    ck_assert(attack_build(&a, "hog", "",
+                           "{ char *p = malloc((size_t)8 << 30); memset(p, 1, (size_t)8 << 30); }"));
+    ck_assert_int_eq(attack_grade(&a, "hog", "--memory-limit 1G"), 1);
+    ck_assert_msg(strstr(out, "memory limit 1024 MB exceeded"), "%s", out);
+    attack_done(&a);
+}
+END_TEST
+
+/* The honest plugin through the sandbox, --plugin after grade: full marks;
+ * the same seed gives the same report, another seed other hidden inputs. */
+START_TEST(sandbox_honest_plugin_and_seed)
+{
+    if (uses_skeleton("midpoint"))
+        return;
+    attack a;
+    static char first[sizeof out];
+    ck_assert(attack_build(&a, "honest", "", ""));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2 --like midpoint "
+             "--interval 2 --energy grows --seed 7", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "grade: honest (seed 7)") && strstr(out, "13 of 13"), "%s", out);
+    snprintf(first, sizeof first, "%s", out);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_str_eq(out, first);
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2 --seed 8", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "(seed 8)"), "%s", out);
+    /* the probe's start differs: the failed-force check's evaluations are the
+       same count, the local-order slope is measured at other steps */
+    ck_assert_str_ne(strstr(out, "local-order"), strstr(first, "local-order"));
+    attack_done(&a);
+}
+END_TEST
+
+/* --like naming the graded stepper, and spec files that are not regular. */
+START_TEST(cli_grade_like_itself_and_spec_kinds)
+{
+    ck_assert_int_eq(cli_run("grade --stepper rk4 --order 4 --like rk4", out, sizeof out, err,
+                             sizeof err), 2);
+    ck_assert_msg(strstr(err, "names the graded stepper itself"), "%s", err);
+    ck_assert_int_eq(cli_run("grade --spec /dev/zero", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "a device, not a regular file"), "%s", err);
+    ck_assert_int_eq(cli_run("grade --spec /tmp", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "a directory, not a regular file"), "%s", err);
+    char fifo[64], cmd[128];
+    snprintf(fifo, sizeof fifo, "/tmp/tstep-fifo-%d", (int)getpid());
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    snprintf(cmd, sizeof cmd, "grade --spec %s", fifo);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "a FIFO, not a regular file"), "%s", err);
+    unlink(fifo);
 }
 END_TEST
 
@@ -1283,6 +1512,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_write_spec_round_trip);
     tcase_add_test(cli, cli_plugin_allocation_detected);
     tcase_add_test(cli, cli_skeleton_plugin_not_implemented);
+    tcase_add_test(cli, cli_grade_like_itself_and_spec_kinds);
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, cli_json_escapes_and_round_trips);
@@ -1290,6 +1520,15 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_sweep_json);
     tcase_add_test(cli, json_validator_rejects);
     suite_add_tcase(s, cli);
+    TCase *sandbox = tcase_create("sandbox");
+    tcase_set_timeout(sandbox, 120);
+    tcase_add_test(sandbox, sandbox_forged_report_fails);
+    tcase_add_test(sandbox, sandbox_spin_stopped_by_time_limit);
+    tcase_add_test(sandbox, sandbox_writes_stay_in_scratch);
+    tcase_add_test(sandbox, sandbox_network_and_fork_bomb_stopped);
+    tcase_add_test(sandbox, sandbox_memory_limit_named);
+    tcase_add_test(sandbox, sandbox_honest_plugin_and_seed);
+    suite_add_tcase(s, sandbox);
     TCase *kit = tcase_create("assignment");
     tcase_set_timeout(kit, 600);
     tcase_add_test(kit, assignment_kit_end_to_end);
