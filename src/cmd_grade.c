@@ -15,6 +15,7 @@
 #include "cli_json.h"
 #include "grade_worker.h"
 #include "tstep/grade.h"
+#include "tstep/stability.h"
 
 static void help(void)
 {
@@ -73,7 +74,8 @@ static void help(void)
         "                    grader refuses a plugin where bwrap cannot run without it)\n"
         "  --write-spec      measure the steppers (trusted ones: an instructor's solution)\n"
         "                    and print a spec line for each: the observed order on test1d\n"
-        "                    rounded, the stability interval, the energy behaviour\n"
+        "                    rounded, the stability interval, the energy behaviour, and\n"
+        "                    like= the first other stepper with the same R(z), if any\n"
         "\n"
         "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n",
         TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
@@ -197,6 +199,35 @@ static char *read_file(const char *cmd, const char *path)
     return buf;
 }
 
+/* The first other registered stepper with the same R(z) as `type` at
+ * points of the amplification check (both run at four of them at least),
+ * for like=; NULL when none. */
+static const ts_stepper_type *same_amplification(const ts_stepper_type *type,
+                                                 const ts_grade_options *opt)
+{
+    static const double z[][2] = {{-0.5, 0.0}, {-2.0, 0.0}, {-3.7, 0.0},
+                                  {0.0, 1.0},  {-1.0, 1.0}, {-0.3, 2.0}};
+    double r[6][2];
+    int ok[6];
+    for (int k = 0; k < 6; k++)
+        ok[k] = !ts_amplification(type, &opt->solver, z[k][0], z[k][1], &r[k][0], &r[k][1]);
+    for (size_t i = 0; ts_stepper_at(i); i++) {
+        const ts_stepper_type *t = ts_stepper_at(i);
+        int same = t != type, both = 0;
+        for (int k = 0; k < 6 && same; k++) {
+            double re, im;
+            if (!ok[k] || ts_amplification(t, &opt->solver, z[k][0], z[k][1], &re, &im))
+                continue;
+            both++;
+            same = hypot(re - r[k][0], im - r[k][1]) <=
+                   TS_GRADE_AMPLIFICATION_TOL * fmax(1.0, hypot(r[k][0], r[k][1]));
+        }
+        if (same && both >= 4)
+            return t;
+    }
+    return NULL;
+}
+
 /* --write-spec: a spec line per stepper from what it does. */
 static int write_spec_lines(const char *cmd, const char *list, const ts_grade_options *opt)
 {
@@ -204,14 +235,17 @@ static int write_spec_lines(const char *cmd, const char *list, const ts_grade_op
     int n;
     if (cli_find_steppers(cmd, list, types, TS_GRADE_SPEC_MAX, &n))
         return CLI_EXIT_USAGE;
-    printf("# tstep grade spec: NAME order=P interval=X energy=B (see docs/grading.md)\n");
+    printf("# tstep grade spec: NAME order=P interval=X energy=B [like=REFERENCE] (see "
+           "docs/grading.md)\n");
     for (int i = 0; i < n; i++) {
         ts_grade_expect e;
         int s = ts_grade_measure(types[i], opt, &e);
         if (s)
             return cli_fail(cmd, s);
-        printf("%-22s order=%d interval=%.12g energy=%s\n", types[i]->name, e.order,
-               e.interval, ts_energy_name(e.energy));
+        const ts_stepper_type *like = same_amplification(types[i], opt);
+        printf("%-22s order=%d interval=%.12g energy=%s%s%s\n", types[i]->name, e.order,
+               e.interval, ts_energy_name(e.energy), like ? " like=" : "",
+               like ? like->name : "");
     }
     return 0;
 }

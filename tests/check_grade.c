@@ -1463,6 +1463,23 @@ START_TEST(assignment_kit_end_to_end)
     out[n] = '\0';
     fclose(f);
     ck_assert_msg(strstr(out, "grade: 2 of 2 steppers passed every check"), "%s", out);
+
+    /* a submission whose files are symbolic links to the solution: refused;
+       one that includes /dev/zero: its compiler stopped by the limits */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/sym/steppers %s/zero/steppers && "
+             "ln -s %s/kit/solution/steppers/rk4.c %s/sym/steppers/rk4.c && "
+             "cp %s/kit/solution/steppers/midpoint.c %s/sym/steppers/ && "
+             "cp %s/kit/solution/steppers/rk4.c %s/zero/steppers/ && "
+             "echo '#include \"/dev/zero\"' > %s/zero/steppers/midpoint.c && "
+             "sh %s/kit/grade.sh %s/sym >/dev/null 2>%s/sym.err; test $? = 2 && "
+             "grep -q 'symbolic links are refused' %s/sym.err && "
+             "timeout 200 sh %s/kit/grade.sh %s/zero >/dev/null 2>%s/zero.err; test $? = 1 && "
+             "grep -q 'does not build' %s/zero.err",
+             dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "grade.sh took a symbolic link or hung on /dev/zero (see %s/*.err)", dir);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
