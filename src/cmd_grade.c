@@ -51,7 +51,9 @@ static void help(void)
         "worker process in a sandbox (bubblewrap: read-only files, no network, limits)\n"
         "loads it and runs only the steps the grader asks for, and every verdict is\n"
         "computed here.  A crash, a hang or a limit fails only that check.\n"
-        "\n"
+        "\n",
+        TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL);
+    printf(
         "  --stepper NAME    the stepper (see 'tstep list'); with --spec, only that one\n"
         "  --order P         expected order (whole number >= 1)\n"
         "  --interval X      expected stability interval on the negative real axis\n"
@@ -72,13 +74,21 @@ static void help(void)
         "                    report prints it, and --seed N runs the same tests again)\n"
         "  --no-sandbox      grade a plugin without bubblewrap (trusted code only; the\n"
         "                    grader refuses a plugin where bwrap cannot run without it)\n"
+        "  --results DIR     also write DIR/results.json (Gradescope), DIR/junit.xml and\n"
+        "                    DIR/summary.csv (a header and one row)\n"
+        "  --submissions DIR grade every submission in DIR (with --spec): a FILE.c, a\n"
+        "                    FILE.so, or a folder of .so (else .c) files per student; a\n"
+        "                    .c is compiled into a plugin in the sandbox; each graded by\n"
+        "                    its own process with the same seed and limits, into\n"
+        "                    --out-dir D (default grades)/NAME/: report.txt, stderr.txt\n"
+        "                    and the --results files; D/summary.csv a row per student\n"
+        "  -j, --jobs N      submissions graded at once (default: the core count)\n"
         "  --write-spec      measure the steppers (trusted ones: an instructor's solution)\n"
         "                    and print a spec line for each: the observed order on test1d\n"
         "                    rounded, the stability interval, the energy behaviour, and\n"
         "                    like= the first other stepper with the same R(z), if any\n"
         "\n"
         "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n",
-        TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
         TS_GRADE_TIME_LIMIT, TS_GRADE_MEMORY_LIMIT);
 }
 
@@ -332,12 +342,36 @@ typedef struct {
     const char *stepper, *like, *spec, *out;
     ts_grade_expect ex;
     ts_grade_options gopt;
+    const char *results, *submissions, *out_dir;
+    int jobs;
     int json, given, write_spec, no_isolate, no_sandbox, seeded, worker_failed;
     char worker_why[200];
     const ts_stepper_type *types[TS_GRADE_SPEC_MAX];
     ts_grade_expect expects[TS_GRADE_SPEC_MAX];
     int n;
 } grade_job;
+
+/* --submissions: each submission graded by a `tstep grade` of its own with
+ * the same spec, seed and limits (src/cmd_grade_batch.c). */
+static int grade_batch(const char *cmd, grade_job *g)
+{
+    static char seed[32], limit[32], memory[32];
+    const char *pass[8];
+    int n = 0;
+    snprintf(seed, sizeof seed, "%lu", g->gopt.seed);
+    snprintf(limit, sizeof limit, "%d", g->gopt.time_limit);
+    snprintf(memory, sizeof memory, "%ld", g->gopt.memory_limit);
+    pass[n++] = "--seed", pass[n++] = seed, pass[n++] = "--time-limit", pass[n++] = limit;
+    pass[n++] = "--memory-limit", pass[n++] = memory;
+    if (g->no_sandbox)
+        pass[n++] = "--no-sandbox";
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cli_grade_batch b = {.submissions = g->submissions, .spec = g->spec,
+                         .out_dir = g->out_dir ? g->out_dir : "grades",
+                         .jobs = g->jobs ? g->jobs : cores > 0 ? (int)cores : 1,
+                         .sandbox = !g->no_sandbox, .pass = pass, .npass = n};
+    return cli_grade_batch_run(cmd, &b);
+}
 
 static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, int *rc)
 {
@@ -359,6 +393,9 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
         CLI_CUSTOM("memory-limit", &g->gopt.memory_limit, parse_memory),
         {.name = "seed", .kind = CLI_OPT_CUSTOM, .to = &g->gopt.seed, .parse = parse_seed,
          .given = &g->seeded},
+        CLI_STRING("results", &g->results), CLI_STRING("submissions", &g->submissions),
+        CLI_STRING("out-dir", &g->out_dir),
+        {.name = "jobs", .kind = CLI_OPT_INT, .to = &g->jobs, .min = 1, .max = 256},
         CLI_FLAG("write-spec", &g->write_spec), CLI_HELP(help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, rc))
         return 1;
@@ -373,6 +410,11 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
                                    "--like and --energy go in the spec file");
     else if (!g->spec && !g->stepper)
         *rc = cli_usage_error(cmd, "--stepper or --spec is required");
+    else if (g->submissions)
+        *rc = !g->spec || g->stepper || ndeferred || g->results || g->json || g->out
+                  ? cli_usage_error(cmd, "--submissions takes --spec, and neither --stepper, "
+                                         "--plugin, --results, --format nor --out")
+                  : grade_batch(cmd, g);
     else if (g->write_spec)
         *rc = g->spec || g->given || g->json
                   ? cli_usage_error(cmd, "--write-spec takes --stepper only")
@@ -500,6 +542,9 @@ int cmd_grade(int argc, char **argv)
     g.ex = ts_default_grade_expect();
     g.gopt = ts_default_grade_options();
     int rc;
+    for (int i = 1; i < argc; i++) /* -j N, as make's */
+        if (strcmp(argv[i], "-j") == 0)
+            argv[i] = "--jobs";
     if (grade_options(cmd, argc, argv, &g, &rc))
         return rc;
     if (ndeferred && (rc = open_worker(cmd, &g)))
@@ -517,10 +562,14 @@ int cmd_grade(int argc, char **argv)
         cli_json_array(&j, "steppers");
     }
     int failed = 0, s = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    static ts_grade_report reps[TS_GRADE_SPEC_MAX];
     for (int i = 0; i < g.n && !s; i++) {
-        ts_grade_report rep;
-        if ((s = ts_grade(g.types[i], &g.expects[i], &g.gopt, &rep)))
+        ts_grade_report *r = &reps[i], rep;
+        if ((s = ts_grade(g.types[i], &g.expects[i], &g.gopt, r)))
             break;
+        rep = *r;
         failed += rep.failed > 0;
         print_output(&rep);
         if (g.json)
@@ -538,6 +587,10 @@ int cmd_grade(int argc, char **argv)
     rc = cli_close_output(cmd, g.out, f);
     if (s)
         return cli_fail(cmd, s);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (g.results && !rc)
+        rc = cli_grade_write_results(cmd, g.results, reps, g.n, secs);
     if (failed)
         fprintf(stderr, "tstep %s: %d stepper%s failed a check\n", cmd, failed,
                 failed == 1 ? "" : "s");

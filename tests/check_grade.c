@@ -1191,6 +1191,55 @@ START_TEST(sandbox_honest_plugin_and_seed)
 }
 END_TEST
 
+/* Batch mode: a source that builds, one that does not, a forged report, a
+ * symbolic link (no submission); the summary has a row per submission with
+ * its score, and each graded one has valid Gradescope JSON and JUnit XML. */
+START_TEST(batch_grades_every_submission)
+{
+    if (uses_skeleton("midpoint"))
+        return;
+    attack a;
+    ck_assert(attack_build(&a, "forged",
+                           "__attribute__((constructor)) static void forge(void) { _exit(0); }",
+                           ""));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/subs/carol %s/subs/dave && cp examples/ralston.c %s/subs/alice.c && "
+             "cp %s %s/subs/carol/ && echo 'int x = ;' > %s/subs/dave/broken.c && "
+             "ln -s %s/subs/alice.c %s/subs/eve.c && "
+             "printf 'ralston order=2 interval=2 energy=grows like=midpoint\\n' > %s/spec",
+             a.dir, a.dir, a.dir, a.so, a.dir, a.dir, a.dir, a.dir, a.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grade --submissions %s/subs --spec %s/spec --out-dir %s/grades "
+             "-j 2 --seed 3", a.dir, a.dir, a.dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "3 submissions graded, 2 with a failed check"), "%s", err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/grades/summary.csv", a.dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    out[fread(out, 1, sizeof out - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strncmp(out, "student,score,out_of,ralston:implemented,", 41) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\nalice,13,13,pass,") && strstr(out, "\ncarol,0,13,fail,") &&
+                  strstr(out, "\ndave,0,0,none,") && !strstr(out, "\neve,"), "%s", out);
+    static const char *graded[] = {"alice", "carol", "dave"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/grades/%s/results.json", a.dir, graded[i]);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        out[fread(out, 1, sizeof out - 1, f)] = '\0';
+        fclose(f);
+        assert_json(out);
+        ck_assert_msg(strstr(out, i ? "\"score\": 0," : "\"score\": 13,"), "%s", out);
+        snprintf(cmd, sizeof cmd, "grep -q '<testsuites' %s/grades/%s/junit.xml", a.dir,
+                 graded[i]);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    attack_done(&a);
+}
+END_TEST
+
 /* --like naming the graded stepper, and spec files that are not regular. */
 START_TEST(cli_grade_like_itself_and_spec_kinds)
 {
@@ -1545,6 +1594,7 @@ Suite *grade_suite(void)
     tcase_add_test(sandbox, sandbox_network_and_fork_bomb_stopped);
     tcase_add_test(sandbox, sandbox_memory_limit_named);
     tcase_add_test(sandbox, sandbox_honest_plugin_and_seed);
+    tcase_add_test(sandbox, batch_grades_every_submission);
     suite_add_tcase(s, sandbox);
     TCase *kit = tcase_create("assignment");
     tcase_set_timeout(kit, 600);
