@@ -10,8 +10,13 @@
  * steppers accept it), which records the states its forces are evaluated at
  * and can fail a chosen force evaluation.
  *
- * Each check may run in a forked child with a time limit, so a stepper that
- * crashes or hangs fails that check and the report is still written. */
+ * Each check of a built-in may run in a forked child with a time limit, so
+ * a stepper that crashes or hangs fails that check and the report is still
+ * written.  A submission's stepper is a proxy (src/grade_worker.c): the
+ * same checks run here, its steps in a sandboxed worker, and a worker that
+ * dies, hangs or breaks the protocol fails the check it was in.  The probe's
+ * coefficients and start, the forced system's phase, the amplification
+ * points' scale and the local-order steps are drawn from the seed. */
 #include <float.h>
 #include <math.h>
 #include <signal.h>

@@ -27,8 +27,12 @@
  * --like) is skipped; one whose system the stepper refuses fails, unless
  * the system is first-order and the stepper is declared partitioned or
  * symplectic (TS_PARTITIONED, TS_SYMPLECTIC: methods for second-order
- * systems), when it is skipped.  Each check can run in a child process (fork) with a
- * time limit, so a stepper that crashes or hangs fails that check only.
+ * systems), when it is skipped.  Each check of a stepper of this process can
+ * run in a child process (fork) with a time limit, so a stepper that crashes
+ * or hangs fails that check only.  A submission (options.plugins) is never
+ * loaded here: its steppers are proxies of a sandboxed worker process that
+ * runs their steps, and every verdict is computed here (docs/grading.md).
+ * The test parameters are drawn from options.seed (0: the documented ones).
  *
  * Depends on the stepper and system interfaces, the sweep (run.h) and the
  * stability functions (stability.h). */
