@@ -21,8 +21,10 @@ static void help(void)
 {
     printf(
         "Usage: tstep grade --stepper NAME [--order P] [--interval X] [--like REFERENCE]\n"
-        "                   [--energy grows|decays|bounded|conserved] [--format text|json]\n"
-        "       tstep grade --spec FILE [--stepper NAME] [--format text|json]\n"
+        "                   [--energy grows|decays|bounded|conserved] [--stages REFERENCE]\n"
+        "                   [--plugin FILE] [--format text|json]\n"
+        "       tstep grade --spec FILE [--stepper NAME] [--plugin FILE] [--format text|json]\n"
+        "       tstep grade --submissions DIR --spec FILE [--out-dir D] [-j N]\n"
         "       tstep grade --write-spec --stepper A,B,...|all\n"
         "\n"
         "Run the grader's checks on a stepper and judge each against an EXPECTED value\n"
@@ -46,21 +48,27 @@ static void help(void)
         "  no-allocation     no malloc/calloc/realloc inside step\n"
         "  repeatable        the same run twice, and two instances side by side, agree\n"
         "                    bitwise (no hidden static state)\n"
+        "  stages            one step on the probe evaluates the forces at the times and\n"
+        "                    states of REFERENCE's step, to %g (--stages): the same\n"
+        "                    method, not a sibling with the same R(z) and order\n"
         "A check without its expected value is skipped.  A built-in stepper's checks run\n"
         "in child processes; a plugin (a submission) is never loaded into the grader: a\n"
         "worker process in a sandbox (bubblewrap: read-only files, no network, limits)\n"
         "loads it and runs only the steps the grader asks for, and every verdict is\n"
         "computed here.  A crash, a hang or a limit fails only that check.\n"
         "\n",
-        TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL);
+        TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
+        TS_GRADE_STAGES_TOL);
     printf(
         "  --stepper NAME    the stepper (see 'tstep list'); with --spec, only that one\n"
         "  --order P         expected order (whole number >= 1)\n"
         "  --interval X      expected stability interval on the negative real axis\n"
         "  --like REFERENCE  a stepper with the same one-step amplification factor R(z)\n"
         "  --energy B        expected energy behaviour on the undamped oscillator\n"
+        "  --stages REFERENCE  the stepper whose stages it must have (the same method)\n"
         "  --spec FILE       expected values of several steppers, one per line:\n"
         "                      NAME [order=P] [interval=X] [energy=B] [like=REFERENCE]\n"
+        "                      [stages=REFERENCE]\n"
         "                    ('#' starts a comment)\n"
         "  --format F        text (default) or json\n"
         "  --out FILE        write the report there instead of standard output\n"
@@ -139,6 +147,7 @@ static void print_json_report(cli_json *j, const ts_grade_report *r)
         cli_json_number(j, "interval", e->interval);
     cli_json_string(j, "like", e->like ? e->like->name : NULL);
     cli_json_string(j, "energy", e->energy ? ts_energy_name(e->energy) : NULL);
+    cli_json_string(j, "stages", e->stages ? e->stages->name : NULL);
     cli_json_close(j);
     cli_json_array(j, "checks");
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
@@ -245,17 +254,21 @@ static int write_spec_lines(const char *cmd, const char *list, const ts_grade_op
     int n;
     if (cli_find_steppers(cmd, list, types, TS_GRADE_SPEC_MAX, &n))
         return CLI_EXIT_USAGE;
-    printf("# tstep grade spec: NAME order=P interval=X energy=B [like=REFERENCE] (see "
-           "docs/grading.md)\n");
+    printf("# tstep grade spec: NAME order=P interval=X energy=B [like=REFERENCE] "
+           "[stages=REFERENCE] (see docs/grading.md)\n");
     for (int i = 0; i < n; i++) {
         ts_grade_expect e;
         int s = ts_grade_measure(types[i], opt, &e);
         if (s)
             return cli_fail(cmd, s);
         const ts_stepper_type *like = same_amplification(types[i], opt);
-        printf("%-22s order=%d interval=%.12g energy=%s%s%s\n", types[i]->name, e.order,
+        /* stages= itself for an explicit method (an implicit one's stages are
+           Newton's iterates, which another correct solver need not repeat) */
+        int explicit = !(types[i]->flags & TS_IMPLICIT);
+        printf("%-22s order=%d interval=%.12g energy=%s%s%s%s%s\n", types[i]->name, e.order,
                e.interval, ts_energy_name(e.energy), like ? " like=" : "",
-               like ? like->name : "");
+               like ? like->name : "", explicit ? " stages=" : "",
+               explicit ? types[i]->name : "");
     }
     return 0;
 }
@@ -339,7 +352,7 @@ static int parse_seed(const char *cmd, const char *arg, void *to)
 /* What grade does: its options and the steppers with what each is
  * expected to do. */
 typedef struct {
-    const char *stepper, *like, *spec, *out;
+    const char *stepper, *like, *stages, *spec, *out;
     ts_grade_expect ex;
     ts_grade_options gopt;
     const char *results, *submissions, *out_dir;
@@ -383,6 +396,7 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
         {.name = "interval", .kind = CLI_OPT_CUSTOM, .to = &g->ex.interval,
          .parse = parse_interval, .given = &g->given},
         {.name = "like", .kind = CLI_OPT_STRING, .to = &g->like, .given = &g->given},
+        {.name = "stages", .kind = CLI_OPT_STRING, .to = &g->stages, .given = &g->given},
         {.name = "energy", .kind = CLI_OPT_CUSTOM, .to = &g->ex.energy, .parse = parse_energy,
          .given = &g->given},
         CLI_STRING("spec", &g->spec), CLI_CHOICE("format", &g->json, formats, "text or json"),
@@ -407,7 +421,7 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
                        1000000000UL;
     if (g->spec && g->given)
         *rc = cli_usage_error(cmd, "--spec gives the expected values: --order, --interval, "
-                                   "--like and --energy go in the spec file");
+                                   "--like, --energy and --stages go in the spec file");
     else if (!g->spec && !g->stepper)
         *rc = cli_usage_error(cmd, "--stepper or --spec is required");
     else if (g->submissions)
@@ -502,6 +516,9 @@ static int read_spec(const char *cmd, grade_job *g)
         g->expects[g->n] = entries[i].expect;
         if (*entries[i].like && find_reference(cmd, g, entries[i].like, &g->expects[g->n].like))
             return CLI_EXIT_USAGE;
+        if (*entries[i].stages &&
+            find_reference(cmd, g, entries[i].stages, &g->expects[g->n].stages))
+            return CLI_EXIT_USAGE;
         if (g->expects[g->n].like == g->types[g->n])
             return cli_usage_error(cmd, "--spec '%s': like=%s names the graded stepper itself "
                                         "(it would be compared with itself)", g->spec,
@@ -525,6 +542,8 @@ static int select_steppers(const char *cmd, grade_job *g)
     if (find_graded(cmd, g, g->stepper, &g->types[0]))
         return CLI_EXIT_USAGE;
     if (g->like && find_reference(cmd, g, g->like, &g->ex.like))
+        return CLI_EXIT_USAGE;
+    if (g->stages && find_reference(cmd, g, g->stages, &g->ex.stages))
         return CLI_EXIT_USAGE;
     if (g->ex.like == g->types[0])
         return cli_usage_error(cmd, "--like %s names the graded stepper itself (it would be "

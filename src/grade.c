@@ -35,7 +35,7 @@
 static const char *const check_names[TS_GRADE_CHECK_COUNT] = {
     "implemented",  "order-test1d", "order-oscillator", "order-forced", "local-order",
     "amplification", "interval",    "energy",           "stage-states",
-    "failed-force", "pins",         "no-allocation",    "repeatable",
+    "failed-force", "pins",         "no-allocation",    "repeatable",       "stages",
 };
 
 const char *ts_grade_check_name(int kind)
@@ -65,7 +65,8 @@ int ts_energy_parse(const char *name)
 
 ts_grade_expect ts_default_grade_expect(void)
 {
-    return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0};
+    return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0,
+                             .stages = NULL};
 }
 
 static void (*counter_arm)(int on);
@@ -146,7 +147,12 @@ typedef struct {
     long calls;                /* force evaluations since the grader's reset */
     long at_start;             /* of them, after the first, at the start state */
     long fail_at;              /* the call (1-based) that fails, 0 never */
+    struct probe_record {      /* when set: the first PROBE_RECORDS evaluations */
+        double t, y[2 * PROBE_N];
+    } *record;
 } probe_system;
+
+#define PROBE_RECORDS 16
 
 static void probe_destroy(ts_system *sys)
 {
@@ -159,6 +165,12 @@ static int probe_forces(ts_system *sys, double t, const double *x, const double 
     probe_system *p = (probe_system *)sys;
     (void)t;
     p->calls++;
+    if (p->record && p->calls <= PROBE_RECORDS) {
+        struct probe_record *r = &p->record[p->calls - 1];
+        r->t = t;
+        memcpy(r->y, x, PROBE_N * sizeof *x);
+        memcpy(r->y + PROBE_N, v, PROBE_N * sizeof *v);
+    }
     if (p->calls > 1 && memcmp(x, p->start, sizeof p->start / 2) == 0 &&
         memcmp(v, p->start + PROBE_N, sizeof p->start / 2) == 0)
         p->at_start++;
@@ -1057,6 +1069,71 @@ static void check_repeatable(const ts_stepper_type *type, const ts_grade_options
                   "the scratch from alloc, not in static variables");
 }
 
+/* One step of PROBE_DT from t = 0.25 on a fresh probe: its force
+ * evaluations into rec (the first PROBE_RECORDS), their number in *n. */
+static int stages_run(const ts_stepper_type *type, const ts_grade_options *opt,
+                      struct probe_record *rec, long *n)
+{
+    probe_system *p;
+    ts_stepper *st;
+    int s = fresh_probe(0, type, opt, &p, &st);
+    if (s)
+        return s;
+    p->record = rec;
+    probe_mark(p);
+    s = ts_stepper_step(st, &p->base, 0.25, PROBE_DT);
+    *n = p->calls;
+    p->record = NULL;
+    release(&p->base, st);
+    return s;
+}
+
+/* The largest relative difference of two evaluations' times and states. */
+static double stage_difference(const struct probe_record *a, const struct probe_record *b)
+{
+    double dt = fabs(a->t - b->t) / fmax(1.0, fabs(b->t));
+    double dy = ts_vec_dist_inf(2 * PROBE_N, a->y, b->y) /
+                fmax(1.0, ts_vec_norm_inf(2 * PROBE_N, b->y));
+    return fmax(dt, dy);
+}
+
+static void check_stages(const ts_stepper_type *type, const ts_grade_expect *e,
+                         const ts_grade_options *opt, ts_grade_check *c)
+{
+    struct probe_record got[PROBE_RECORDS], want[PROBE_RECORDS];
+    long n, m;
+    int s = stages_run(e->stages, opt, want, &m);
+    if (s) {
+        c->outcome = TS_GRADE_SKIP;
+        SET(measured, "-");
+        SET(hint, "skipped: the reference %s fails a step on the probe: %s", e->stages->name,
+            ts_status_message(s));
+        return;
+    }
+    if ((s = stages_run(type, opt, got, &n))) {
+        fail_status(c, "a step on the probe system failed", s);
+        return;
+    }
+    double worst = 0.0;
+    int at = 0;
+    for (long i = 0; i < n && i < m && i < PROBE_RECORDS; i++) {
+        double d = stage_difference(&got[i], &want[i]);
+        if (!(d <= worst))
+            worst = d, at = (int)i;
+    }
+    c->measured_value = worst;
+    detail(c, "evaluations", (double)n);
+    SET(measured, "%ld evaluations, max difference %.2e", n, worst);
+    c->outcome = n == m && worst <= TS_GRADE_STAGES_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (n != m)
+        SET(hint, "one step evaluates the forces %ld times, %s %ld times: another method", n,
+            e->stages->name, m);
+    else if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "evaluation %d is at t = %.6g, %s's at t = %.6g (or at another state): "
+                  "check the stage times and the stage formulas",
+            at + 1, got[at].t, e->stages->name, want[at].t);
+}
+
 /* The expected value of a check that runs, as text and number, and its tolerance. */
 static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
 {
@@ -1095,6 +1172,11 @@ static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
     case TS_GRADE_PINS: c->expected_value = 0.0; SET(expected, "pinned DOF fixed"); break;
     case TS_GRADE_NO_ALLOCATION: c->expected_value = 0.0; SET(expected, "0 allocations"); break;
     case TS_GRADE_REPEATABLE: c->expected_value = 0.0; SET(expected, "identical runs"); break;
+    case TS_GRADE_STAGES:
+        c->expected_value = 0.0;
+        c->tolerance = TS_GRADE_STAGES_TOL;
+        SET(expected, "the stages of %s", e->stages->name);
+        break;
     }
 }
 
@@ -1116,6 +1198,7 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
     case TS_GRADE_PINS: check_pins(type, opt, c); break;
     case TS_GRADE_NO_ALLOCATION: check_no_allocation(type, opt, c); break;
     case TS_GRADE_REPEATABLE: check_repeatable(type, opt, c); break;
+    case TS_GRADE_STAGES: check_stages(type, e, opt, c); break;
     }
 }
 
@@ -1130,6 +1213,7 @@ static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grad
     case TS_GRADE_AMPLIFICATION: return e->like ? NULL : "no reference stepper (--like)";
     case TS_GRADE_INTERVAL: return isnan(e->interval) ? "no expected interval (--interval)" : NULL;
     case TS_GRADE_ENERGY: return e->energy ? NULL : "no expected behaviour (--energy)";
+    case TS_GRADE_STAGES: return e->stages ? NULL : "no reference stepper (--stages)";
     case TS_GRADE_NO_ALLOCATION:
         return opt->alloc_count && opt->alloc_arm ? NULL
                                                   : "this program has no allocation counter";
@@ -1347,6 +1431,46 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
 
 /* --- the spec file ------------------------------------------------------------ */
 
+/* One key=value of a spec line into its entry. */
+static int spec_value(ts_grade_spec_entry *en, const char *key, const char *val, int line)
+{
+    char *end;
+    if (strcmp(key, "order") == 0) {
+        long p = strtol(val, &end, 10);
+        if (end == val || *end || p < 1 || p > 20)
+            return ts_error(TS_ERR_INPUT, "line %d: order '%s' is not a whole number "
+                                          "from 1 to 20", line, val);
+        en->expect.order = (int)p;
+    } else if (strcmp(key, "interval") == 0) {
+        double r = INFINITY; /* "inf" or "infinity", or a finite number */
+        int inf = strcmp(val, "inf") == 0 || strcmp(val, "infinity") == 0;
+        if (!inf && !(ts_parse_real(val, &r) && r >= 0.0))
+            return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
+                                          "(or inf)", line, val);
+        en->expect.interval = r;
+    } else if (strcmp(key, "energy") == 0) {
+        int b = ts_energy_parse(val);
+        if (b < 0)
+            return ts_error(TS_ERR_INPUT, "line %d: energy '%s' is not grows, decays, "
+                                          "bounded or conserved", line, val);
+        en->expect.energy = b;
+    } else if (strcmp(key, "like") == 0) {
+        if (!*val || strlen(val) >= sizeof en->like)
+            return ts_error(TS_ERR_INPUT, "line %d: like '%s' is not a stepper name",
+                            line, val);
+        strcpy(en->like, val);
+    } else if (strcmp(key, "stages") == 0) {
+        if (!*val || strlen(val) >= sizeof en->stages)
+            return ts_error(TS_ERR_INPUT, "line %d: stages '%s' is not a stepper name",
+                            line, val);
+        strcpy(en->stages, val);
+    } else {
+        return ts_error(TS_ERR_INPUT, "line %d: unknown key '%s' (valid: order, "
+                                      "interval, energy, like, stages)", line, key);
+    }
+    return TS_OK;
+}
+
 int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max, int *count)
 {
     *count = 0;
@@ -1379,45 +1503,20 @@ int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max,
             if (strcmp(entries[k].name, en->name) == 0)
                 return ts_error(TS_ERR_INPUT, "line %d: stepper '%s' is already on an earlier "
                                               "line (one line per stepper)", line, en->name);
-        static const char *const keys[] = {"order", "interval", "energy", "like"};
-        int seen[4] = {0, 0, 0, 0};
+        static const char *const keys[] = {"order", "interval", "energy", "like", "stages"};
+        int seen[5] = {0, 0, 0, 0, 0};
         while ((tok = strtok_r(NULL, " \t\r", &save))) {
-            char *eq = strchr(tok, '='), *end;
+            char *eq = strchr(tok, '=');
             if (!eq)
                 return ts_error(TS_ERR_INPUT, "line %d: '%s' is not key=value", line, tok);
             *eq = '\0';
             const char *key = tok, *val = eq + 1;
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 5; k++)
                 if (strcmp(key, keys[k]) == 0 && seen[k]++)
                     return ts_error(TS_ERR_INPUT, "line %d: '%s' given twice", line, key);
-            if (strcmp(key, "order") == 0) {
-                long p = strtol(val, &end, 10);
-                if (end == val || *end || p < 1 || p > 20)
-                    return ts_error(TS_ERR_INPUT, "line %d: order '%s' is not a whole number "
-                                                  "from 1 to 20", line, val);
-                en->expect.order = (int)p;
-            } else if (strcmp(key, "interval") == 0) {
-                double r = INFINITY; /* "inf" or "infinity", or a finite number */
-                int inf = strcmp(val, "inf") == 0 || strcmp(val, "infinity") == 0;
-                if (!inf && !(ts_parse_real(val, &r) && r >= 0.0))
-                    return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
-                                                  "(or inf)", line, val);
-                en->expect.interval = r;
-            } else if (strcmp(key, "energy") == 0) {
-                int b = ts_energy_parse(val);
-                if (b < 0)
-                    return ts_error(TS_ERR_INPUT, "line %d: energy '%s' is not grows, decays, "
-                                                  "bounded or conserved", line, val);
-                en->expect.energy = b;
-            } else if (strcmp(key, "like") == 0) {
-                if (!*val || strlen(val) >= sizeof en->like)
-                    return ts_error(TS_ERR_INPUT, "line %d: like '%s' is not a stepper name",
-                                    line, val);
-                strcpy(en->like, val);
-            } else {
-                return ts_error(TS_ERR_INPUT, "line %d: unknown key '%s' (valid: order, "
-                                              "interval, energy, like)", line, key);
-            }
+            int st = spec_value(en, key, val, line);
+            if (st)
+                return st;
         }
         (*count)++;
     }

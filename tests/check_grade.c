@@ -347,7 +347,8 @@ static void assert_fails_exactly(const ts_grade_report *r, unsigned failing)
 {
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         int want = failing & (1u << k) ? TS_GRADE_FAIL : TS_GRADE_PASS;
-        if (k == TS_GRADE_NO_ALLOCATION && !counted())
+        if ((k == TS_GRADE_NO_ALLOCATION && !counted()) ||
+            (k == TS_GRADE_STAGES && !r->expect.stages))
             want = TS_GRADE_SKIP;
         ck_assert_msg(r->check[k].outcome == want, "%s: check %s is %s, expected %s (%s; %s)",
                       r->type->name, ts_grade_check_name(k),
@@ -458,6 +459,7 @@ START_TEST(builtin_steppers_pass_with_true_values)
     ts_grade_expect e = expect(truth[_i].order, interval, energy,
                                truth[_i].like ? ts_stepper_find(truth[_i].like) : NULL);
     ck_assert(!truth[_i].like || e.like);
+    e.stages = t; /* itself: the same stages, whatever the method */
     int no_like = e.like && e.like != t && uses_skeleton(e.like->name); /* a hand-out's */
     if (no_like)
         e.like = NULL;
@@ -655,6 +657,7 @@ START_TEST(skeleton_scores_zero)
 {
     ts_grade_options o = options();
     ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
+    e.stages = &ts_midpoint;
     ts_grade_report rep;
     ck_assert_int_eq(ts_grade(&probe_skeleton, &e, &o, &rep), TS_OK);
     ck_assert_str_eq(rep.check[TS_GRADE_IMPLEMENTED].measured, "not implemented");
@@ -1240,6 +1243,35 @@ START_TEST(batch_grades_every_submission)
 }
 END_TEST
 
+/* Method identity: ralston2 and the explicit trapezoid have midpoint's
+ * R(z) and order, and pass every other check graded as midpoint; their
+ * stages are not midpoint's. */
+START_TEST(stages_tell_siblings_apart)
+{
+    if (uses_skeleton("midpoint,ralston2,trapezoid"))
+        return;
+    static const char *const siblings[] = {"ralston2", "trapezoid"};
+    ts_grade_options o = options();
+    for (int i = 0; i < 2; i++) {
+        const ts_stepper_type *t = ts_stepper_find(siblings[i]);
+        ck_assert_ptr_nonnull(t);
+        ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
+        e.stages = &ts_midpoint;
+        ts_grade_report rep;
+        ck_assert_int_eq(ts_grade(t, &e, &o, &rep), TS_OK);
+        assert_fails_exactly(&rep, 1u << TS_GRADE_STAGES);
+        ck_assert_msg(strstr(rep.check[TS_GRADE_STAGES].hint, "stage times"), "%s",
+                      rep.check[TS_GRADE_STAGES].hint);
+    }
+    ck_assert_int_eq(cli_run("grade --stepper ralston2 --order 2 --stages midpoint", out,
+                             sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "stages            FAIL"), "%s", out);
+    ck_assert_int_eq(cli_run("grade --write-spec --stepper midpoint", out, sizeof out, err,
+                             sizeof err), 0);
+    ck_assert_msg(strstr(out, "like=trapezoid stages=midpoint"), "%s", out);
+}
+END_TEST
+
 /* --like naming the graded stepper, and spec files that are not regular. */
 START_TEST(cli_grade_like_itself_and_spec_kinds)
 {
@@ -1579,6 +1611,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_plugin_allocation_detected);
     tcase_add_test(cli, cli_skeleton_plugin_not_implemented);
     tcase_add_test(cli, cli_grade_like_itself_and_spec_kinds);
+    tcase_add_test(cli, stages_tell_siblings_apart);
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, cli_json_escapes_and_round_trips);
