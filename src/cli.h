@@ -210,8 +210,9 @@ int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
 int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc);
 
 /* Keep a plugin file for grade's worker instead of loading it here
- * (src/cmd_grade.c); 0, or 2 with a message. */
-int cli_defer_plugin(const char *path);
+ * (src/cmd_grade.c), from --plugin or TSTEP_PLUGINS (from_env); 0, or 2
+ * with a message. */
+int cli_defer_plugin(const char *path, int from_env);
 
 /* grade's results and batch mode (src/cmd_grade_batch.c). */
 int cli_grade_write_results(const char *cmd, const char *dir, const ts_grade_report *r, int n,

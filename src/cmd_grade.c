@@ -299,10 +299,11 @@ static int parse_energy(const char *cmd, const char *arg, void *to)
  * kept for its worker, never loaded here. */
 #define DEFERRED_MAX 16
 static char *deferred[DEFERRED_MAX];
-static int ndeferred;
+static int ndeferred, nexplicit;
 
-int cli_defer_plugin(const char *path)
+int cli_defer_plugin(const char *path, int from_env)
 {
+    nexplicit += !from_env;
     if (ndeferred == DEFERRED_MAX) {
         fprintf(stderr, "tstep: more than %d plugins\n", DEFERRED_MAX);
         return CLI_EXIT_USAGE;
@@ -319,7 +320,7 @@ int cli_defer_plugin(const char *path)
 static int parse_plugin(const char *cmd, const char *arg, void *to)
 {
     (void)cmd, (void)to;
-    return cli_defer_plugin(arg);
+    return cli_defer_plugin(arg, 0);
 }
 
 /* MB, or GB with a G suffix (M accepted too). */
@@ -448,7 +449,9 @@ static int find_graded(const char *cmd, grade_job *g, const char *name,
     int got;
     if ((*out = ts_grade_worker_find(name)))
         return 0;
-    if (g->worker_failed && !ts_stepper_find(name) && (*out = ts_grade_worker_placeholder(name)))
+    /* with --plugin, a graded name is the submission's: never a built-in that
+       would be graded in its place (its worker says it has no such stepper) */
+    if ((g->worker_failed || nexplicit) && (*out = ts_grade_worker_placeholder(name)))
         return 0;
     return cli_find_steppers(cmd, name, out, 1, &got);
 }

@@ -282,7 +282,7 @@ static void worker_open(uint32_t len)
     ts_stepper *st = NULL;
     ts_error_clear();
     int s = h == HANDLE_MAX ? ts_error(TS_ERR_NOMEM, "grade worker: too many steppers")
-            : !type         ? ts_error(TS_ERR_INPUT, "grade worker: no stepper '%s'", o.name)
+            : !type         ? ts_error(TS_ERR_INPUT, "the submission has no stepper '%s'", o.name)
             : *o.local      ? ts_grade_local_new(o.local, o.param, &sys)
                             : worker_open_system(&o, (const double *)(inbuf + sizeof o), &sys);
     if (!s && (sys->n != (size_t)o.n || sys->order != o.order))

@@ -88,7 +88,7 @@ static int load_env_plugins(int grading)
     for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc;
          p = strtok_r(NULL, ":", &save))
         if (grading) {
-            if (cli_defer_plugin(p))
+            if (cli_defer_plugin(p, 1))
                 rc = CLI_EXIT_USAGE;
         } else if (tstep_plugin_load(p) != TS_OK) {
             fprintf(stderr, "tstep: TSTEP_PLUGINS: %s\n", ts_error_detail());
@@ -142,7 +142,7 @@ int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppe
             return CLI_EXIT_USAGE;
         }
         if (grading)
-            rc = cli_defer_plugin(arg);
+            rc = cli_defer_plugin(arg, 0);
         else
             rc = load_plugin(arg);
         if (rc)

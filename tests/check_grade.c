@@ -580,7 +580,8 @@ START_TEST(partitioned_stepper_skips_the_test_equation)
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ck_assert_msg(rep.check[k].outcome != TS_GRADE_FAIL, "%s: %s (%s)",
                       ts_grade_check_name(k), rep.check[k].measured, rep.check[k].hint);
-        if (rep.check[k].outcome == TS_GRADE_SKIP && k != TS_GRADE_NO_ALLOCATION) {
+        if (rep.check[k].outcome == TS_GRADE_SKIP && k != TS_GRADE_NO_ALLOCATION &&
+            k != TS_GRADE_STAGES) {
             skipped |= BIT(k);
             ck_assert_ptr_nonnull(strstr(rep.check[k].hint, "refuses"));
         }
@@ -828,8 +829,10 @@ START_TEST(cli_grade_spec_and_json)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "# two steppers\nmidpoint order=2 interval=2 energy=grows like=trapezoid\n"
-               "backward-euler order=1 interval=inf energy=decays like=backward-euler-linear\n");
+    fprintf(f, "# two steppers\nmidpoint order=2 interval=2 energy=grows like=trapezoid "
+               "stages=midpoint\n"
+               "backward-euler order=1 interval=inf energy=decays like=backward-euler-linear "
+               "stages=backward-euler\n");
     fclose(f);
     char args[256];
     snprintf(args, sizeof args, "grade --spec %s --format json", path);
@@ -1190,6 +1193,11 @@ START_TEST(sandbox_honest_plugin_and_seed)
     /* the probe's start differs: the failed-force check's evaluations are the
        same count, the local-order slope is measured at other steps */
     ck_assert_str_ne(strstr(out, "local-order"), strstr(first, "local-order"));
+    /* a name the submission does not define: not a built-in graded in its place */
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper midpoint --order 2", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "score: 0 of") && strstr(out, "has no stepper 'midpoint'"), "%s",
+                  out);
     attack_done(&a);
 }
 END_TEST
