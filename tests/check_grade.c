@@ -1015,6 +1015,7 @@ static int attack_build(attack *a, const char *name, const char *extra, const ch
     if (!in || !f)
         return 0;
     fprintf(f, "#define _GNU_SOURCE\n#include <stdio.h>\n#include <string.h>\n"
+               "#include <sys/ioctl.h>\n"
                "#include <unistd.h>\n#include <signal.h>\n#include <sys/socket.h>\n"
                "#include <netinet/in.h>\n#include <arpa/inet.h>\n");
     while (fgets(line, sizeof line, in)) {
@@ -1131,8 +1132,9 @@ START_TEST(sandbox_writes_stay_in_scratch)
 }
 END_TEST
 
-/* A TCP connection to 127.0.0.1 and a fork bomb: the process is stopped at
- * the first such call, with the reason in the report, and nothing is left. */
+/* A TCP connection to 127.0.0.1, a fork bomb and typing into the grader's
+ * terminal (TIOCSTI): the process is stopped at the first such call, with
+ * the reason in the report, and nothing is left. */
 START_TEST(sandbox_network_and_fork_bomb_stopped)
 {
     static const struct {
@@ -1143,8 +1145,9 @@ START_TEST(sandbox_network_and_fork_bomb_stopped)
                 " sa.sin_addr.s_addr = htonl(0x7f000001);"
                 " if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) return TS_ERR_IO; }"},
         {"bomb", "for (;;) fork();"},
+        {"tty", "{ char c = 'x'; ioctl(2, TIOCSTI, &c); }"},
     };
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         attack a;
         ck_assert(attack_build(&a, attacks[i].name, "", attacks[i].code));
         ck_assert_int_eq(attack_grade(&a, attacks[i].name, ""), 1);
