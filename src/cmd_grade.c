@@ -51,6 +51,8 @@ static void help(void)
         "  stages            one step on the probe evaluates the forces at the times and\n"
         "                    states of REFERENCE's step, to %g (--stages): the same\n"
         "                    method, not a sibling with the same R(z) and order\n"
+        "  error-estimate    an adaptive stepper's embedded error estimate after one\n"
+        "                    step on the oscillator goes as h^P (h halved 4 times)\n"
         "A check without its expected value is skipped.  A built-in stepper's checks run\n"
         "in child processes; a plugin (a submission) is never loaded into the grader: a\n"
         "worker process in a sandbox (bubblewrap: read-only files, no network, limits)\n"

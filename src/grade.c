@@ -36,6 +36,7 @@ static const char *const check_names[TS_GRADE_CHECK_COUNT] = {
     "implemented",  "order-test1d", "order-oscillator", "order-forced", "local-order",
     "amplification", "interval",    "energy",           "stage-states",
     "failed-force", "pins",         "no-allocation",    "repeatable",       "stages",
+    "error-estimate",
 };
 
 const char *ts_grade_check_name(int kind)
@@ -1134,6 +1135,59 @@ static void check_stages(const ts_stepper_type *type, const ts_grade_expect *e,
             at + 1, got[at].t, e->stages->name, want[at].t);
 }
 
+/* The embedded error estimate of one step of h on the oscillator from
+ * x = 1, v = 0, in the RMS norm (rtol 0, atol 1). */
+static int estimate_at(const ts_stepper_type *type, const ts_grade_options *opt, double h,
+                       double *est)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    int s = fresh(&grade_oscillator, type, opt, &sys, &st);
+    if (!s)
+        s = ts_stepper_step(st, sys, 0.0, h);
+    if (!s)
+        *est = ts_stepper_error(st, sys, 0.0, 1.0);
+    release(sys, st);
+    return s;
+}
+
+/* An embedded pair of orders P and P-1 estimates the lower one's local
+ * error, ~ h^P: the slope of log estimate against log h, h from the
+ * hidden h0 down by halves.  A wrong embedded weight leaves an O(h) or
+ * O(h^2) term (the estimate of a dopri5 whose b4-hat is 0.1 % off has slope
+ * 1), which a step-size controller then chases. */
+static void check_error_estimate(const ts_stepper_type *type, const ts_grade_expect *e,
+                                 const ts_grade_options *opt, ts_grade_check *c)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int k = 0;
+    for (int i = 0; i < 5; i++) {
+        double h = hidden.h0 / (1 << i), est = NAN;
+        int s = estimate_at(type, opt, h, &est);
+        if (s) {
+            fail_status(c, "one step on the oscillator failed", s);
+            return;
+        }
+        if (!(est > 1e-14) || !isfinite(est)) /* round-off or nonsense: left out */
+            continue;
+        double x = log(h), y = log(est);
+        sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
+    }
+    double slope = k >= 2 ? (k * sxy - sx * sy) / (k * sxx - sx * sx) : NAN;
+    c->measured_value = slope;
+    if (isnan(slope)) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "none (estimate zero or at round-off)");
+        SET(hint, "the error estimate is zero or not a number: check the type's error function");
+        return;
+    }
+    SET(measured, "estimate ~ h^%.2f", slope);
+    c->outcome = fabs(slope - e->order) <= TS_GRADE_ORDER_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "the embedded estimate of an order-%d pair goes as h^%d: check the embedded "
+                  "weights (b-hat) against the formula", e->order, e->order);
+}
+
 /* The expected value of a check that runs, as text and number, and its tolerance. */
 static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
 {
@@ -1177,6 +1231,11 @@ static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
         c->tolerance = TS_GRADE_STAGES_TOL;
         SET(expected, "the stages of %s", e->stages->name);
         break;
+    case TS_GRADE_ERROR_ESTIMATE:
+        c->expected_value = e->order;
+        c->tolerance = TS_GRADE_ORDER_TOL;
+        SET(expected, "estimate ~ h^%d", e->order);
+        break;
     }
 }
 
@@ -1199,11 +1258,13 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
     case TS_GRADE_NO_ALLOCATION: check_no_allocation(type, opt, c); break;
     case TS_GRADE_REPEATABLE: check_repeatable(type, opt, c); break;
     case TS_GRADE_STAGES: check_stages(type, e, opt, c); break;
+    case TS_GRADE_ERROR_ESTIMATE: check_error_estimate(type, e, opt, c); break;
     }
 }
 
 /* Why a check is skipped, or NULL when it runs. */
-static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grade_options *opt)
+static const char *skip_reason(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                               const ts_grade_options *opt)
 {
     switch (kind) {
     case TS_GRADE_ORDER_TEST1D:
@@ -1214,6 +1275,10 @@ static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grad
     case TS_GRADE_INTERVAL: return isnan(e->interval) ? "no expected interval (--interval)" : NULL;
     case TS_GRADE_ENERGY: return e->energy ? NULL : "no expected behaviour (--energy)";
     case TS_GRADE_STAGES: return e->stages ? NULL : "no reference stepper (--stages)";
+    case TS_GRADE_ERROR_ESTIMATE:
+        return !(type->flags & TS_ADAPTIVE) ? "no error estimate (not TS_ADAPTIVE)"
+               : e->order > 0               ? NULL
+                                            : "no expected order (--order)";
     case TS_GRADE_NO_ALLOCATION:
         return opt->alloc_count && opt->alloc_arm ? NULL
                                                   : "this program has no allocation counter";
@@ -1409,7 +1474,7 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ts_grade_check *c = &rep->check[k];
         c->expected_value = c->measured_value = c->tolerance = NAN;
-        const char *why = skip_reason(k, expect, &o);
+        const char *why = skip_reason(k, type, expect, &o);
         if (why || *stop) {
             not_run(k, expect, why, stop, c);
         } else {

@@ -14,6 +14,8 @@
  *   worker -> grader  EVAL {kind, t, x[n], v[n], u[n]}  (forces, df/dx u, df/dv u,
  *   grader -> worker  EVALED {status, out[n]}            energy: as many as the step needs)
  *   worker -> grader  STEPPED {status, allocations, text, x[n], v[n]}
+ *   grader -> worker  ERROR {handle, rtol, atol}     (after a step: its error estimate)
+ *   worker -> grader  ERRORED {estimate}
  *   grader -> worker  RESET {handle}, FREE {handle}, QUIT
  *
  * So the worker's system holds no physics: every force evaluation is made
@@ -44,7 +46,7 @@
 
 enum {
     MSG_HELLO = 0x54530001, MSG_FAIL, MSG_OPEN, MSG_OPENED, MSG_STEP, MSG_EVAL, MSG_EVALED,
-    MSG_STEPPED, MSG_RESET, MSG_FREE, MSG_QUIT
+    MSG_STEPPED, MSG_RESET, MSG_FREE, MSG_QUIT, MSG_ERROR, MSG_ERRORED
 };
 enum { EVAL_FORCES, EVAL_DFDX, EVAL_DFDV, EVAL_ENERGY };
 enum { HAS_DFDX = 1, HAS_DFDV = 2, HAS_ENERGY = 4 };
@@ -98,6 +100,11 @@ typedef struct {
 typedef struct {
     int32_t handle, pad;
 } handle_msg;
+
+typedef struct {
+    int32_t handle, pad;
+    double rtol, atol;
+} error_msg;
 
 /* One buffer per direction, never allocated during a step. */
 static _Alignas(16) unsigned char inbuf[MSG_MAX], outbuf[MSG_MAX];
@@ -344,6 +351,15 @@ static void worker_serve(void)
         switch (h.op) {
         case MSG_OPEN: worker_open(h.len); break;
         case MSG_STEP: worker_step(h.len); break;
+        case MSG_ERROR: {
+            error_msg q;
+            k = worker_handle(h.len, sizeof q);
+            memcpy(&q, inbuf, sizeof q);
+            double e = ts_stepper_error(handles[k].st, handles[k].sys, q.rtol, q.atol);
+            if (send_msg(TS_WORKER_FD_REP, MSG_ERRORED, &e, sizeof e))
+                _exit(0);
+            break;
+        }
         case MSG_RESET:
             k = worker_handle(h.len, sizeof(handle_msg));
             ts_stepper_reset(handles[k].st);
@@ -721,6 +737,23 @@ static void proxy_message(void *scratch, uint32_t op)
 
 static void proxy_reset(void *scratch) { proxy_message(scratch, MSG_RESET); }
 
+/* The worker's estimate of its last step (it keeps the state before it). */
+static double proxy_error(void *scratch, const ts_system *sys, const double *y0, double rtol,
+                          double atol)
+{
+    proxy_inst *p = scratch;
+    error_msg q = {p->handle, 0, rtol, atol};
+    msg_head h;
+    double e;
+    (void)sys, (void)y0;
+    if (!W.running || p->gen != W.gen || wk_send(MSG_ERROR, &q, sizeof q) || wk_head(&h))
+        return NAN;
+    if (h.op != MSG_ERRORED || h.len != sizeof e)
+        return protocol("not an answer to ERROR"), NAN;
+    memcpy(&e, inbuf, sizeof e);
+    return e;
+}
+
 static void proxy_free(void *scratch)
 {
     proxy_message(scratch, MSG_FREE);
@@ -763,9 +796,10 @@ static int proxy_add(const char *name, const char *summary, int order, unsigned 
     snprintf(s->name, sizeof s->name, "%s", name);
     snprintf(s->summary, sizeof s->summary, "%s", summary);
     s->type = (ts_stepper_type){.name = s->name, .summary = s->summary, .order = order,
-                                .flags = flags & ~(unsigned)(TS_KEEPS_START | TS_ADAPTIVE),
+                                .flags = flags & ~(unsigned)TS_KEEPS_START,
                                 .alloc = proxy_allocs[nproxies], .step = proxy_step,
-                                .free = proxy_free, .reset = reset ? proxy_reset : NULL};
+                                .free = proxy_free, .reset = reset ? proxy_reset : NULL,
+                                .error = flags & TS_ADAPTIVE ? proxy_error : NULL};
     return nproxies++;
 }
 

@@ -25,6 +25,9 @@
  *   stages         one step on the probe evaluates the forces at the states and times
  *                  of the reference's (--stages): the same method, not a sibling with
  *                  the same R(z) and order
+ *   error-estimate an adaptive stepper's (TS_ADAPTIVE) embedded error estimate after
+ *                  one step on the oscillator ~ h^P: the estimate of the order-(P-1)
+ *                  method's local error
  *
  * A check without an expected value (no --order, --interval, --energy or
  * --like) is skipped; one whose system the stepper refuses fails, unless
@@ -97,6 +100,7 @@ typedef enum {
     TS_GRADE_NO_ALLOCATION,
     TS_GRADE_REPEATABLE,
     TS_GRADE_STAGES,
+    TS_GRADE_ERROR_ESTIMATE,
     TS_GRADE_CHECK_COUNT
 } ts_grade_check_kind;
 
