@@ -334,9 +334,10 @@ static int parse_memory(const char *cmd, const char *arg, void *to)
         scale = 1024, end++;
     else if (*end == 'M' || *end == 'm')
         end++;
-    if (end == arg || *end || v < 64 / scale || v > (1L << 30) / scale)
-        return cli_usage_error(cmd, "--memory-limit: '%s' is not a size from 64 MB (e.g. 512 "
-                                    "or 2G)", arg);
+    if (end == arg || *end || v * scale < 256 || v > (1L << 30) / scale)
+        return cli_usage_error(cmd, "--memory-limit: '%s' is not a size from 256 MB (e.g. 512 "
+                                    "or 2G; the worker's own libraries need about 100 MB of "
+                                    "address space)", arg);
     *(long *)to = v * scale;
     return 0;
 }

@@ -1208,6 +1208,31 @@ START_TEST(sandbox_honest_plugin_and_seed)
 }
 END_TEST
 
+/* Where bwrap cannot make its namespaces (here a bwrap that says so), a
+ * plugin is refused (exit 2) unless --no-sandbox. */
+START_TEST(sandbox_refused_without_bwrap)
+{
+    if (uses_skeleton("midpoint"))
+        return;
+    attack a;
+    ck_assert(attack_build(&a, "honest", "", ""));
+    char cmd[512], path[4096];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/bin && printf '#!/bin/sh\\necho \"bwrap: No "
+             "permissions to create new namespace\" >&2\\nexit 1\\n' > %s/bin/bwrap && "
+             "chmod +x %s/bin/bwrap", a.dir, a.dir, a.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/bin:%s", a.dir, getenv("PATH"));
+    setenv("PATH", path, 1);
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "cannot sandbox the submission here (bwrap: No permissions") &&
+                  strstr(err, "--no-sandbox"), "%s", err);
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2 --no-sandbox", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    attack_done(&a);
+}
+END_TEST
+
 /* Batch mode: a source that builds, one that does not, a forged report, a
  * symbolic link (no submission); the summary has a row per submission with
  * its score, and each graded one has valid Gradescope JSON and JUnit XML. */
@@ -1679,6 +1704,7 @@ Suite *grade_suite(void)
     tcase_add_test(sandbox, sandbox_memory_limit_named);
     tcase_add_test(sandbox, sandbox_honest_plugin_and_seed);
     tcase_add_test(sandbox, batch_grades_every_submission);
+    tcase_add_test(sandbox, sandbox_refused_without_bwrap);
     suite_add_tcase(s, sandbox);
     TCase *kit = tcase_create("assignment");
     tcase_set_timeout(kit, 600);
