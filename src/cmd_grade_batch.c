@@ -23,7 +23,7 @@
 
 static FILE *open_in(const char *dir, const char *name)
 {
-    char path[4096];
+    char path[8600];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return fopen(path, "w");
 }
@@ -186,7 +186,7 @@ static void add_file(submission *s, const char *dir, const char *name)
  * entry is none of these. */
 static int find_submission(const char *root, const char *entry, submission *s)
 {
-    char path[4096];
+    char path[4400];
     struct stat st;
     memset(s, 0, sizeof *s);
     snprintf(path, sizeof path, "%s/%s", root, entry);
@@ -261,7 +261,7 @@ static int compile_submission(const cli_grade_batch *b, const submission *s, con
                         "sh", "cc", "-O2", "-shared", "-fPIC", "-Wl,-Bsymbolic", NULL};
     for (int i = 0; cc[i]; i++)
         argv[a++] = cc[i];
-    char inc[4400], out[4400];
+    char inc[4400], out[4600];
     snprintf(inc, sizeof inc, "-I%s", b->sandbox ? "/tmp/include" : include);
     snprintf(out, sizeof out, "%s/submission.so", b->sandbox ? "/tmp/out" : dir);
     argv[a++] = inc;
@@ -285,7 +285,7 @@ static int compile_submission(const cli_grade_batch *b, const submission *s, con
 /* A submission that does not build: score 0, the compiler's log as output. */
 static void write_build_failure(const char *dir)
 {
-    char log[4096] = "", path[4200];
+    char log[4096] = "", path[4600];
     snprintf(path, sizeof path, "%s/build.log", dir);
     FILE *f = fopen(path, "r");
     if (f) {
@@ -325,7 +325,7 @@ static void write_build_failure(const char *dir)
 static void grade_one(const cli_grade_batch *b, const submission *s, const char *exe,
                       const char *include)
 {
-    char dir[4096], so[4200], path[4200];
+    char dir[4400], so[4500], path[4500];
     snprintf(dir, sizeof dir, "%s/%s", b->out_dir, s->name);
     if (mkdir(dir, 0755) && errno != EEXIST)
         _exit(2);
@@ -424,16 +424,22 @@ static int find_include(const char *exe, char *include, size_t size)
     return access(probe, R_OK) == 0;
 }
 
-int cli_grade_batch_run(const char *cmd, const cli_grade_batch *b)
+int cli_grade_batch_run(const char *cmd, const cli_grade_batch *given)
 {
-    char exe[4096], include[4200];
+    char exe[4096], include[4200], subs_dir[4096], out_dir[4096];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (k <= 0)
         return cli_usage_error(cmd, "cannot find this program (/proc/self/exe)");
     exe[k] = '\0';
-    if (mkdir(b->out_dir, 0755) && errno != EEXIST)
-        return cli_usage_error(cmd, "--out-dir: cannot make '%s': %s", b->out_dir,
+    if (mkdir(given->out_dir, 0755) && errno != EEXIST)
+        return cli_usage_error(cmd, "--out-dir: cannot make '%s': %s", given->out_dir,
                                strerror(errno));
+    /* absolute paths: the sandbox binds them */
+    if (!realpath(given->out_dir, out_dir) || !realpath(given->submissions, subs_dir))
+        return cli_usage_error(cmd, "--submissions '%s' or --out-dir '%s': %s",
+                               given->submissions, given->out_dir, strerror(errno));
+    cli_grade_batch copy = *given, *b = &copy;
+    copy.out_dir = out_dir, copy.submissions = subs_dir;
     struct dirent **list;
     int nlist = scandir(b->submissions, &list, NULL, alphasort);
     if (nlist < 0)
