@@ -67,8 +67,10 @@ int ts_grade_worker_main(int argc, char **argv);
 
 /* Start a worker for the options' plugins; make a proxy for each of its
  * steppers (not registered: a submission's stepper may have the name of a
- * built-in, e.g. its own rk4; ts_grade_worker_find finds it).  When it cannot start (a submission that dies while
- * loading), *why says how and the proxies are placeholders made later. */
+ * built-in, e.g. its own rk4; ts_grade_worker_find finds it).  TS_OK;
+ * TS_ERR_INPUT when its plugins do not load (*why: the loader's message);
+ * TS_ERR_IO when it died first (*why: how; the graded names become
+ * placeholders). */
 int ts_grade_worker_open(const ts_grade_options *opt, char *why, size_t size);
 /* A proxy named `name` whose worker never answered (every check fails with
  * the worker's fate); NULL when there is no room. */
@@ -80,7 +82,8 @@ int ts_grade_is_proxy(const ts_stepper_type *type);
 
 /* Around one check of a proxy: start a worker if none runs, arm the
  * deadline; after it, the worker's fate ("" when it served the whole
- * check) and its output so far. */
+ * check) and a note (a memory limit hit, or ""); the output it printed,
+ * taken once. */
 void ts_grade_worker_begin(const ts_grade_options *opt);
 void ts_grade_worker_end(char *fate, size_t size, char *note, size_t nsize);
 size_t ts_grade_worker_output(char *buf, size_t size);
