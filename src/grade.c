@@ -1151,6 +1151,65 @@ static int estimate_at(const ts_stepper_type *type, const ts_grade_options *opt,
     return s;
 }
 
+/* Error control at a requested tolerance: rtol = atol = TOLERANCE_RTOL on
+ * the forced system to t = 2 (its exact solution known), output every
+ * 0.5; the run is stopped at an output past TOLERANCE_STEPS accepted steps
+ * (a wrong estimate makes the controller take tiny steps). */
+#define TOLERANCE_RTOL 1e-6
+#define TOLERANCE_STEPS 2000
+#define TOLERANCE_FACTOR 100.0 /* achieved error allowed, times the tolerance */
+
+static int tolerance_observe(void *ctx, ts_system *sys, const ts_stepper *st, long step,
+                             double t)
+{
+    (void)ctx, (void)sys, (void)step, (void)t;
+    return st->total.accepted > TOLERANCE_STEPS ? TS_ERR_REJECTED : TS_OK;
+}
+
+static int tolerance_run(const ts_stepper_type *type, const ts_grade_options *opt,
+                         double *err, long *steps)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    int s = fresh(&forced_type, type, opt, &sys, &st);
+    if (s)
+        return s;
+    ts_run_options ro = ts_default_run_options();
+    ro.dt = 0.5, ro.t_end = 2.0, ro.steps = 4, ro.rtol = ro.atol = TOLERANCE_RTOL;
+    s = ts_run(sys, st, &ro, tolerance_observe, NULL, NULL);
+    double x, v;
+    forced_exact(sys, 2.0, &x, &v);
+    *err = fmax(fabs(sys->x[0] - x), fabs(sys->v[0] - v));
+    *steps = st->total.accepted;
+    release(sys, st);
+    return s;
+}
+
+/* The second half of error-estimate: the run at a requested tolerance. */
+static void check_tolerance(const ts_stepper_type *type, const ts_grade_options *opt,
+                            ts_grade_check *c)
+{
+    double err = NAN;
+    long steps = 0;
+    int s = tolerance_run(type, opt, &err, &steps);
+    detail(c, "tolerance_error", err);
+    detail(c, "tolerance_steps", (double)steps);
+    size_t n = strlen(c->measured);
+    snprintf(c->measured + n, sizeof c->measured - n, "; rtol %g: error %.1e, %ld steps",
+             TOLERANCE_RTOL, err, steps);
+    if (s == TS_ERR_REJECTED || s == TS_OK) {
+        if (s == TS_OK && err <= TOLERANCE_FACTOR * TOLERANCE_RTOL)
+            return;
+        c->outcome = TS_GRADE_FAIL;
+        SET(hint, "at rtol = atol = %g on x'' = -x - x^3 + sin^3(t + a) to t = 2: %s",
+            TOLERANCE_RTOL, s ? "more than 2000 steps: the error estimate is too large"
+                              : "the error is over 100 times the tolerance: the estimate is "
+                                "too small");
+        return;
+    }
+    fail_status(c, "the run at a requested tolerance failed", s);
+}
+
 /* An embedded pair of orders P and P-1 estimates the lower one's local
  * error, ~ h^P: the slope of log estimate against log h, h from the
  * hidden h0 down by halves.  A wrong embedded weight leaves an O(h) or
@@ -1186,6 +1245,8 @@ static void check_error_estimate(const ts_stepper_type *type, const ts_grade_exp
     if (c->outcome == TS_GRADE_FAIL)
         SET(hint, "the embedded estimate of an order-%d pair goes as h^%d: check the embedded "
                   "weights (b-hat) against the formula", e->order, e->order);
+    else
+        check_tolerance(type, opt, c);
 }
 
 /* The expected value of a check that runs, as text and number, and its tolerance. */

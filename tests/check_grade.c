@@ -1339,6 +1339,8 @@ START_TEST(error_estimate_catches_a_wrong_embedded_weight)
     ts_grade_report rep;
     ck_assert_int_eq(ts_grade(&ts_dopri5, &e, &o, &rep), TS_OK);
     ck_assert_int_eq(rep.check[TS_GRADE_ERROR_ESTIMATE].outcome, TS_GRADE_PASS);
+    ck_assert_msg(strstr(rep.check[TS_GRADE_ERROR_ESTIMATE].measured, "rtol 1e-06: error "),
+                  "%s", rep.check[TS_GRADE_ERROR_ESTIMATE].measured);
     ck_assert_int_eq(ts_grade(&bad, &e, &o, &rep), TS_OK);
     ck_assert_msg(rep.check[TS_GRADE_ERROR_ESTIMATE].outcome == TS_GRADE_FAIL, "%s",
                   rep.check[TS_GRADE_ERROR_ESTIMATE].measured);
