@@ -276,9 +276,11 @@ static void worker_open(uint32_t len)
 {
     open_head o;
     opened_msg a = {TS_OK, -1, ""};
+    if (len < sizeof o)
+        _exit(0);
     memcpy(&o, inbuf, sizeof o);
     o.name[NAME_LEN - 1] = o.local[NAME_LEN - 1] = '\0';
-    if (len < sizeof o || o.n < 1 || o.n > N_MAX || (o.order != 1 && o.order != 2) ||
+    if (o.n < 1 || o.n > N_MAX || (o.order != 1 && o.order != 2) ||
         len != sizeof o + 2 * (size_t)o.n * sizeof(double))
         _exit(0);
     int h = 0;
@@ -305,8 +307,9 @@ static void worker_open(uint32_t len)
 
 static int worker_handle(uint32_t len, size_t min)
 {
-    int32_t h;
-    memcpy(&h, inbuf, sizeof h);
+    int32_t h = -1;
+    if (len >= sizeof h)
+        memcpy(&h, inbuf, sizeof h);
     if (len < min || h < 0 || h >= HANDLE_MAX || !handles[h].st)
         _exit(0);
     return h;
