@@ -31,7 +31,7 @@ CFLAGS  ?= -O2 -g
 # (results identical for any thread count; OMP_NUM_THREADS or --threads).
 OPENMP  ?= -fopenmp
 TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -Isrc -I/usr/include/suitesparse -MMD -MP $(OPENMP) $(CFLAGS)
-LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl
+LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -69,7 +69,8 @@ GNUPLOT_PKG = $(shell t=$$(gnuplot -e 'set terminal' 2>&1); \
                 echo "$$t" | grep -Eqw 'qt|wxt|x11' || echo gnuplot-x11)
 # cmark: the test that README.md and docs/*.md render (no lost fence or heading).
 DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
-           libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark
+           libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark \
+           bubblewrap libseccomp-dev
 
 .PHONY: all test test-long check-fast layers demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc bench-petsc assignment
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1

@@ -2,7 +2,7 @@
  * (docs/students.md).  Every command of tstep, with ralston and pendulum
  * among the built-in types:
  *   cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) \
- *      $(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -fopenmp -o mytstep
+ *      $(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp -fopenmp -o mytstep
  *   ./mytstep list */
 #include <tstep/tstep.h>
 

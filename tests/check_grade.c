@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli/alloc_counter.h" /* the test runner counts allocations as tstep does */
 #include "cli_run.h"
 #include "json_valid.h"
 #include "tests.h"
+#include "tstep/butcher.h"
 #include "tstep/check.h"
 #include "tstep/grade.h"
 #include "tstep/linalg.h"
@@ -345,7 +348,9 @@ static void assert_fails_exactly(const ts_grade_report *r, unsigned failing)
 {
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         int want = failing & (1u << k) ? TS_GRADE_FAIL : TS_GRADE_PASS;
-        if (k == TS_GRADE_NO_ALLOCATION && !counted())
+        if ((k == TS_GRADE_NO_ALLOCATION && !counted()) ||
+            (k == TS_GRADE_STAGES && !r->expect.stages) ||
+            (k == TS_GRADE_ERROR_ESTIMATE && !(r->type->flags & TS_ADAPTIVE)))
             want = TS_GRADE_SKIP;
         ck_assert_msg(r->check[k].outcome == want, "%s: check %s is %s, expected %s (%s; %s)",
                       r->type->name, ts_grade_check_name(k),
@@ -456,6 +461,7 @@ START_TEST(builtin_steppers_pass_with_true_values)
     ts_grade_expect e = expect(truth[_i].order, interval, energy,
                                truth[_i].like ? ts_stepper_find(truth[_i].like) : NULL);
     ck_assert(!truth[_i].like || e.like);
+    e.stages = t; /* itself: the same stages, whatever the method */
     int no_like = e.like && e.like != t && uses_skeleton(e.like->name); /* a hand-out's */
     if (no_like)
         e.like = NULL;
@@ -471,6 +477,7 @@ START_TEST(builtin_steppers_pass_with_true_values)
         ck_assert_int_eq(rep.check[TS_GRADE_LOCAL_ORDER].outcome, TS_GRADE_SKIP);
         rep.check[TS_GRADE_LOCAL_ORDER].outcome = TS_GRADE_PASS, skips++;
     }
+    skips += !(t->flags & TS_ADAPTIVE); /* no error estimate to check */
     assert_fails_exactly(&rep, 0);
     ck_assert_int_eq(rep.skipped, skips);
 }
@@ -576,7 +583,8 @@ START_TEST(partitioned_stepper_skips_the_test_equation)
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ck_assert_msg(rep.check[k].outcome != TS_GRADE_FAIL, "%s: %s (%s)",
                       ts_grade_check_name(k), rep.check[k].measured, rep.check[k].hint);
-        if (rep.check[k].outcome == TS_GRADE_SKIP && k != TS_GRADE_NO_ALLOCATION) {
+        if (rep.check[k].outcome == TS_GRADE_SKIP && k != TS_GRADE_NO_ALLOCATION &&
+            k != TS_GRADE_STAGES && k != TS_GRADE_ERROR_ESTIMATE) {
             skipped |= BIT(k);
             ck_assert_ptr_nonnull(strstr(rep.check[k].hint, "refuses"));
         }
@@ -662,11 +670,12 @@ START_TEST(skeleton_scores_zero)
 {
     ts_grade_options o = options();
     ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
+    e.stages = &ts_midpoint;
     ts_grade_report rep;
     ck_assert_int_eq(ts_grade(&probe_skeleton, &e, &o, &rep), TS_OK);
     ck_assert_str_eq(rep.check[TS_GRADE_IMPLEMENTED].measured, "not implemented");
     ck_assert_int_eq(rep.passed, 0);
-    ck_assert_int_eq(rep.failed, TS_GRADE_CHECK_COUNT - !counted());
+    ck_assert_int_eq(rep.failed, TS_GRADE_CHECK_COUNT - 1 - !counted()); /* no estimate */
     ck_assert_str_eq(ts_status_message(TS_ERR_NOT_IMPLEMENTED), "not implemented");
     ck_assert_int_eq(ts_status_exit_code(TS_ERR_NOT_IMPLEMENTED), 1);
 }
@@ -786,10 +795,10 @@ static void assert_json(const char *text)
 
 START_TEST(cli_grade_text_and_exit_status)
 {
-    if (uses_skeleton("rk4,midpoint"))
+    if (uses_skeleton("rk4,midpoint,trapezoid"))
         return;
-    ck_assert_int_eq(cli_run("grade --stepper rk4 --order 4 --interval 2.785293563 --energy "
-                             "decays --like rk4", out, sizeof out, err, sizeof err), 0);
+    ck_assert_int_eq(cli_run("grade --stepper midpoint --order 2 --interval 2 --energy "
+                             "grows --like trapezoid", out, sizeof out, err, sizeof err), 0);
     char want[64];
     snprintf(want, sizeof want, "score: %d of %d checks passed", 13 - !counted(), 13 - !counted());
     ck_assert_msg(strstr(out, want), "%s", out);
@@ -832,8 +841,10 @@ START_TEST(cli_grade_spec_and_json)
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "# two steppers\nmidpoint order=2 interval=2 energy=grows like=trapezoid\n"
-               "backward-euler order=1 interval=inf energy=decays like=backward-euler-linear\n");
+    fprintf(f, "# two steppers\nmidpoint order=2 interval=2 energy=grows like=trapezoid "
+               "stages=midpoint\n"
+               "backward-euler order=1 interval=inf energy=decays like=backward-euler-linear "
+               "stages=backward-euler\n");
     fclose(f);
     char args[256];
     snprintf(args, sizeof args, "grade --spec %s --format json", path);
@@ -841,8 +852,8 @@ START_TEST(cli_grade_spec_and_json)
     assert_json(out);
     ck_assert_int_eq(json_count(out, "\"stepper\": "), 2);
     ck_assert_int_eq(json_count(out, "\"name\": "), 2 * TS_GRADE_CHECK_COUNT);
-    ck_assert_int_eq(json_count(out, "\"result\": \"pass\""),
-                     2 * (TS_GRADE_CHECK_COUNT - !counted()));
+    ck_assert_int_eq(json_count(out, "\"result\": \"pass\""), /* neither has an estimate */
+                     2 * (TS_GRADE_CHECK_COUNT - 1 - !counted()));
     /* the text table's numbers are in the JSON: the observed orders */
     const char *p = strstr(out, "\"name\": \"order-test1d\"");
     ck_assert_ptr_nonnull(p);
@@ -988,6 +999,408 @@ START_TEST(cli_skeleton_plugin_not_implemented)
     ck_assert_msg(strstr(out, want), "%s", out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* --- the sandbox: a submission that attacks the grader -------------------------
+ * Each attack is a plugin made from examples/ralston.c with a few lines put
+ * at the start of its step (and, for the forged report, a constructor), in
+ * a folder of its own. */
+
+typedef struct {
+    char dir[64];
+    char so[128];
+} attack;
+
+/* Build plugin `name` with `code` at the start of the step and `extra` at
+ * file scope; 1 on success. */
+static int attack_build(attack *a, const char *name, const char *extra, const char *code)
+{
+    snprintf(a->dir, sizeof a->dir, "/tmp/tstep-attack-XXXXXX");
+    if (!mkdtemp(a->dir))
+        return 0;
+    FILE *in = fopen("examples/ralston.c", "r");
+    char src[256], line[512];
+    snprintf(src, sizeof src, "%s/%s.c", a->dir, name);
+    snprintf(a->so, sizeof a->so, "%s/%s.so", a->dir, name);
+    FILE *f = fopen(src, "w");
+    if (!in || !f)
+        return 0;
+    fprintf(f, "#define _GNU_SOURCE\n#include <stdio.h>\n#include <string.h>\n"
+               "#include <sys/ioctl.h>\n"
+               "#include <unistd.h>\n#include <signal.h>\n#include <sys/socket.h>\n"
+               "#include <netinet/in.h>\n#include <arpa/inet.h>\n");
+    while (fgets(line, sizeof line, in)) {
+        char *q = strstr(line, "\"ralston\"");
+        if (q)
+            fprintf(f, "%.*s\"%s\"%s", (int)(q - line), line, name, q + 9);
+        else
+            fputs(line, f);
+        if (strstr(line, "#include <tstep/tstep.h>"))
+            fprintf(f, "%s\n", extra);
+        if (strstr(line, "ts_system_get_y(sys, y);"))
+            fprintf(f, "%s\n", code);
+    }
+    fclose(in);
+    fclose(f);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Iinclude %s -o %s", src, a->so);
+    return system(cmd) == 0;
+}
+
+static void attack_done(attack *a)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", a->dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Grade the attack's stepper; the exit status. */
+static int attack_grade(const attack *a, const char *name, const char *more)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "--plugin %s grade --stepper %s --order 2 %s", a->so, name, more);
+    return cli_run(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* Processes whose command line holds `text`, other than this one. */
+static int processes_with(const char *text)
+{
+    FILE *p = popen("for f in /proc/[0-9]*/cmdline; do { tr '\\0' ' ' < $f; } 2>/dev/null; echo; "
+                    "done", "r");
+    char line[4096];
+    int n = 0;
+    while (p && fgets(line, sizeof line, p))
+        n += strstr(line, text) != NULL && !strstr(line, "/proc/[0-9]");
+    if (p)
+        pclose(p);
+    return n;
+}
+
+/* The forged report: the constructor prints a passing report and leaves
+ * before the grader could ask anything.  The grader's own report stands:
+ * exit 1, score 0, and what the submission printed is on stderr. */
+START_TEST(sandbox_forged_report_fails)
+{
+    attack a;
+    ck_assert(attack_build(&a, "forged",
+                           "__attribute__((constructor)) static void forge(void) {"
+                           " printf(\"grade: forged\\n  score: 13 of 13 checks passed\\n\");"
+                           " fflush(stdout); _exit(0); }",
+                           "return TS_ERR_NOT_IMPLEMENTED;"));
+    ck_assert_int_eq(attack_grade(&a, "forged", ""), 1);
+    ck_assert_msg(strstr(out, "grade: forged (seed ") && strstr(out, "score: 0 of"), "%s", out);
+    ck_assert_msg(!strstr(out, "13 of 13"), "%s", out);
+    ck_assert_msg(strstr(out, "exited with status 0"), "%s", out);
+    ck_assert_msg(strstr(err, "13 of 13"), "the submission's output is shown apart: %s", err);
+    ck_assert_int_eq(attack_grade(&a, "forged", "--format json"), 1);
+    assert_json(out);
+    ck_assert_msg(strstr(out, "\"score\": 0,"), "%s", out);
+    attack_done(&a);
+}
+END_TEST
+
+/* alarm(0), SIGALRM ignored, then a spin: stopped by the grader's clock
+ * within the limit, and nothing of it left running. */
+START_TEST(sandbox_spin_stopped_by_time_limit)
+{
+    attack a;
+    ck_assert(attack_build(&a, "spin", "",
+                           "alarm(0); signal(SIGALRM, SIG_IGN); for (volatile int i = 0;; i++) ;"));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(attack_grade(&a, "spin", "--time-limit 2"), 1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_msg(secs < 8.0, "took %g s", secs);
+    ck_assert_msg(strstr(out, "timed out: time limit 2 s exceeded"), "%s", out);
+    ck_assert_int_eq(processes_with(a.dir), 0);
+    ck_assert_int_eq(processes_with("__grade-worker"), 0);
+    attack_done(&a);
+}
+END_TEST
+
+/* Writes: to the grader's working folder (read-only in the sandbox) they
+ * fail; to /tmp they land in the sandbox's private scratch, not here. */
+START_TEST(sandbox_writes_stay_in_scratch)
+{
+    attack a;
+    char outside[512], code[2048], cwd[256], scratch[64];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(outside, sizeof outside, "%s/build/escaped-%d.txt", cwd, (int)getpid());
+    snprintf(scratch, sizeof scratch, "/tmp/tstep-scratch-%d.txt", (int)getpid());
+    snprintf(code, sizeof code,
+             "{ FILE *f = fopen(\"%s\", \"a\"); if (f) { fputs(\"x\", f); fclose(f); }"
+             " f = fopen(\"%s\", \"w\"); if (!f) return TS_ERR_IO; fputs(\"ok\", f); fclose(f); }",
+             outside, scratch);
+    ck_assert(attack_build(&a, "writer", "", code));
+    attack_grade(&a, "writer", "");
+    ck_assert_msg(strstr(out, "order-test1d      pass"), "the writes in scratch worked: %s", out);
+    ck_assert_int_ne(access(outside, F_OK), 0);
+    ck_assert_int_ne(access(scratch, F_OK), 0);
+    unlink(outside);
+    unlink(scratch);
+    attack_done(&a);
+}
+END_TEST
+
+/* Reads outside the sandbox's few system folders fail: a file of the
+ * grader's working tree, one in the host's /tmp (another student's), and
+ * /etc's own. */
+START_TEST(sandbox_reads_stay_inside)
+{
+    attack a;
+    char cwd[256], secret[64], code[2048];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(secret, sizeof secret, "/tmp/tstep-secret-%d.txt", (int)getpid());
+    FILE *f = fopen(secret, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("answer\n", f);
+    fclose(f);
+    snprintf(code, sizeof code,
+             "{ static const char *const p[] = {\"%s/Makefile\", \"%s\", \"/etc/passwd\"};"
+             " for (int i = 0; i < 3; i++) { FILE *f = fopen(p[i], \"r\");"
+             " if (f) { fclose(f); return TS_ERR_IO; } } }",
+             cwd, secret);
+    ck_assert(attack_build(&a, "reader", "", code));
+    attack_grade(&a, "reader", "");
+    ck_assert_msg(strstr(out, "order-test1d      pass"), "a read outside worked: %s", out);
+    unlink(secret);
+    attack_done(&a);
+}
+END_TEST
+
+/* A TCP connection to 127.0.0.1, a fork bomb and typing into the grader's
+ * terminal (TIOCSTI): the process is stopped at the first such call, with
+ * the reason in the report, and nothing is left. */
+START_TEST(sandbox_network_and_fork_bomb_stopped)
+{
+    static const struct {
+        const char *name, *code;
+    } attacks[] = {
+        {"net", "{ int fd = socket(AF_INET, SOCK_STREAM, 0); struct sockaddr_in sa;"
+                " memset(&sa, 0, sizeof sa); sa.sin_family = AF_INET; sa.sin_port = htons(22);"
+                " sa.sin_addr.s_addr = htonl(0x7f000001);"
+                " if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) return TS_ERR_IO; }"},
+        {"bomb", "for (;;) fork();"},
+        {"tty", "{ char c = 'x'; ioctl(2, TIOCSTI, &c); }"},
+    };
+    for (int i = 0; i < 3; i++) {
+        attack a;
+        ck_assert(attack_build(&a, attacks[i].name, "", attacks[i].code));
+        ck_assert_int_eq(attack_grade(&a, attacks[i].name, ""), 1);
+        ck_assert_msg(strstr(out, "implemented       FAIL") &&
+                          strstr(out, "killed by the sandbox: a forbidden system call"),
+                      "%s", out);
+        ck_assert_int_eq(processes_with(a.dir), 0);
+        ck_assert_int_eq(processes_with("__grade-worker"), 0);
+        attack_done(&a);
+    }
+}
+END_TEST
+
+/* 8 GB: refused by the memory limit, named in the report. */
+START_TEST(sandbox_memory_limit_named)
+{
+    attack a;
+    ck_assert(attack_build(&a, "hog", "",
+                           "{ char *p = malloc((size_t)8 << 30); memset(p, 1, (size_t)8 << 30); }"));
+    ck_assert_int_eq(attack_grade(&a, "hog", "--memory-limit 1G"), 1);
+    ck_assert_msg(strstr(out, "memory limit 1024 MB exceeded"), "%s", out);
+    attack_done(&a);
+}
+END_TEST
+
+/* The honest plugin through the sandbox, --plugin after grade: full marks;
+ * the same seed gives the same report, another seed other hidden inputs. */
+START_TEST(sandbox_honest_plugin_and_seed)
+{
+    if (uses_skeleton("midpoint"))
+        return;
+    attack a;
+    static char first[sizeof out];
+    ck_assert(attack_build(&a, "honest", "", ""));
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2 --like midpoint "
+             "--interval 2 --energy grows --seed 7", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "grade: honest (seed 7)") && strstr(out, "13 of 13"), "%s", out);
+    snprintf(first, sizeof first, "%s", out);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_str_eq(out, first);
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2 --seed 8", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "(seed 8)"), "%s", out);
+    /* the probe's start differs: the failed-force check's evaluations are the
+       same count, the local-order slope is measured at other steps */
+    ck_assert_str_ne(strstr(out, "local-order"), strstr(first, "local-order"));
+    /* a name the submission does not define: not a built-in graded in its place */
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper midpoint --order 2", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "score: 0 of") && strstr(out, "has no stepper 'midpoint'"), "%s",
+                  out);
+    attack_done(&a);
+}
+END_TEST
+
+/* Where bwrap cannot make its namespaces (here a bwrap that says so), a
+ * plugin is refused (exit 2) unless --no-sandbox. */
+START_TEST(sandbox_refused_without_bwrap)
+{
+    if (uses_skeleton("midpoint"))
+        return;
+    attack a;
+    ck_assert(attack_build(&a, "honest", "", ""));
+    char cmd[512], path[4096];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/bin && printf '#!/bin/sh\\necho \"bwrap: No "
+             "permissions to create new namespace\" >&2\\nexit 1\\n' > %s/bin/bwrap && "
+             "chmod +x %s/bin/bwrap", a.dir, a.dir, a.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/bin:%s", a.dir, getenv("PATH"));
+    setenv("PATH", path, 1);
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "cannot sandbox the submission here (bwrap: No permissions") &&
+                  strstr(err, "--no-sandbox"), "%s", err);
+    snprintf(cmd, sizeof cmd, "grade --plugin %s --stepper honest --order 2 --no-sandbox", a.so);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
+    attack_done(&a);
+}
+END_TEST
+
+/* Batch mode: a source that builds, one that does not, a forged report, a
+ * symbolic link (no submission); the summary has a row per submission with
+ * its score, and each graded one has valid Gradescope JSON and JUnit XML. */
+START_TEST(batch_grades_every_submission)
+{
+    if (uses_skeleton("midpoint"))
+        return;
+    attack a;
+    ck_assert(attack_build(&a, "forged",
+                           "__attribute__((constructor)) static void forge(void) { _exit(0); }",
+                           ""));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/subs/carol %s/subs/dave && cp examples/ralston.c %s/subs/alice.c && "
+             "cp %s %s/subs/carol/ && echo 'int x = ;' > %s/subs/dave/broken.c && "
+             "ln -s %s/subs/alice.c %s/subs/eve.c && "
+             "printf 'ralston order=2 interval=2 energy=grows like=midpoint\\n' > %s/spec",
+             a.dir, a.dir, a.dir, a.so, a.dir, a.dir, a.dir, a.dir, a.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grade --submissions %s/subs --spec %s/spec --out-dir %s/grades "
+             "-j 2 --seed 3", a.dir, a.dir, a.dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "3 submissions graded, 2 with a failed check"), "%s", err);
+    char path[256];
+    snprintf(path, sizeof path, "%s/grades/summary.csv", a.dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    out[fread(out, 1, sizeof out - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strncmp(out, "student,score,out_of,ralston:implemented,", 41) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "\nalice,13,13,pass,") && strstr(out, "\ncarol,0,13,fail,") &&
+                  strstr(out, "\ndave,0,0,none,") && !strstr(out, "\neve,"), "%s", out);
+    static const char *graded[] = {"alice", "carol", "dave"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/grades/%s/results.json", a.dir, graded[i]);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        out[fread(out, 1, sizeof out - 1, f)] = '\0';
+        fclose(f);
+        assert_json(out);
+        ck_assert_msg(strstr(out, i ? "\"score\": 0," : "\"score\": 13,"), "%s", out);
+        snprintf(cmd, sizeof cmd, "grep -q '<testsuites' %s/grades/%s/junit.xml", a.dir,
+                 graded[i]);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    attack_done(&a);
+}
+END_TEST
+
+/* Method identity: ralston2 and the explicit trapezoid have midpoint's
+ * R(z) and order, and pass every other check graded as midpoint; their
+ * stages are not midpoint's. */
+START_TEST(stages_tell_siblings_apart)
+{
+    if (uses_skeleton("midpoint,ralston2,trapezoid"))
+        return;
+    static const char *const siblings[] = {"ralston2", "trapezoid"};
+    ts_grade_options o = options();
+    for (int i = 0; i < 2; i++) {
+        const ts_stepper_type *t = ts_stepper_find(siblings[i]);
+        ck_assert_ptr_nonnull(t);
+        ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
+        e.stages = &ts_midpoint;
+        ts_grade_report rep;
+        ck_assert_int_eq(ts_grade(t, &e, &o, &rep), TS_OK);
+        assert_fails_exactly(&rep, 1u << TS_GRADE_STAGES);
+        ck_assert_msg(strstr(rep.check[TS_GRADE_STAGES].hint, "stage times"), "%s",
+                      rep.check[TS_GRADE_STAGES].hint);
+    }
+    ck_assert_int_eq(cli_run("grade --stepper ralston2 --order 2 --stages midpoint", out,
+                             sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "stages            FAIL"), "%s", out);
+    ck_assert_int_eq(cli_run("grade --write-spec --stepper midpoint", out, sizeof out, err,
+                             sizeof err), 0);
+    ck_assert_msg(strstr(out, "like=trapezoid stages=midpoint"), "%s", out);
+}
+END_TEST
+
+/* dopri5 with its embedded weight b4-hat 0.1 % off: the solution is right,
+ * the estimate is not (it goes as h, not h^5). */
+static ts_butcher bad_bhat_tableau;
+static double bad_bhat[7];
+
+static int bad_bhat_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    (void)opt;
+    return ts_butcher_alloc(&bad_bhat_tableau, sys, scratch);
+}
+
+START_TEST(error_estimate_catches_a_wrong_embedded_weight)
+{
+    if (uses_skeleton("dopri5"))
+        return;
+    bad_bhat_tableau = *ts_dopri5.tableau;
+    memcpy(bad_bhat, ts_dopri5.tableau->bhat, sizeof bad_bhat);
+    bad_bhat[3] *= 1.001;
+    bad_bhat_tableau.bhat = bad_bhat;
+    ts_stepper_type bad = ts_dopri5;
+    bad.name = "dopri5-bad-bhat";
+    bad.tableau = &bad_bhat_tableau;
+    bad.alloc = bad_bhat_alloc;
+    ts_grade_options o = options();
+    ts_grade_expect e = expect(5, NAN, 0, NULL);
+    ts_grade_report rep;
+    ck_assert_int_eq(ts_grade(&ts_dopri5, &e, &o, &rep), TS_OK);
+    ck_assert_int_eq(rep.check[TS_GRADE_ERROR_ESTIMATE].outcome, TS_GRADE_PASS);
+    ck_assert_msg(strstr(rep.check[TS_GRADE_ERROR_ESTIMATE].measured, "rtol 1e-06: error "),
+                  "%s", rep.check[TS_GRADE_ERROR_ESTIMATE].measured);
+    ck_assert_int_eq(ts_grade(&bad, &e, &o, &rep), TS_OK);
+    ck_assert_msg(rep.check[TS_GRADE_ERROR_ESTIMATE].outcome == TS_GRADE_FAIL, "%s",
+                  rep.check[TS_GRADE_ERROR_ESTIMATE].measured);
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_TEST1D].outcome, TS_GRADE_PASS);
+    ck_assert_int_eq(rep.check[TS_GRADE_ORDER_FORCED].outcome, TS_GRADE_PASS);
+}
+END_TEST
+
+/* --like naming the graded stepper, and spec files that are not regular. */
+START_TEST(cli_grade_like_itself_and_spec_kinds)
+{
+    ck_assert_int_eq(cli_run("grade --stepper rk4 --order 4 --like rk4", out, sizeof out, err,
+                             sizeof err), 2);
+    ck_assert_msg(strstr(err, "names the graded stepper itself"), "%s", err);
+    ck_assert_int_eq(cli_run("grade --spec /dev/zero", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "a device, not a regular file"), "%s", err);
+    ck_assert_int_eq(cli_run("grade --spec /tmp", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "a directory, not a regular file"), "%s", err);
+    char fifo[64], cmd[128];
+    snprintf(fifo, sizeof fifo, "/tmp/tstep-fifo-%d", (int)getpid());
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    snprintf(cmd, sizeof cmd, "grade --spec %s", fifo);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "a FIFO, not a regular file"), "%s", err);
+    unlink(fifo);
 }
 END_TEST
 
@@ -1243,6 +1656,23 @@ START_TEST(assignment_kit_end_to_end)
     out[n] = '\0';
     fclose(f);
     ck_assert_msg(strstr(out, "grade: 2 of 2 steppers passed every check"), "%s", out);
+
+    /* a submission whose files are symbolic links to the solution: refused;
+       one that includes /dev/zero: its compiler stopped by the limits */
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/sym/steppers %s/zero/steppers && "
+             "ln -s %s/kit/solution/steppers/rk4.c %s/sym/steppers/rk4.c && "
+             "cp %s/kit/solution/steppers/midpoint.c %s/sym/steppers/ && "
+             "cp %s/kit/solution/steppers/rk4.c %s/zero/steppers/ && "
+             "echo '#include \"/dev/zero\"' > %s/zero/steppers/midpoint.c && "
+             "sh %s/kit/grade.sh %s/sym >/dev/null 2>%s/sym.err; test $? = 2 && "
+             "grep -q 'symbolic links are refused' %s/sym.err && "
+             "timeout 200 sh %s/kit/grade.sh %s/zero >/dev/null 2>%s/zero.err; test $? = 1 && "
+             "grep -q 'does not build' %s/zero.err",
+             dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+    st = system(cmd);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "grade.sh took a symbolic link or hung on /dev/zero (see %s/*.err)", dir);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -1293,6 +1723,9 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_write_spec_round_trip);
     tcase_add_test(cli, cli_plugin_allocation_detected);
     tcase_add_test(cli, cli_skeleton_plugin_not_implemented);
+    tcase_add_test(cli, cli_grade_like_itself_and_spec_kinds);
+    tcase_add_test(cli, stages_tell_siblings_apart);
+    tcase_add_test(cli, error_estimate_catches_a_wrong_embedded_weight);
     tcase_add_test(cli, cli_list_json);
     tcase_add_test(cli, cli_check_system_json);
     tcase_add_test(cli, cli_json_escapes_and_round_trips);
@@ -1300,6 +1733,18 @@ Suite *grade_suite(void)
     tcase_add_test(cli, cli_sweep_json);
     tcase_add_test(cli, json_validator_rejects);
     suite_add_tcase(s, cli);
+    TCase *sandbox = tcase_create("sandbox");
+    tcase_set_timeout(sandbox, 120);
+    tcase_add_test(sandbox, sandbox_forged_report_fails);
+    tcase_add_test(sandbox, sandbox_spin_stopped_by_time_limit);
+    tcase_add_test(sandbox, sandbox_writes_stay_in_scratch);
+    tcase_add_test(sandbox, sandbox_reads_stay_inside);
+    tcase_add_test(sandbox, sandbox_network_and_fork_bomb_stopped);
+    tcase_add_test(sandbox, sandbox_memory_limit_named);
+    tcase_add_test(sandbox, sandbox_honest_plugin_and_seed);
+    tcase_add_test(sandbox, batch_grades_every_submission);
+    tcase_add_test(sandbox, sandbox_refused_without_bwrap);
+    suite_add_tcase(s, sandbox);
     TCase *kit = tcase_create("assignment");
     tcase_set_tags(kit, "long");
     tcase_set_timeout(kit, 600);

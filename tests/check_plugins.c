@@ -470,7 +470,7 @@ START_TEST(own_program_links_the_installed_library)
     char out[65536];
     int rc = student(dir, out, sizeof out,
                      "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -fopenmp $TSTEP_TEST_CFLAGS -o mytstep");
+                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp -fopenmp $TSTEP_TEST_CFLAGS -o mytstep");
     ck_assert_msg(rc == 0, "building mytstep: %s", out);
     ck_assert_int_eq(student(dir, out, sizeof out, "./mytstep list"), 0);
     ck_assert_msg(strstr(out, "\n  ralston ") && strstr(out, "\n  pendulum "), "%s", out);
@@ -482,7 +482,7 @@ START_TEST(own_program_links_the_installed_library)
     edit(dir, "ralston.c", "\"ralston\"", "\"rk4\"");
     rc = student(dir, out, sizeof out,
                  "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -fopenmp $TSTEP_TEST_CFLAGS -o clash");
+                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp -fopenmp $TSTEP_TEST_CFLAGS -o clash");
     ck_assert_msg(rc == 0, "building clash: %s", out);
     rc = student(dir, out, sizeof out, "./clash list");
     ck_assert_msg(rc == 2 && strstr(out, "stepper 'rk4' clashes with the built-in"),

@@ -18,8 +18,9 @@
 #                (tstep grade --write-spec: observed order rounded, stability
 #                interval, energy behaviour).
 # DIR/grade.sh  grade.sh SUBMISSION: the named stepper files of a student's
-#                tree built into a scratch copy of the solution and graded
-#                there with the spec (the instructor's grader, not theirs).
+#                tree built into a plugin in a sandbox and graded by the
+#                solution's grader in its sandbox (the instructor's grader,
+#                not theirs; the student's code never runs inside it).
 # DIR/README.txt what is where and the commands to grade.
 #
 # --systems names systems that the spec's checks should also cover: they are
@@ -228,29 +229,54 @@ list=$(echo $steppers | tr ' ' ',')
 
 
 files=
+symbols=
 for s in $steppers; do
-    files="$files $(cd "$out/handout" && grep -l "\.name *= *\"$s\"" steppers/*.c | head -n 1)"
+    f=$(cd "$out/handout" && grep -l "\.name *= *\"$s\"" steppers/*.c | head -n 1)
+    files="$files $f"
+    symbols="$symbols $(sed -n 's/^const ts_stepper_type \(ts_[A-Za-z0-9_]*\) *=.*/\1/p' "$out/handout/$f")"
 done
-# grade.sh: a submission's stepper files in a scratch copy of the solution,
-# built and graded there, so the grader is the instructor's, not the student's
+# grade.sh: a submission's stepper files built into a plugin (in a sandbox,
+# under limits, the kit and the other submissions out of sight) and graded by
+# the solution's grader, which runs the plugin in its own sandbox and never
+# loads it into itself (docs/grading.md)
 {
     echo '#!/bin/sh'
     echo '# grade.sh SUBMISSION [tstep grade options, e.g. --format json]'
-    echo '# Copies the assignment'"'"'s stepper files from the SUBMISSION tree into a scratch'
-    echo '# copy of solution/ (the trusted tree: its grader, its tests), builds it and runs'
-    echo '# tstep grade --spec grading.spec there.  Exit status: that of tstep grade.'
+    echo '# Builds the assignment'"'"'s stepper files of the SUBMISSION tree into a plugin'
+    echo '# (a sandbox: bubblewrap, no network, 2 GB, 60 s of CPU) and grades it with'
+    echo '# the solution'"'"'s grader: tstep grade --plugin ... --spec grading.spec.  Exit'
+    echo '# status: that of tstep grade (2: a missing file, 1: it does not build).'
     echo 'set -eu'
     echo 'kit=$(cd "$(dirname "$0")" && pwd)'
     echo '[ $# -ge 1 ] && [ -d "$1" ] || { echo "usage: grade.sh SUBMISSION_DIR [options]" >&2; exit 2; }'
     echo 'sub=$(cd "$1" && pwd); shift'
     echo 'tmp=$(mktemp -d); trap '"'"'rm -rf "$tmp"'"'"' EXIT'
-    echo 'cp -Rp "$kit/solution/." "$tmp"'
+    echo 'mkdir "$tmp/src"'
     echo "for f in $files; do"
-    echo '    [ -f "$sub/$f" ] || { echo "grade.sh: $sub/$f is missing" >&2; exit 2; }'
-    echo '    cp "$sub/$f" "$tmp/$f" && touch "$tmp/$f"'
+    echo '    # a regular file, read as such: a symbolic link (to the solution, say) is refused'
+    echo '    if [ -L "$sub/$f" ] || [ ! -f "$sub/$f" ]; then'
+    echo '        echo "grade.sh: $sub/$f is missing or not a regular file (symbolic links are refused)" >&2; exit 2'
+    echo '    fi'
+    echo '    cat < "$sub/$f" > "$tmp/src/$(basename "$f")"'
     echo 'done'
-    echo 'make -s -C "$tmp" BUILD=build build/tstep >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; echo "grade.sh: the submission does not build" >&2; exit 1; }'
-    echo 'st=0; "$tmp/build/tstep" grade --spec "$kit/grading.spec" "$@" || st=$?'
+    echo '{'
+    echo '    echo "#include <tstep/tstep.h>"'
+    for y in $symbols; do echo "    echo \"extern const ts_stepper_type $y;\""; done
+    printf '    echo "const ts_stepper_type *const tstep_plugin_steppers[] = {'
+    for y in $symbols; do printf '&%s, ' "$y"; done
+    echo 'NULL};"'
+    echo '    echo "TSTEP_PLUGIN();"'
+    echo '} > "$tmp/src/submission_plugin.c"'
+    echo '# -Bsymbolic: the plugin'"'"'s own ts_NAME, not the grader'"'"'s built-in of that name'
+    echo '# of the host only the compiler'"'"'s folders, read-only: no other file reaches the log'
+    echo 'timeout -s KILL 120 bwrap --ro-bind /usr /usr --ro-bind-try /lib /lib --ro-bind-try /lib64 /lib64 \'
+    echo '    --ro-bind-try /bin /bin --ro-bind-try /etc/alternatives /etc/alternatives \'
+    echo '    --ro-bind-try /etc/ld.so.cache /etc/ld.so.cache --dev /dev --proc /proc --tmpfs /tmp \'
+    echo '    --ro-bind "$kit/solution/include" /tmp/include --bind "$tmp/src" /tmp/src \'
+    echo '    --unshare-all --die-with-parent --new-session --cap-drop ALL --chdir /tmp/src \'
+    echo '    sh -c '"'"'ulimit -v 2097152; ulimit -t 60; ulimit -f 65536; exec cc -O2 -shared -fPIC -Wl,-Bsymbolic -I/tmp/include *.c -o submission.so'"'"' \'
+    echo '    >"$tmp/build.log" 2>&1 || { head -c 20000 "$tmp/build.log" >&2; echo "grade.sh: the submission does not build" >&2; exit 1; }'
+    echo 'st=0; "$kit/solution/build/tstep" grade --plugin "$tmp/src/submission.so" --spec "$kit/grading.spec" "$@" || st=$?'
     echo 'exit $st'
 } > "$out/grade.sh"
 chmod +x "$out/grade.sh"
@@ -272,9 +298,9 @@ grading.spec   the expected values, measured on the solution.
 grade.sh       grades a student's tree with the solution's grader:
   sh grade.sh path/to/their/handout                 # a table, exit 0 when all pass
   sh grade.sh path/to/their/handout --format json   # one object per stepper
-               (their stepper files are copied into a scratch copy of
-               solution/ and built there; a student's own build/tstep could
-               have been changed to pass anything).  In their tree,
+               (their stepper files are built into a plugin in a sandbox
+               and run by solution/build/tstep in its own; a student's own
+               build/tstep could have been changed to pass anything).  In their tree,
                build/tstep grade --spec grading.spec gives them the same
                report while they work.
 A skeleton scores 0 (every check fails, the first with "not implemented");

@@ -22,13 +22,23 @@
  *   pins           pinned degrees of freedom do not move
  *   no-allocation  no malloc/calloc/realloc inside step (needs an allocation counter)
  *   repeatable     the same run twice gives bitwise the same state (no hidden static state)
+ *   stages         one step on the probe evaluates the forces at the states and times
+ *                  of the reference's (--stages): the same method, not a sibling with
+ *                  the same R(z) and order
+ *   error-estimate an adaptive stepper's (TS_ADAPTIVE) embedded error estimate after
+ *                  one step on the oscillator ~ h^P: the estimate of the order-(P-1)
+ *                  method's local error
  *
  * A check without an expected value (no --order, --interval, --energy or
  * --like) is skipped; one whose system the stepper refuses fails, unless
  * the system is first-order and the stepper is declared partitioned or
  * symplectic (TS_PARTITIONED, TS_SYMPLECTIC: methods for second-order
- * systems), when it is skipped.  Each check can run in a child process (fork) with a
- * time limit, so a stepper that crashes or hangs fails that check only.
+ * systems), when it is skipped.  Each check of a stepper of this process can
+ * run in a child process (fork) with a time limit, so a stepper that crashes
+ * or hangs fails that check only.  A submission (options.plugins) is never
+ * loaded here: its steppers are proxies of a sandboxed worker process that
+ * runs their steps, and every verdict is computed here (docs/grading.md).
+ * The test parameters are drawn from options.seed (0: the documented ones).
  *
  * Depends on the stepper and system interfaces, the sweep (run.h) and the
  * stability functions (stability.h). */
@@ -58,6 +68,8 @@ typedef struct {
                                     axis (INFINITY allowed), NAN: skip */
     const ts_stepper_type *like; /* reference stepper with the same R(z), NULL: skip */
     int energy;                  /* ts_energy_behaviour, TS_ENERGY_NONE: skip */
+    const ts_stepper_type *stages; /* the same method: the states and times of one
+                                      step's force evaluations, NULL: skip */
 } ts_grade_expect;
 
 ts_grade_expect ts_default_grade_expect(void);
@@ -68,7 +80,10 @@ ts_grade_expect ts_default_grade_expect(void);
 #define TS_GRADE_INTERVAL_TOL 1e-3    /* relative, |r - r_expected| <= tol r_expected */
 #define TS_GRADE_ENERGY_CONSERVED 1e-6 /* max |E_n - E_0| / E_0 for "conserved" */
 #define TS_GRADE_ENERGY_TREND 0.01    /* relative change of max E between halves */
-#define TS_GRADE_TIME_LIMIT 60        /* seconds per check when isolated */
+#define TS_GRADE_STAGES_TOL 1e-12     /* relative, stage times and states */
+#define TS_GRADE_TIME_LIMIT 30        /* seconds of wall clock per check */
+#define TS_GRADE_MEMORY_LIMIT 2048    /* MB of address space for a submission's worker */
+#define TS_GRADE_OUTPUT_MAX 8192      /* bytes of a submission's output kept per stepper */
 
 typedef enum {
     TS_GRADE_IMPLEMENTED,
@@ -84,6 +99,8 @@ typedef enum {
     TS_GRADE_PINS,
     TS_GRADE_NO_ALLOCATION,
     TS_GRADE_REPEATABLE,
+    TS_GRADE_STAGES,
+    TS_GRADE_ERROR_ESTIMATE,
     TS_GRADE_CHECK_COUNT
 } ts_grade_check_kind;
 
@@ -112,6 +129,9 @@ typedef struct {
     ts_grade_expect expect;
     ts_grade_check check[TS_GRADE_CHECK_COUNT];
     int passed, failed, skipped;
+    unsigned long seed;                /* of the hidden test parameters */
+    char output[TS_GRADE_OUTPUT_MAX];  /* what a submission printed (its worker's
+                                          stdout and stderr), capped */
 } ts_grade_report;
 
 /* Options of a grading run. */
@@ -124,6 +144,13 @@ typedef struct {
     void (*alloc_arm)(int on);
     long (*alloc_count)(void);
     ts_solver_options solver;
+    /* Submissions (plugins) are never loaded into this process: a worker
+     * loads them and serves their steps (docs/grading.md). */
+    const char *const *plugins; /* the submission's plugin files */
+    int nplugins;
+    int sandbox;        /* run that worker under bubblewrap (default 1) */
+    long memory_limit;  /* MB of address space of the worker (TS_GRADE_MEMORY_LIMIT) */
+    unsigned long seed; /* of the hidden test parameters */
 } ts_grade_options;
 
 ts_grade_options ts_default_grade_options(void);
@@ -154,13 +181,14 @@ const char *ts_grade_outcome_name(int outcome);
  * One stepper per line: its name, then key=value pairs, e.g.
  *     rk4  order=4 interval=2.785293563405 energy=decays like=rk4
  * Keys: order (integer >= 1), interval (number or inf), energy (grows,
- * decays, bounded, conserved), like (a stepper name).  '#' starts a comment;
+ * decays, bounded, conserved), like and stages (stepper names).  '#' starts a comment;
  * blank lines are ignored. */
 #define TS_GRADE_SPEC_MAX 64
 typedef struct {
     char name[64];
     char like[64];      /* "" when none */
-    ts_grade_expect expect; /* expect.like is left NULL: look `like` up */
+    char stages[64];    /* "" when none */
+    ts_grade_expect expect; /* expect.like, .stages are left NULL: look them up */
 } ts_grade_spec_entry;
 
 /* Parse `text` into entries[0..*count).  TS_ERR_INPUT with a detail naming

@@ -9,6 +9,7 @@
 #define TSTEP_STATUS_H
 
 #include <signal.h>
+#include <stddef.h>
 
 /*  code               exit  message */
 #define TS_STATUS_LIST(X)                                                    \
@@ -80,5 +81,11 @@ typedef struct {
 
 void ts_alloc_counter_install(const ts_alloc_counter *counter);
 const ts_alloc_counter *ts_alloc_counter_installed(void); /* NULL if none */
+
+/* A failed allocation of `size` bytes, told by the program's allocator (the
+ * counter's) to the hook set here, if any: the grader's worker sets one to
+ * report that its memory limit was hit.  The hook must not allocate. */
+void ts_alloc_failed(size_t size);
+void ts_alloc_failed_hook_set(void (*hook)(size_t size));
 
 #endif

@@ -10,8 +10,13 @@
  * steppers accept it), which records the states its forces are evaluated at
  * and can fail a chosen force evaluation.
  *
- * Each check may run in a forked child with a time limit, so a stepper that
- * crashes or hangs fails that check and the report is still written. */
+ * Each check of a built-in may run in a forked child with a time limit, so
+ * a stepper that crashes or hangs fails that check and the report is still
+ * written.  A submission's stepper is a proxy (src/grade_worker.c): the
+ * same checks run here, its steps in a sandboxed worker, and a worker that
+ * dies, hangs or breaks the protocol fails the check it was in.  The probe's
+ * coefficients and start, the forced system's phase, the amplification
+ * points' scale and the local-order steps are drawn from the seed. */
 #include <float.h>
 #include <math.h>
 #include <signal.h>
@@ -21,6 +26,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "grade_worker.h"
 #include "tstep/grade.h"
 #include "tstep/linalg.h"
 #include "tstep/run.h"
@@ -29,7 +35,8 @@
 static const char *const check_names[TS_GRADE_CHECK_COUNT] = {
     "implemented",  "order-test1d", "order-oscillator", "order-forced", "local-order",
     "amplification", "interval",    "energy",           "stage-states",
-    "failed-force", "pins",         "no-allocation",    "repeatable",
+    "failed-force", "pins",         "no-allocation",    "repeatable",       "stages",
+    "error-estimate",
 };
 
 const char *ts_grade_check_name(int kind)
@@ -59,7 +66,8 @@ int ts_energy_parse(const char *name)
 
 ts_grade_expect ts_default_grade_expect(void)
 {
-    return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0};
+    return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0,
+                             .stages = NULL};
 }
 
 void ts_grade_set_alloc_counter(void (*arm)(int on), long (*count)(void))
@@ -74,12 +82,60 @@ ts_grade_options ts_default_grade_options(void)
                               .time_limit = TS_GRADE_TIME_LIMIT,
                               .alloc_arm = c ? c->arm : NULL,
                               .alloc_count = c ? c->count : NULL,
-                              .solver = ts_default_solver_options()};
+                              .solver = ts_default_solver_options(),
+                              .sandbox = 1,
+                              .memory_limit = TS_GRADE_MEMORY_LIMIT};
+}
+
+/* --- the hidden test parameters ----------------------------------------------
+ * Drawn from the seed of the options (splitmix64), so that a submission
+ * cannot pass by recognizing its inputs; seed 0 gives the documented
+ * values (docs/grading.md).  Set by ts_grade before the checks run. */
+
+#define PROBE_N 3
+
+typedef struct {
+    double k[PROBE_N], m[PROBE_N], x0[PROBE_N], v0[PROBE_N], e;
+    double phase;     /* of the forced system's solution x = sin(t + phase) */
+    double z_scale;   /* of the amplification check's points */
+    double h0;        /* the local-order check's largest step */
+} hidden_parameters;
+
+static hidden_parameters hidden = {{1.0, 3.0, 2.0}, {1.0, 2.0, 0.5}, {0.5, -0.3, 0.8}, {0.2, 0.4, -0.1}, 0.5,
+            0.0, 1.0, 0.2};
+
+static double draw(unsigned long long *state, double lo, double hi)
+{
+    unsigned long long z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
+}
+
+static void draw_hidden(unsigned long seed)
+{
+    static const hidden_parameters documented = {{1.0, 3.0, 2.0}, {1.0, 2.0, 0.5},
+                                              {0.5, -0.3, 0.8}, {0.2, 0.4, -0.1}, 0.5,
+                                              0.0, 1.0, 0.2};
+    hidden = documented;
+    if (seed == 0)
+        return;
+    unsigned long long st = seed;
+    for (int i = 0; i < PROBE_N; i++) {
+        hidden.k[i] = draw(&st, 0.5, 4.0);
+        hidden.m[i] = draw(&st, 0.5, 2.0);
+        hidden.x0[i] = draw(&st, 0.2, 1.0) * (draw(&st, 0, 1) < 0.5 ? -1 : 1);
+        hidden.v0[i] = draw(&st, -0.5, 0.5);
+    }
+    hidden.e = draw(&st, 0.2, 1.0);
+    hidden.phase = draw(&st, 0.0, 6.283185307179586);
+    hidden.z_scale = draw(&st, 0.8, 1.2);
+    hidden.h0 = draw(&st, 0.15, 0.25);
 }
 
 /* --- the probe system ------------------------------------------------------ */
 
-#define PROBE_N 3
 #define PROBE_FAIL_STATUS TS_ERR_IO
 
 typedef struct {
@@ -89,7 +145,12 @@ typedef struct {
     long calls;                /* force evaluations since the grader's reset */
     long at_start;             /* of them, after the first, at the start state */
     long fail_at;              /* the call (1-based) that fails, 0 never */
+    struct probe_record {      /* when set: the first PROBE_RECORDS evaluations */
+        double t, y[2 * PROBE_N];
+    } *record;
 } probe_system;
+
+#define PROBE_RECORDS 16
 
 static void probe_destroy(ts_system *sys)
 {
@@ -102,6 +163,12 @@ static int probe_forces(ts_system *sys, double t, const double *x, const double 
     probe_system *p = (probe_system *)sys;
     (void)t;
     p->calls++;
+    if (p->record && p->calls <= PROBE_RECORDS) {
+        struct probe_record *r = &p->record[p->calls - 1];
+        r->t = t;
+        memcpy(r->y, x, PROBE_N * sizeof *x);
+        memcpy(r->y + PROBE_N, v, PROBE_N * sizeof *v);
+    }
     if (p->calls > 1 && memcmp(x, p->start, sizeof p->start / 2) == 0 &&
         memcmp(v, p->start + PROBE_N, sizeof p->start / 2) == 0)
         p->at_start++;
@@ -153,12 +220,12 @@ static const ts_system_ops probe_ops = {
     .energy = probe_energy,
 };
 
-/* The probe, started at x = (0.5, -0.3, 0.8), v = (0.2, 0.4, -0.1); with
+/* The probe with the hidden coefficients and start (seed 0: k = (1, 3, 2),
+ * m = (1, 2, 0.5), e = 0.5, x = (0.5, -0.3, 0.8), v = (0.2, 0.4, -0.1)); with
  * `pin`, degree of freedom 1 pinned (at rest). */
 static int probe_new(int pin, probe_system **out)
 {
-    static const double k[PROBE_N] = {1.0, 3.0, 2.0}, m[PROBE_N] = {1.0, 2.0, 0.5};
-    static const double x0[PROBE_N] = {0.5, -0.3, 0.8}, v0[PROBE_N] = {0.2, 0.4, -0.1};
+    const double *k = hidden.k, *m = hidden.m, *x0 = hidden.x0, *v0 = hidden.v0;
     probe_system *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p)
@@ -171,7 +238,7 @@ static int probe_new(int pin, probe_system **out)
         free(p);
         return s;
     }
-    p->e = 0.5;
+    p->e = hidden.e;
     for (size_t i = 0; i < PROBE_N; i++) {
         p->k[i] = k[i];
         p->base.mass[i] = m[i];
@@ -195,23 +262,33 @@ static void probe_mark(probe_system *p)
 
 /* --- the forced system -------------------------------------------------------- */
 
-/* x'' = -x - x^3 + sin^3 t, x(0) = 0, v(0) = 1, mass 1: x = sin t exactly
- * (x'' = -sin t, and -x - x^3 + sin^3 t = -sin t there).  Nonlinear and
- * driven in time: a stepper that evaluates its stages at the wrong times,
- * or whose order holds on linear problems only (the right R(z) and nothing
- * more), loses its order here, where test1d and the oscillator cannot see
- * it. */
+/* x'' = -x - x^3 + sin^3 (t + a), x(0) = sin a, v(0) = cos a, mass 1: x = sin(t + a)
+ * exactly (x'' = -sin(t + a), and -x - x^3 + sin^3(t + a) = -sin(t + a) there),
+ * the phase a hidden (0 for seed 0).  Nonlinear and driven in time: a
+ * stepper that evaluates its stages at the wrong times, or whose order
+ * holds on linear problems only (the right R(z) and nothing more), loses its
+ * order here, where test1d and the oscillator cannot see it. */
+typedef struct {
+    ts_system base;
+    double phase;
+} forced_system;
+
 static void forced_destroy(ts_system *sys)
 {
     ts_system_release(sys);
     free(sys);
 }
 
+static double forced_drive(const ts_system *sys, double t)
+{
+    double s = sin(t + ((const forced_system *)sys)->phase);
+    return s * s * s;
+}
+
 static int forced_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
 {
-    double s = sin(t);
-    (void)sys, (void)v;
-    f[0] = -x[0] - x[0] * x[0] * x[0] + s * s * s;
+    (void)v;
+    f[0] = -x[0] - x[0] * x[0] * x[0] + forced_drive(sys, t);
     return TS_OK;
 }
 
@@ -231,22 +308,21 @@ static int forced_dfdv(ts_system *sys, double t, const double *x, const double *
     return TS_OK;
 }
 
-/* f = -dV/dx with V = x^2/2 + x^4/4 - x sin^3 t (the drive's potential at t) */
+/* f = -dV/dx with V = x^2/2 + x^4/4 - x sin^3(t + a) (the drive's potential at t) */
 static int forced_energy(ts_system *sys, double t, const double *x, const double *v,
                          double *kinetic, double *potential)
 {
-    double s = sin(t);
-    (void)sys;
     *kinetic = 0.5 * v[0] * v[0];
-    *potential = 0.5 * x[0] * x[0] + 0.25 * x[0] * x[0] * x[0] * x[0] - x[0] * s * s * s;
+    *potential = 0.5 * x[0] * x[0] + 0.25 * x[0] * x[0] * x[0] * x[0] -
+                 x[0] * forced_drive(sys, t);
     return TS_OK;
 }
 
 static int forced_exact(ts_system *sys, double t, double *x, double *v)
 {
-    (void)sys;
-    x[0] = sin(t);
-    v[0] = cos(t);
+    double a = ((const forced_system *)sys)->phase;
+    x[0] = sin(t + a);
+    v[0] = cos(t + a);
     return TS_OK;
 }
 
@@ -266,27 +342,86 @@ static int forced_create(const ts_params *p, ts_system **out);
 /* not registered: the grader's own */
 static const ts_system_type forced_type = {
     .name = "forced",
-    .summary = "x'' = -x - x^3 + sin^3 t, x = sin t (the grader's order-forced system)",
+    .summary = "x'' = -x - x^3 + sin^3(t + a), x = sin(t + a) (the grader's order-forced "
+               "system)",
     .params = forced_params,
     .create = forced_create,
 };
 
+static int forced_new(double phase, ts_system **out)
+{
+    forced_system *f = calloc(1, sizeof *f);
+    if (!f)
+        return ts_error(TS_ERR_NOMEM, "forced system");
+    int s = ts_system_init(&f->base, &forced_ops, &forced_type, 2, 1);
+    if (s) {
+        free(f);
+        return s;
+    }
+    f->phase = phase;
+    f->base.mass[0] = 1.0;
+    forced_exact(&f->base, 0.0, f->base.x, f->base.v);
+    *out = &f->base;
+    return TS_OK;
+}
+
 static int forced_create(const ts_params *p, ts_system **out)
 {
     (void)p;
-    ts_system *sys = calloc(1, sizeof *sys);
-    if (!sys)
-        return ts_error(TS_ERR_NOMEM, "forced system");
-    int s = ts_system_init(sys, &forced_ops, &forced_type, 2, 1);
-    if (s) {
-        free(sys);
-        return s;
-    }
-    sys->mass[0] = 1.0;
-    sys->x[0] = 0.0;
-    sys->v[0] = 1.0;
-    *out = sys;
-    return TS_OK;
+    return forced_new(hidden.phase, out);
+}
+
+/* The test1d and oscillator of the checks: the registered systems with
+ * their defaults, under types of the grader's own, so that a submission's
+ * worker may build them itself (ts_grade_local_system) instead of asking
+ * the grader for every force. */
+static int grade_test1d_create(const ts_params *p, ts_system **out);
+static int grade_oscillator_create(const ts_params *p, ts_system **out);
+static const ts_system_type grade_test1d = {
+    .name = "test1d", .summary = "test1d, defaults", .params = forced_params,
+    .create = grade_test1d_create};
+static const ts_system_type grade_oscillator = {
+    .name = "oscillator", .summary = "oscillator, defaults", .params = forced_params,
+    .create = grade_oscillator_create};
+
+static int grade_test1d_create(const ts_params *p, ts_system **out)
+{
+    (void)p;
+    int s = ts_system_new(&ts_test1d, NULL, out);
+    if (!s)
+        (*out)->type = &grade_test1d;
+    return s;
+}
+
+static int grade_oscillator_create(const ts_params *p, ts_system **out)
+{
+    (void)p;
+    int s = ts_system_new(&ts_oscillator, NULL, out);
+    if (!s)
+        (*out)->type = &grade_oscillator;
+    return s;
+}
+
+int ts_grade_local_system(const ts_system *sys, char *name, size_t size, double *param)
+{
+    *param = 0.0;
+    if (sys->type == &forced_type)
+        *param = ((const forced_system *)sys)->phase;
+    else if (sys->type != &grade_test1d && sys->type != &grade_oscillator)
+        return 0;
+    snprintf(name, size, "%s", sys->type->name);
+    return 1;
+}
+
+int ts_grade_local_new(const char *name, double param, ts_system **out)
+{
+    if (strcmp(name, "forced") == 0)
+        return forced_new(param, out);
+    if (strcmp(name, "test1d") == 0)
+        return ts_system_new(&ts_test1d, NULL, out);
+    if (strcmp(name, "oscillator") == 0)
+        return ts_system_new(&ts_oscillator, NULL, out);
+    return ts_error(TS_ERR_INPUT, "no grader system '%s'", name);
 }
 
 /* --- helpers ----------------------------------------------------------------- */
@@ -381,10 +516,10 @@ static void check_implemented(const ts_stepper_type *type, const ts_grade_option
     ts_system *sys;
     ts_stepper *st;
     const char *where = "one step on test1d failed";
-    int s = fresh(&ts_test1d, type, opt, &sys, &st);
+    int s = fresh(&grade_test1d, type, opt, &sys, &st);
     if (s == TS_ERR_UNSUPPORTED) { /* e.g. a partitioned stepper: the oscillator then */
         where = "one step on the oscillator failed";
-        s = fresh(&ts_oscillator, type, opt, &sys, &st);
+        s = fresh(&grade_oscillator, type, opt, &sys, &st);
     }
     if (!s)
         s = ts_stepper_step(st, sys, 0.0, 0.1);
@@ -410,7 +545,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
     int used = 0;
     int s = ts_sweep(stype, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
     if (s == TS_ERR_UNSUPPORTED) {
-        refused_system(type, c, stype->name, stype == &ts_test1d);
+        refused_system(type, c, stype->name, stype == &grade_test1d);
         return;
     }
     if (s) {
@@ -445,7 +580,7 @@ static int oscillator_local_error(const ts_stepper_type *type, const ts_grade_op
 {
     ts_system *sys;
     ts_stepper *st;
-    int s = fresh(&ts_oscillator, type, opt, &sys, &st);
+    int s = fresh(&grade_oscillator, type, opt, &sys, &st);
     if (!s)
         s = ts_stepper_step(st, sys, 0.0, h);
     if (!s)
@@ -459,7 +594,7 @@ static int oscillator_local_error(const ts_stepper_type *type, const ts_grade_op
 static void check_local_order(const ts_stepper_type *type, const ts_grade_expect *e,
                               const ts_grade_options *opt, ts_grade_check *c)
 {
-    static const double hs[] = {0.2, 0.1, 0.05, 0.025, 0.0125};
+    const double hs[] = {hidden.h0, hidden.h0 / 2, hidden.h0 / 4, hidden.h0 / 8, hidden.h0 / 16};
     if (type->flags & TS_MULTISTEP) {
         c->outcome = TS_GRADE_SKIP;
         SET(measured, "-");
@@ -514,17 +649,18 @@ static void check_amplification(const ts_stepper_type *type, const ts_grade_expe
     int compared = 0, refused = 0;
     for (int i = 0; i < nz; i++) {
         double rr, ri, sr, si;
-        int s = ts_amplification(e->like, &opt->solver, z[i][0], z[i][1], &rr, &ri);
+        double zr = z[i][0] * hidden.z_scale, zi = z[i][1] * hidden.z_scale;
+        int s = ts_amplification(e->like, &opt->solver, zr, zi, &rr, &ri);
         if (s) /* the reference refuses or fails there (e.g. complex z): not compared */
             continue;
-        s = ts_amplification(type, &opt->solver, z[i][0], z[i][1], &sr, &si);
+        s = ts_amplification(type, &opt->solver, zr, zi, &sr, &si);
         if (s == TS_ERR_UNSUPPORTED) {
             refused++;
             continue; /* the stepper refuses the (complex) test equation */
         }
         double d = s ? INFINITY : hypot(sr - rr, si - ri) / fmax(1.0, hypot(rr, ri));
         if (!(d <= worst)) {
-            worst = d, wre = z[i][0], wim = z[i][1];
+            worst = d, wre = zr, wim = zi;
         }
         compared++;
     }
@@ -590,7 +726,7 @@ static int energy_behaviour(const ts_stepper_type *type, const ts_grade_options 
     ts_system *sys;
     ts_stepper *st;
     double ke, pe;
-    int s = fresh(&ts_oscillator, type, opt, &sys, &st);
+    int s = fresh(&grade_oscillator, type, opt, &sys, &st);
     if (!s)
         s = ts_system_energy(sys, 0.0, &ke, &pe);
     if (s) {
@@ -669,7 +805,7 @@ int ts_grade_measure(const ts_stepper_type *type, const ts_grade_options *opt,
     if (!opt)
         opt = &defaults;
     *out = ts_default_grade_expect();
-    int s = ts_sweep(&ts_test1d, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
+    int s = ts_sweep(&grade_test1d, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
     if (s)
         return s;
     for (int i = 0; i < 7; i++)
@@ -827,7 +963,7 @@ static void check_pins(const ts_stepper_type *type, const ts_grade_options *opt,
 static void check_no_allocation(const ts_stepper_type *type, const ts_grade_options *opt,
                                 ts_grade_check *c)
 {
-    const ts_system_type *systems[] = {&ts_test1d, &ts_oscillator, NULL};
+    const ts_system_type *systems[] = {&grade_test1d, &grade_oscillator, NULL};
     long count = 0;
     int s = 0, steps = 0;
     /* The OpenMP runtime allocates its thread team at the first parallel
@@ -931,6 +1067,185 @@ static void check_repeatable(const ts_stepper_type *type, const ts_grade_options
                   "the scratch from alloc, not in static variables");
 }
 
+/* One step of PROBE_DT from t = 0.25 on a fresh probe: its force
+ * evaluations into rec (the first PROBE_RECORDS), their number in *n. */
+static int stages_run(const ts_stepper_type *type, const ts_grade_options *opt,
+                      struct probe_record *rec, long *n)
+{
+    probe_system *p;
+    ts_stepper *st;
+    int s = fresh_probe(0, type, opt, &p, &st);
+    if (s)
+        return s;
+    p->record = rec;
+    probe_mark(p);
+    s = ts_stepper_step(st, &p->base, 0.25, PROBE_DT);
+    *n = p->calls;
+    p->record = NULL;
+    release(&p->base, st);
+    return s;
+}
+
+/* The largest relative difference of two evaluations' times and states. */
+static double stage_difference(const struct probe_record *a, const struct probe_record *b)
+{
+    double dt = fabs(a->t - b->t) / fmax(1.0, fabs(b->t));
+    double dy = ts_vec_dist_inf(2 * PROBE_N, a->y, b->y) /
+                fmax(1.0, ts_vec_norm_inf(2 * PROBE_N, b->y));
+    return fmax(dt, dy);
+}
+
+static void check_stages(const ts_stepper_type *type, const ts_grade_expect *e,
+                         const ts_grade_options *opt, ts_grade_check *c)
+{
+    struct probe_record got[PROBE_RECORDS], want[PROBE_RECORDS];
+    long n, m;
+    int s = stages_run(e->stages, opt, want, &m);
+    if (s) {
+        c->outcome = TS_GRADE_SKIP;
+        SET(measured, "-");
+        SET(hint, "skipped: the reference %s fails a step on the probe: %s", e->stages->name,
+            ts_status_message(s));
+        return;
+    }
+    if ((s = stages_run(type, opt, got, &n))) {
+        fail_status(c, "a step on the probe system failed", s);
+        return;
+    }
+    double worst = 0.0;
+    int at = 0;
+    for (long i = 0; i < n && i < m && i < PROBE_RECORDS; i++) {
+        double d = stage_difference(&got[i], &want[i]);
+        if (!(d <= worst))
+            worst = d, at = (int)i;
+    }
+    c->measured_value = worst;
+    detail(c, "evaluations", (double)n);
+    SET(measured, "%ld evaluations, max difference %.2e", n, worst);
+    c->outcome = n == m && worst <= TS_GRADE_STAGES_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (n != m)
+        SET(hint, "one step evaluates the forces %ld times, %s %ld times: another method", n,
+            e->stages->name, m);
+    else if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "evaluation %d is at t = %.6g, %s's at t = %.6g (or at another state): "
+                  "check the stage times and the stage formulas",
+            at + 1, got[at].t, e->stages->name, want[at].t);
+}
+
+/* The embedded error estimate of one step of h on the oscillator from
+ * x = 1, v = 0, in the RMS norm (rtol 0, atol 1). */
+static int estimate_at(const ts_stepper_type *type, const ts_grade_options *opt, double h,
+                       double *est)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    int s = fresh(&grade_oscillator, type, opt, &sys, &st);
+    if (!s)
+        s = ts_stepper_step(st, sys, 0.0, h);
+    if (!s)
+        *est = ts_stepper_error(st, sys, 0.0, 1.0);
+    release(sys, st);
+    return s;
+}
+
+/* Error control at a requested tolerance: rtol = atol = TOLERANCE_RTOL on
+ * the forced system to t = 2 (its exact solution known), output every
+ * 0.5; the run is stopped at an output past TOLERANCE_STEPS accepted steps
+ * (a wrong estimate makes the controller take tiny steps). */
+#define TOLERANCE_RTOL 1e-6
+#define TOLERANCE_STEPS 2000
+#define TOLERANCE_FACTOR 100.0 /* achieved error allowed, times the tolerance */
+
+static int tolerance_observe(void *ctx, ts_system *sys, const ts_stepper *st, long step,
+                             double t)
+{
+    (void)ctx, (void)sys, (void)step, (void)t;
+    return st->total.accepted > TOLERANCE_STEPS ? TS_ERR_REJECTED : TS_OK;
+}
+
+static int tolerance_run(const ts_stepper_type *type, const ts_grade_options *opt,
+                         double *err, long *steps)
+{
+    ts_system *sys;
+    ts_stepper *st;
+    int s = fresh(&forced_type, type, opt, &sys, &st);
+    if (s)
+        return s;
+    ts_run_options ro = ts_default_run_options();
+    ro.dt = 0.5, ro.t_end = 2.0, ro.steps = 4, ro.rtol = ro.atol = TOLERANCE_RTOL;
+    s = ts_run(sys, st, &ro, tolerance_observe, NULL, NULL);
+    double x, v;
+    forced_exact(sys, 2.0, &x, &v);
+    *err = fmax(fabs(sys->x[0] - x), fabs(sys->v[0] - v));
+    *steps = st->total.accepted;
+    release(sys, st);
+    return s;
+}
+
+/* The second half of error-estimate: the run at a requested tolerance. */
+static void check_tolerance(const ts_stepper_type *type, const ts_grade_options *opt,
+                            ts_grade_check *c)
+{
+    double err = NAN;
+    long steps = 0;
+    int s = tolerance_run(type, opt, &err, &steps);
+    detail(c, "tolerance_error", err);
+    detail(c, "tolerance_steps", (double)steps);
+    size_t n = strlen(c->measured);
+    snprintf(c->measured + n, sizeof c->measured - n, "; rtol %g: error %.1e, %ld steps",
+             TOLERANCE_RTOL, err, steps);
+    if (s == TS_ERR_REJECTED || s == TS_OK) {
+        if (s == TS_OK && err <= TOLERANCE_FACTOR * TOLERANCE_RTOL)
+            return;
+        c->outcome = TS_GRADE_FAIL;
+        SET(hint, "at rtol = atol = %g on x'' = -x - x^3 + sin^3(t + a) to t = 2: %s",
+            TOLERANCE_RTOL, s ? "more than 2000 steps: the error estimate is too large"
+                              : "the error is over 100 times the tolerance: the estimate is "
+                                "too small");
+        return;
+    }
+    fail_status(c, "the run at a requested tolerance failed", s);
+}
+
+/* An embedded pair of orders P and P-1 estimates the lower one's local
+ * error, ~ h^P: the slope of log estimate against log h, h from the
+ * hidden h0 down by halves.  A wrong embedded weight leaves an O(h) or
+ * O(h^2) term (the estimate of a dopri5 whose b4-hat is 0.1 % off has slope
+ * 1), which a step-size controller then chases. */
+static void check_error_estimate(const ts_stepper_type *type, const ts_grade_expect *e,
+                                 const ts_grade_options *opt, ts_grade_check *c)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int k = 0;
+    for (int i = 0; i < 5; i++) {
+        double h = hidden.h0 / (1 << i), est = NAN;
+        int s = estimate_at(type, opt, h, &est);
+        if (s) {
+            fail_status(c, "one step on the oscillator failed", s);
+            return;
+        }
+        if (!(est > 1e-14) || !isfinite(est)) /* round-off or nonsense: left out */
+            continue;
+        double x = log(h), y = log(est);
+        sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
+    }
+    double slope = k >= 2 ? (k * sxy - sx * sy) / (k * sxx - sx * sx) : NAN;
+    c->measured_value = slope;
+    if (isnan(slope)) {
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "none (estimate zero or at round-off)");
+        SET(hint, "the error estimate is zero or not a number: check the type's error function");
+        return;
+    }
+    SET(measured, "estimate ~ h^%.2f", slope);
+    c->outcome = fabs(slope - e->order) <= TS_GRADE_ORDER_TOL ? TS_GRADE_PASS : TS_GRADE_FAIL;
+    if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "the embedded estimate of an order-%d pair goes as h^%d: check the embedded "
+                  "weights (b-hat) against the formula", e->order, e->order);
+    else
+        check_tolerance(type, opt, c);
+}
+
 /* The expected value of a check that runs, as text and number, and its tolerance. */
 static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
 {
@@ -969,6 +1284,16 @@ static void set_expected(int kind, const ts_grade_expect *e, ts_grade_check *c)
     case TS_GRADE_PINS: c->expected_value = 0.0; SET(expected, "pinned DOF fixed"); break;
     case TS_GRADE_NO_ALLOCATION: c->expected_value = 0.0; SET(expected, "0 allocations"); break;
     case TS_GRADE_REPEATABLE: c->expected_value = 0.0; SET(expected, "identical runs"); break;
+    case TS_GRADE_STAGES:
+        c->expected_value = 0.0;
+        c->tolerance = TS_GRADE_STAGES_TOL;
+        SET(expected, "the stages of %s", e->stages->name);
+        break;
+    case TS_GRADE_ERROR_ESTIMATE:
+        c->expected_value = e->order;
+        c->tolerance = TS_GRADE_ORDER_TOL;
+        SET(expected, "estimate ~ h^%d", e->order);
+        break;
     }
 }
 
@@ -978,8 +1303,8 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
     ts_error_clear();
     switch (kind) {
     case TS_GRADE_IMPLEMENTED: check_implemented(type, opt, c); break;
-    case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &ts_test1d, c); break;
-    case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &ts_oscillator, c); break;
+    case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &grade_test1d, c); break;
+    case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &grade_oscillator, c); break;
     case TS_GRADE_ORDER_FORCED: check_order(type, e, opt, &forced_type, c); break;
     case TS_GRADE_LOCAL_ORDER: check_local_order(type, e, opt, c); break;
     case TS_GRADE_AMPLIFICATION: check_amplification(type, e, opt, c); break;
@@ -990,11 +1315,14 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
     case TS_GRADE_PINS: check_pins(type, opt, c); break;
     case TS_GRADE_NO_ALLOCATION: check_no_allocation(type, opt, c); break;
     case TS_GRADE_REPEATABLE: check_repeatable(type, opt, c); break;
+    case TS_GRADE_STAGES: check_stages(type, e, opt, c); break;
+    case TS_GRADE_ERROR_ESTIMATE: check_error_estimate(type, e, opt, c); break;
     }
 }
 
 /* Why a check is skipped, or NULL when it runs. */
-static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grade_options *opt)
+static const char *skip_reason(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                               const ts_grade_options *opt)
 {
     switch (kind) {
     case TS_GRADE_ORDER_TEST1D:
@@ -1004,6 +1332,11 @@ static const char *skip_reason(int kind, const ts_grade_expect *e, const ts_grad
     case TS_GRADE_AMPLIFICATION: return e->like ? NULL : "no reference stepper (--like)";
     case TS_GRADE_INTERVAL: return isnan(e->interval) ? "no expected interval (--interval)" : NULL;
     case TS_GRADE_ENERGY: return e->energy ? NULL : "no expected behaviour (--energy)";
+    case TS_GRADE_STAGES: return e->stages ? NULL : "no reference stepper (--stages)";
+    case TS_GRADE_ERROR_ESTIMATE:
+        return !(type->flags & TS_ADAPTIVE) ? "no error estimate (not TS_ADAPTIVE)"
+               : e->order > 0               ? NULL
+                                            : "no expected order (--order)";
     case TS_GRADE_NO_ALLOCATION:
         return opt->alloc_count && opt->alloc_arm ? NULL
                                                   : "this program has no allocation counter";
@@ -1098,59 +1431,168 @@ static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_ex
     return TS_OK;
 }
 
+/* Run one check of a submission's stepper (a proxy): the check runs here,
+ * its steps in the worker; a worker that dies, hangs past the time limit or
+ * breaks the protocol fails the check with that reason.  *died says so. */
+static void run_remote(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
+                       const ts_grade_options *opt, ts_grade_check *c, int *died)
+{
+    char fate[200], note[200];
+    ts_grade_worker_begin(opt);
+    run_check(kind, type, e, opt, c);
+    ts_grade_worker_end(fate, sizeof fate, note, sizeof note);
+    *died = *fate != '\0';
+    if (*died) {
+        c->outcome = TS_GRADE_FAIL;
+        c->ndetail = 0;
+        c->measured_value = NAN;
+        SET(measured, "%.95s", fate);
+        if (*note)
+            SET(hint, "%s", note);
+        else if (strstr(fate, "sandbox"))
+            SET(hint, "the submission opened a socket, started a process or program, or "
+                      "signalled another process: a stepper needs none of these");
+        else
+            SET(hint, "the submission's process stopped during this check: run the stepper "
+                      "with 'tstep --plugin FILE run' on the same system");
+        if (strncmp(fate, "timed out", 9) == 0)
+            detail(c, "time_limit", opt->time_limit);
+    } else if (*note && c->outcome == TS_GRADE_FAIL) {
+        SET(hint, "%s", note);
+    }
+}
+
+/* One check that runs: here, in a forked child, or through the worker. */
+static int run_one(int k, const ts_stepper_type *type, const ts_grade_expect *expect,
+                   const ts_grade_options *opt, int remote, ts_grade_check *c, char *stop,
+                   size_t size)
+{
+    int died = 0;
+    set_expected(k, expect, c);
+    if (remote) {
+        run_remote(k, type, expect, opt, c, &died);
+    } else {
+        int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
+                             : (run_here(k, type, expect, opt, c), TS_OK);
+        if (s)
+            return s;
+        died = c->outcome == TS_GRADE_FAIL && (strncmp(c->measured, "crashed", 7) == 0 ||
+                                               strncmp(c->measured, "timed out", 9) == 0 ||
+                                               strncmp(c->measured, "the check's process", 19) == 0);
+    }
+    /* why the first step rules out the rest: not implemented, or it crashed
+       or hung (every check would do the same, a time limit each) */
+    if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
+        snprintf(stop, size, "not implemented");
+    else if (k == TS_GRADE_IMPLEMENTED && died)
+        snprintf(stop, size, "%s", c->measured);
+    return TS_OK;
+}
+
+/* A check that does not run: skipped, or ruled out by the first step. */
+static void not_run(int k, const ts_grade_expect *expect, const char *why, const char *stop,
+                    ts_grade_check *c)
+{
+    if (why) {
+        c->outcome = TS_GRADE_SKIP;
+        SET(expected, "-");
+        SET(measured, "-");
+        SET(hint, "skipped: %s", why);
+        return;
+    }
+    c->outcome = TS_GRADE_FAIL;
+    set_expected(k, expect, c);
+    if (strcmp(stop, "not implemented") == 0) {
+        SET(measured, "not implemented");
+        SET(hint, "implement the step first");
+    } else {
+        SET(measured, "not run: the first step %s", stop);
+        SET(hint, "make one step work first (see 'implemented')");
+    }
+}
+
 int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
              const ts_grade_options *opt, ts_grade_report *rep)
 {
-    ts_grade_options defaults = ts_default_grade_options();
-    if (!opt)
-        opt = &defaults;
+    ts_grade_options o = ts_default_grade_options();
+    if (opt)
+        o = *opt;
+    int remote = ts_grade_is_proxy(type) || (expect->like && ts_grade_is_proxy(expect->like));
+    if (remote) { /* the worker counts the allocations of its steps */
+        o.alloc_arm = ts_grade_worker_alloc_arm;
+        o.alloc_count = ts_grade_worker_alloc_count;
+    }
     memset(rep, 0, sizeof *rep);
     rep->type = type;
     rep->expect = *expect;
-    /* why the first step rules out the rest: not implemented, or it crashed
-       or hung (every check would do the same, a time limit each) */
-    char stop[96] = "";
+    rep->seed = o.seed;
+    draw_hidden(o.seed);
+    char stop[200] = "";
+    size_t outlen = 0;
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ts_grade_check *c = &rep->check[k];
         c->expected_value = c->measured_value = c->tolerance = NAN;
-        const char *why = skip_reason(k, expect, opt);
-        if (why) {
-            c->outcome = TS_GRADE_SKIP;
-            SET(expected, "-");
-            SET(measured, "-");
-            SET(hint, "skipped: %s", why);
-        } else if (*stop) {
-            c->outcome = TS_GRADE_FAIL;
-            set_expected(k, expect, c);
-            if (strcmp(stop, "not implemented") == 0) {
-                SET(measured, "not implemented");
-                SET(hint, "implement the step first");
-            } else {
-                SET(measured, "not run: the first step %s", stop);
-                SET(hint, "make one step work first (see 'implemented')");
-            }
+        const char *why = skip_reason(k, type, expect, &o);
+        if (why || *stop) {
+            not_run(k, expect, why, stop, c);
         } else {
-            set_expected(k, expect, c);
-            int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
-                                 : (run_here(k, type, expect, opt, c), TS_OK);
+            int s = run_one(k, type, expect, &o, remote, c, stop, sizeof stop);
             if (s)
                 return s;
-            if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
-                snprintf(stop, sizeof stop, "not implemented");
-            else if (k == TS_GRADE_IMPLEMENTED && c->outcome == TS_GRADE_FAIL &&
-                     (strncmp(c->measured, "crashed", 7) == 0 ||
-                      strncmp(c->measured, "timed out", 9) == 0 ||
-                      strncmp(c->measured, "the check's process", 19) == 0))
-                snprintf(stop, sizeof stop, "%s", c->measured);
+            if (remote)
+                outlen += ts_grade_worker_output(rep->output + outlen,
+                                                 sizeof rep->output - outlen);
         }
         rep->passed += c->outcome == TS_GRADE_PASS;
         rep->failed += c->outcome == TS_GRADE_FAIL;
         rep->skipped += c->outcome == TS_GRADE_SKIP;
     }
+    if (remote)
+        ts_grade_worker_close(); /* the next stepper starts from a fresh process */
     return TS_OK;
 }
 
 /* --- the spec file ------------------------------------------------------------ */
+
+/* One key=value of a spec line into its entry. */
+static int spec_value(ts_grade_spec_entry *en, const char *key, const char *val, int line)
+{
+    char *end;
+    if (strcmp(key, "order") == 0) {
+        long p = strtol(val, &end, 10);
+        if (end == val || *end || p < 1 || p > 20)
+            return ts_error(TS_ERR_INPUT, "line %d: order '%s' is not a whole number "
+                                          "from 1 to 20", line, val);
+        en->expect.order = (int)p;
+    } else if (strcmp(key, "interval") == 0) {
+        double r = INFINITY; /* "inf" or "infinity", or a finite number */
+        int inf = strcmp(val, "inf") == 0 || strcmp(val, "infinity") == 0;
+        if (!inf && !(ts_parse_real(val, &r) && r >= 0.0))
+            return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
+                                          "(or inf)", line, val);
+        en->expect.interval = r;
+    } else if (strcmp(key, "energy") == 0) {
+        int b = ts_energy_parse(val);
+        if (b < 0)
+            return ts_error(TS_ERR_INPUT, "line %d: energy '%s' is not grows, decays, "
+                                          "bounded or conserved", line, val);
+        en->expect.energy = b;
+    } else if (strcmp(key, "like") == 0) {
+        if (!*val || strlen(val) >= sizeof en->like)
+            return ts_error(TS_ERR_INPUT, "line %d: like '%s' is not a stepper name",
+                            line, val);
+        strcpy(en->like, val);
+    } else if (strcmp(key, "stages") == 0) {
+        if (!*val || strlen(val) >= sizeof en->stages)
+            return ts_error(TS_ERR_INPUT, "line %d: stages '%s' is not a stepper name",
+                            line, val);
+        strcpy(en->stages, val);
+    } else {
+        return ts_error(TS_ERR_INPUT, "line %d: unknown key '%s' (valid: order, "
+                                      "interval, energy, like, stages)", line, key);
+    }
+    return TS_OK;
+}
 
 int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max, int *count)
 {
@@ -1184,45 +1626,20 @@ int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max,
             if (strcmp(entries[k].name, en->name) == 0)
                 return ts_error(TS_ERR_INPUT, "line %d: stepper '%s' is already on an earlier "
                                               "line (one line per stepper)", line, en->name);
-        static const char *const keys[] = {"order", "interval", "energy", "like"};
-        int seen[4] = {0, 0, 0, 0};
+        static const char *const keys[] = {"order", "interval", "energy", "like", "stages"};
+        int seen[5] = {0, 0, 0, 0, 0};
         while ((tok = strtok_r(NULL, " \t\r", &save))) {
-            char *eq = strchr(tok, '='), *end;
+            char *eq = strchr(tok, '=');
             if (!eq)
                 return ts_error(TS_ERR_INPUT, "line %d: '%s' is not key=value", line, tok);
             *eq = '\0';
             const char *key = tok, *val = eq + 1;
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < 5; k++)
                 if (strcmp(key, keys[k]) == 0 && seen[k]++)
                     return ts_error(TS_ERR_INPUT, "line %d: '%s' given twice", line, key);
-            if (strcmp(key, "order") == 0) {
-                long p = strtol(val, &end, 10);
-                if (end == val || *end || p < 1 || p > 20)
-                    return ts_error(TS_ERR_INPUT, "line %d: order '%s' is not a whole number "
-                                                  "from 1 to 20", line, val);
-                en->expect.order = (int)p;
-            } else if (strcmp(key, "interval") == 0) {
-                double r = INFINITY; /* "inf" or "infinity", or a finite number */
-                int inf = strcmp(val, "inf") == 0 || strcmp(val, "infinity") == 0;
-                if (!inf && !(ts_parse_real(val, &r) && r >= 0.0))
-                    return ts_error(TS_ERR_INPUT, "line %d: interval '%s' is not a number >= 0 "
-                                                  "(or inf)", line, val);
-                en->expect.interval = r;
-            } else if (strcmp(key, "energy") == 0) {
-                int b = ts_energy_parse(val);
-                if (b < 0)
-                    return ts_error(TS_ERR_INPUT, "line %d: energy '%s' is not grows, decays, "
-                                                  "bounded or conserved", line, val);
-                en->expect.energy = b;
-            } else if (strcmp(key, "like") == 0) {
-                if (!*val || strlen(val) >= sizeof en->like)
-                    return ts_error(TS_ERR_INPUT, "line %d: like '%s' is not a stepper name",
-                                    line, val);
-                strcpy(en->like, val);
-            } else {
-                return ts_error(TS_ERR_INPUT, "line %d: unknown key '%s' (valid: order, "
-                                              "interval, energy, like)", line, key);
-            }
+            int st = spec_value(en, key, val, line);
+            if (st)
+                return st;
         }
         (*count)++;
     }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "grade_worker.h"
 #include "tstep/tstep.h"
 
 const char *tstep_version(void) { return TSTEP_VERSION; }
@@ -28,7 +29,8 @@ static int plugin_path(const char *path, char *buf, size_t size, const char **ou
     return TS_OK;
 }
 
-int tstep_plugin_load(const char *name)
+int ts_plugin_open(const char *name, const ts_stepper_type *const **steppers_out,
+                   const ts_system_type *const **systems_out)
 {
     char buf[4096];
     const char *path;
@@ -66,8 +68,19 @@ int tstep_plugin_load(const char *name)
                         "%s: defines neither tstep_plugin_steppers nor tstep_plugin_systems",
                         path);
     }
+    *steppers_out = steppers;
+    *systems_out = systems;
+    return TS_OK;
+}
+
+int tstep_plugin_load(const char *path)
+{
+    const ts_stepper_type *const *steppers;
+    const ts_system_type *const *systems;
+    int s = ts_plugin_open(path, &steppers, &systems);
+    if (s)
+        return s;
     /* Registered types point into the file: from here on it stays open. */
-    int s = TS_OK;
     for (size_t i = 0; !s && steppers && steppers[i]; i++)
         s = ts_stepper_register(steppers[i]);
     for (size_t i = 0; !s && systems && systems[i]; i++)

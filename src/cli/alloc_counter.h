@@ -8,9 +8,10 @@
  * -rdynamic and the dynamic linker resolves malloc to the program's
  * definition first.  alloc_counter_install() hands the counter to the
  * core's hook (ts_alloc_counter_install, tstep/status.h), which the grader's
- * no-allocation check reads and arms around each step.  Without glibc, or under AddressSanitizer (which brings
- * its own malloc), nothing is replaced or installed and the check is
- * skipped. */
+ * no-allocation check reads and arms around each step; a failed allocation
+ * is passed to ts_alloc_failed, whose hook the grader's worker sets (the
+ * memory limit).  Without glibc, or under AddressSanitizer (which brings its
+ * own malloc), nothing is replaced or installed and the check is skipped. */
 #ifndef TSTEP_ALLOC_COUNTER_H
 #define TSTEP_ALLOC_COUNTER_H
 
@@ -38,21 +39,30 @@ void *malloc(size_t size)
 {
     if (alloc_armed)
         alloc_calls++;
-    return __libc_malloc(size);
+    void *q = __libc_malloc(size);
+    if (!q && size)
+        ts_alloc_failed(size);
+    return q;
 }
 
 void *calloc(size_t n, size_t size)
 {
     if (alloc_armed)
         alloc_calls++;
-    return __libc_calloc(n, size);
+    void *q = __libc_calloc(n, size);
+    if (!q && n && size)
+        ts_alloc_failed(n * size);
+    return q;
 }
 
 void *realloc(void *p, size_t size)
 {
     if (alloc_armed)
         alloc_calls++;
-    return __libc_realloc(p, size);
+    void *q = __libc_realloc(p, size);
+    if (!q && size)
+        ts_alloc_failed(size);
+    return q;
 }
 
 void *aligned_alloc(size_t align, size_t size)

@@ -6,6 +6,7 @@
 #define TSTEP_CLI_H
 
 #include <stdio.h>
+#include "tstep/grade.h"
 #include "tstep/numfmt.h"
 #include "tstep/run.h"
 
@@ -217,6 +218,23 @@ int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
  * on; else 1 with *rc the command's exit status (0 after --help, 2 after
  * an error, printed). */
 int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc);
+
+/* Keep a plugin file for grade's worker instead of loading it here
+ * (src/cmd_grade.c), from --plugin or TSTEP_PLUGINS (from_env); 0, or 2
+ * with a message. */
+int cli_defer_plugin(const char *path, int from_env);
+
+/* grade's results and batch mode (src/cmd_grade_batch.c). */
+int cli_grade_write_results(const char *cmd, const char *dir, const ts_grade_report *r, int n,
+                            double seconds);
+typedef struct {
+    const char *submissions; /* a folder: a .c, a .so, or a folder of them per student */
+    const char *spec, *out_dir;
+    int jobs, sandbox;
+    const char *const *pass; /* options handed to each submission's grade */
+    int npass;
+} cli_grade_batch;
+int cli_grade_batch_run(const char *cmd, const cli_grade_batch *b);
 
 /* Entries before CLI_END: at most CLI_MAX_OPTS (more: exit 1, a bug). */
 #define CLI_MAX_OPTS 64

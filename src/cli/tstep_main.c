@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "analysis/grade_worker.h"
 #include "tstep/linalg.h"
 #include "tstep/tstep.h"
 
@@ -49,8 +50,18 @@ static int load_plugin(const char *path)
     return CLI_EXIT_USAGE;
 }
 
-/* TSTEP_PLUGINS: FILE[:FILE...]; empty entries are skipped. */
-static int load_env_plugins(void)
+/* The command is grade (after the global options)? */
+static int grade_command(int argc, char **argv)
+{
+    int a = 1;
+    while (a < argc && strncmp(argv[a], "--plugin", 8) == 0)
+        a += strcmp(argv[a], "--plugin") == 0 ? 2 : 1;
+    return a < argc && strcmp(argv[a], "grade") == 0;
+}
+
+/* TSTEP_PLUGINS: FILE[:FILE...]; empty entries are skipped.  For grade,
+ * they are kept for its worker instead of loaded. */
+static int load_env_plugins(int grading)
 {
     const char *list = getenv("TSTEP_PLUGINS");
     if (!list || !*list)
@@ -64,7 +75,10 @@ static int load_env_plugins(void)
     int rc = 0;
     for (char *save = NULL, *p = strtok_r(copy, ":", &save); p && !rc;
          p = strtok_r(NULL, ":", &save))
-        if (tstep_plugin_load(p) != TS_OK) {
+        if (grading) {
+            if (cli_defer_plugin(p, 1))
+                rc = CLI_EXIT_USAGE;
+        } else if (tstep_plugin_load(p) != TS_OK) {
             fprintf(stderr, "tstep: TSTEP_PLUGINS: %s\n", ts_error_detail());
             rc = CLI_EXIT_USAGE;
         }
@@ -135,7 +149,12 @@ int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppe
      * made two threads slower than one (docs/performance.md). */
     if (!getenv("OMP_NUM_THREADS"))
         ts_threads_set(1);
-    if ((rc = register_extras(extra_steppers, extra_systems)) || (rc = load_env_plugins()))
+    if (argc > 1 && strcmp(argv[1], TS_GRADE_WORKER_COMMAND) == 0)
+        return ts_grade_worker_main(argc - 1, argv + 1);
+    /* grade never loads a plugin into this process: it hands them to its worker */
+    int grading = grade_command(argc, argv);
+    if ((rc = register_extras(extra_steppers, extra_systems)) ||
+        (rc = load_env_plugins(grading)))
         return rc;
     for (; a < argc && strncmp(argv[a], "--plugin", 8) == 0; a++) {
         const char *arg = argv[a] + 8;
@@ -148,7 +167,11 @@ int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppe
                     argv[a]);
             return CLI_EXIT_USAGE;
         }
-        if ((rc = load_plugin(arg)))
+        if (grading)
+            rc = cli_defer_plugin(arg, 0);
+        else
+            rc = load_plugin(arg);
+        if (rc)
             return rc;
     }
     if (a >= argc) {

@@ -67,3 +67,13 @@ const ts_alloc_counter *ts_alloc_counter_installed(void)
 {
     return alloc_counter.arm && alloc_counter.count ? &alloc_counter : NULL;
 }
+
+static void (*alloc_failed_hook)(size_t size);
+
+void ts_alloc_failed_hook_set(void (*hook)(size_t size)) { alloc_failed_hook = hook; }
+
+void ts_alloc_failed(size_t size)
+{
+    if (alloc_failed_hook)
+        alloc_failed_hook(size);
+}
