@@ -26,17 +26,17 @@ static const struct {
     const char *name;
     Suite *(*make)(void);
 } suites[] = {
-    {"stability", stability_suite}, {"grade", grade_suite},
-    {"plots", plots_suite},         {"plugins", plugins_suite},
-    {"robust", robust_suite},       {"spectrum", spectrum_suite},
-    {"reference", reference_suite}, {"options", options_suite},
-    {"cli", cli_suite},             {"newton", newton_suite},
-    {"linsolve", linsolve_suite},   {"springs", springs_suite},
+    {"grade", grade_suite},         {"plots", plots_suite},
+    {"options", options_suite},     {"robust", robust_suite},
+    {"stability", stability_suite}, {"reference", reference_suite},
+    {"spectrum", spectrum_suite},   {"plugins", plugins_suite},
     {"methods", methods_suite},     {"perf", perf_suite},
-    {"steppers", steppers_suite},   {"backward-euler-opt", opt_suite},
-    {"memory", memory_suite},       {"systems", systems_suite},
-    {"jacobian", jacobian_suite},   {"butcher", butcher_suite},
-    {"linalg", linalg_suite},
+    {"cli", cli_suite},             {"linsolve", linsolve_suite},
+    {"steppers", steppers_suite},   {"newton", newton_suite},
+    {"springs", springs_suite},     {"butcher", butcher_suite},
+    {"jacobian", jacobian_suite},   {"linalg", linalg_suite},
+    {"backward-euler-opt", opt_suite}, {"memory", memory_suite},
+    {"systems", systems_suite},
 };
 enum { NSUITES = sizeof suites / sizeof *suites };
 
