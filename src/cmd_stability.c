@@ -106,9 +106,10 @@ static void stability_help(void)
         "r is the first hw where the spectral radius of its one-step 2x2 map exceeds\n"
         "1.  The minimizing mode is the binding mode; it need not be the stiffest (a\n"
         "less damped mode binds forward Euler and midpoint on cloth and hair).\n"
-        "A stepper that carries state between steps (Verlet's reused force) is probed\n"
-        "by runs of 4096 steps without reset instead of one step (explicit steppers;\n"
-        "for an implicit one, BDF2, a note says dt_pred is approximate).\n"
+        "A stepper that carries state between steps (Verlet's reused force with\n"
+        "damping, BDF2's history) is judged by the map its runs iterate (Verlet: 3x3\n"
+        "in x, v and the kept force; BDF2: the companion matrix of its recurrence),\n"
+        "whose eigenvalues are found from a short run on the test equation.\n"
         "With arnoldi, modes below the smallest |lambda| found are unseen; the output\n"
         "says for which damping ratios such a mode could still bind.\n"
         "\n"
@@ -584,12 +585,9 @@ static void report(const study *st)
     for (int i = 0; i < ntypes; i++)
         if (bind[i].carries_state && bind[i].mode != (size_t)-1)
             fprintf(stderr, "note: %s carries state between steps (a reused force or a "
-                            "multistep history): %s\n", st->types[i]->name,
-                    (st->types[i]->flags & TS_IMPLICIT)
-                        ? "dt_pred is from its one-step map after a fresh start and only "
-                          "approximates the limit of a run"
-                        : "its radius is from runs of 4096 steps on the test equation, not "
-                          "from one step");
+                            "multistep history): its radius is that of the map a run "
+                            "iterates (eigenvalues from a run on the test equation), not "
+                            "of one step from a fresh start\n", st->types[i]->name);
     if (ntypes > 0 && bind[0].unstable > 0)
         fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
                         "itself is unstable along %s (the exact solution grows there too)\n",
@@ -696,23 +694,45 @@ static void put_value(FILE *out, const char *sep, double x)
     fprintf(out, "%s%.15g", sep, x);
 }
 
-/* A note for each stepper that carries state between steps (verlet's reused
- * force, bdf2's history) whose factor here is one step from a fresh start
- * (with `explicit_runs`, explicit ones are measured from runs: no note) */
-static void note_fresh_start(const char *cmd, const ts_stepper_type *const *types, int ntypes,
-                             const ts_solver_options *opt, int explicit_runs)
+/* Which map is shown: a note for each stepper that carries state between
+ * steps (Verlet's kept force with damping, BDF2's history), whose values
+ * here are those of the map a run iterates, not of one step after a fresh
+ * start. */
+static void note_run_map(const char *cmd, const ts_stepper_type *const *types, int ntypes,
+                         const ts_solver_options *opt)
 {
     for (int i = 0; i < ntypes; i++) {
         int memoryless = 1;
-        if (ts_stepper_memoryless(types[i], opt, &memoryless) || memoryless ||
-            (explicit_runs && !(types[i]->flags & TS_IMPLICIT)))
+        if (ts_stepper_memoryless(types[i], opt, &memoryless) || memoryless)
             continue;
         fprintf(stderr,
                 "tstep %s: note: %s carries state between steps (a reused force or a multistep "
-                "history): its R here is one step after a fresh start, not the factor of a "
-                "run (tstep stability measures runs)\n",
+                "history): shown is the map a run iterates (its eigenvalue of largest modulus, "
+                "from a run on the test equation), not one step after a fresh start\n",
                 cmd, types[i]->name);
     }
+}
+
+/* R at z for the amplification table: one step, or, for a stepper that
+ * carries state, the run map's eigenvalue of largest modulus (im >= 0) */
+static int table_factor(const ts_stepper_type *type, const ts_solver_options *opt, int carries,
+                        int second, double re, double im, double *r_re, double *r_im)
+{
+    if (!carries)
+        return ts_mode_amplification(type, opt, second, re, im, r_re, r_im);
+    ts_run_map m;
+    int s = ts_mode_run_map(type, opt, second, re, im, &m);
+    if (s || m.degree == 0) {
+        *r_re = *r_im = m.degree == 0 ? INFINITY : NAN;
+        return s;
+    }
+    int k = 0;
+    for (int j = 1; j < m.degree; j++)
+        if (hypot(m.re[j], m.im[j]) > hypot(m.re[k], m.im[k]) * (1.0 + 1e-12) ||
+            (hypot(m.re[j], m.im[j]) >= hypot(m.re[k], m.im[k]) * (1.0 - 1e-12) && m.im[j] > m.im[k]))
+            k = j;
+    *r_re = m.re[k], *r_im = m.im[k];
+    return TS_OK;
 }
 
 int cmd_amplification(int argc, char **argv)
@@ -741,13 +761,17 @@ int cmd_amplification(int argc, char **argv)
     const char *sep = csv ? "," : " ";
     fputs(csv ? "stepper,z,re_R,im_R,abs_R\n" : "# stepper z re_R im_R abs_R\n", out);
     for (int i = 0; i < ntypes; i++) {
+        int memoryless = 1, carries;
+        if (ts_stepper_memoryless(types[i], &o.solver, &memoryless))
+            memoryless = 1;
+        carries = !memoryless;
         if (!csv)
             fprintf(out, "%s# %s\n", i ? "\n\n" : "", types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
             int second = ts_stability_second_order(types[i], NULL);
-            int s = imag ? ts_mode_amplification(types[i], &o.solver, second, 0.0, z, &re, &im)
-                         : ts_mode_amplification(types[i], &o.solver, second, -z, 0.0, &re, &im);
+            int s = imag ? table_factor(types[i], &o.solver, carries, second, 0.0, z, &re, &im)
+                         : table_factor(types[i], &o.solver, carries, second, -z, 0.0, &re, &im);
             if (s == TS_ERR_NOMEM) {
                 cli_close_output(cmd, o.out, out);
                 return cli_fail(cmd, s);
@@ -762,7 +786,7 @@ int cmd_amplification(int argc, char **argv)
             fputc('\n', out);
         }
     }
-    note_fresh_start(cmd, types, ntypes, &o.solver, 0);
+    note_run_map(cmd, types, ntypes, &o.solver);
     return cli_close_output(cmd, o.out, out);
 }
 
@@ -799,8 +823,10 @@ static void region_help(void)
         "instead: at z it is run on that equation with hw = |z| and\n"
         "zeta = -Re z / |z| (the pair z, conj z of one mode) and |R| is the spectral\n"
         "radius of its one-step 2x2 map (two steps from (x, v) = (1, 0) and (0, 1)).\n"
-        "An explicit stepper that carries state between steps (Verlet's reused force)\n"
-        "gives instead its growth per step over a run of 4096 steps without reset.\n"
+        "A stepper that carries state between steps (Verlet's reused force with\n"
+        "damping, BDF2's history) gives instead the spectral radius of the map its\n"
+        "runs iterate (for BDF2 the largest root of its recurrence: the root locus),\n"
+        "found from a short run on the test equation; a note on stderr says so.\n"
         "\n"
         "--plane oscillator: the (hw, zeta) plane instead, for every stepper: hw from\n"
         "0 to --hw-max (default 4), zeta from --zeta-min to --zeta-max (default 0 to\n"
@@ -940,7 +966,7 @@ int cmd_region(int argc, char **argv)
         return cli_fail(cmd, rc);
     }
     rc = cli_close_output(cmd, o.out, out);
-    note_fresh_start(cmd, types, ntypes, &o.solver, 1);
+    note_run_map(cmd, types, ntypes, &o.solver);
     if (ts_stop_signal && done < ntypes * (long)nre)
         return cli_stopped(cmd, "after %ld of %ld rows (%.0f points each): the output holds the "
                                 "rows before it, complete",

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lapacke.h>
 #include "tstep/linalg.h"
 #include "tstep/run.h"
 #include "tstep/stability.h"
@@ -247,10 +248,6 @@ int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *
 
 /* --- stability along a ray ------------------------------------------------------ */
 
-/* steps and growth tolerance of run_growth (below) */
-#define TS_RUN_STEPS 4096
-#define TS_RUN_GROWTH_TOL 1e-6
-
 /* One mode's test problem: the scalar test equation along the direction
  * d = lambda / |lambda| (R(s d) after one step of size s), or the
  * second-order one with w = 1 and zeta = -Re d (spectral radius of the map
@@ -259,7 +256,8 @@ typedef struct {
     ts_system *sys;
     ts_stepper *st;
     int second;
-    int run;      /* judged on a run without reset (explicit, carries state) */
+    int run;      /* carries state: judged by the map a run iterates */
+    int implicit;
     double limit; /* growth means |R| > limit */
 } mode_probe;
 
@@ -273,11 +271,11 @@ static void probe_close(mode_probe *p)
 static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt, int second,
                       int carries_state, double dir_re, double dir_im, mode_probe *p)
 {
-    int run = carries_state && !(type->flags & TS_IMPLICIT);
-    *p = (mode_probe){NULL, NULL, second, run,
-                      1.0 + (run ? TS_RUN_GROWTH_TOL
-                                 : (type->flags & TS_IMPLICIT) ? TS_STABILITY_GROWTH_TOL_IMPLICIT
-                                                               : TS_STABILITY_GROWTH_TOL)};
+    int implicit = (type->flags & TS_IMPLICIT) != 0;
+    *p = (mode_probe){NULL, NULL, second, carries_state, implicit,
+                      1.0 + (implicit        ? TS_STABILITY_GROWTH_TOL_IMPLICIT
+                             : carries_state ? TS_RUN_MAP_GROWTH_TOL
+                                             : TS_STABILITY_GROWTH_TOL)};
     double norm = hypot(dir_re, dir_im);
     if (!(norm > 0.0))
         return ts_error(TS_ERR_INPUT, "stability interval: direction is zero");
@@ -295,44 +293,125 @@ static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt,
     return s;
 }
 
-/* A stepper that carries state between steps (explicit ones: e.g. Verlet's
- * reused force): its growth per step from a run of TS_RUN_STEPS steps
- * without reset from a generic start, (max |y| over the last quarter / max
- * over the third quarter)^(1 / quarter).  The window maxima see a rotating
- * mode's whole orbit, so a neutral mode gives 1 to within about 1e-8 per
- * step; within TS_RUN_GROWTH_TOL of 1 the estimate is reported as 1 (it
- * cannot tell that from neutral), and growth is judged against
- * 1 + TS_RUN_GROWTH_TOL. */
-static double run_growth(mode_probe *p, double s)
+/* --- the map a run iterates ------------------------------------------------------ */
+
+/* A stepper that carries state between steps (Verlet's kept force, BDF2's
+ * history) iterates, after its start, one linear map A on the observed state
+ * (x, v; or Re y, Im y) together with what it keeps.  Its eigenvalues are
+ * found from a run alone (Prony's method): after TS_RUN_START steps the
+ * observed sequence y_n satisfies A's minimal polynomial,
+ *     y_{n+d} + c_{d-1} y_{n+d-1} + ... + c_0 y_n = 0,
+ * fitted by least squares over TS_RUN_STEPS steps for d = 1, 2, ... up to
+ * TS_RUN_MAP_MAX; the smallest d that leaves a relative residual below the
+ * tolerance is A's degree as the run sees it, and the polynomial's roots
+ * (the eigenvalues of its companion matrix, LAPACK dgeev) are the run map's
+ * eigenvalues: exact up to round-off and the solver's tolerance, with no
+ * knowledge of the stepper's formula. */
+#define TS_RUN_START 2
+#define TS_RUN_STEPS (3 * TS_RUN_MAP_MAX + 4)
+
+/* observed components of the probe system after a step */
+static int observed(const ts_system *sys, int second, double y[2])
 {
-    ts_system *sys = p->sys;
-    double y0[2] = {1.0, 0.37}, q[2] = {0.0, 0.0};
-    ts_system_set_y(sys, y0);
-    ts_stepper_reset(p->st);
-    for (int k = 1; k <= TS_RUN_STEPS; k++) {
-        double a = 0.0, b = 0.0;
-        int fail = ts_stepper_step(p->st, sys, (double)(k - 1) * s, s);
-        if (!fail)
-            a = sys->x[0], b = p->second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
-        double m = hypot(a, b);
-        if (fail || !isfinite(m)) /* overflowed after k steps: at least this growth */
-            return k > 1 ? pow(DBL_MAX, 1.0 / k) : INFINITY;
-        int quarter = (k - 1) / (TS_RUN_STEPS / 4);
-        if (quarter >= 2)
-            q[quarter - 2] = fmax(q[quarter - 2], m);
+    y[0] = sys->x[0];
+    y[1] = second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
+    return second || sys->n > 1 ? 2 : 1;
+}
+
+/* least-squares fit of degree d to seq (ncomp components, len steps);
+ * relative residual returned, coefficients c[0..d-1].  The equations are
+ * not scaled one by one: an implicit stepper's error is about its solver's
+ * tolerance times max(1, |y|), so the largest terms are the most accurate. */
+static double prony_fit(const double *seq, int ncomp, int len, int d, double *c)
+{
+    int rows = 0;
+    double a[TS_RUN_STEPS * 2 * TS_RUN_MAP_MAX], rhs[TS_RUN_STEPS * 2], norm = 0.0;
+    for (int n = 0; n + d < len; n++) {
+        for (int i = 0; i < ncomp; i++, rows++) {
+            for (int j = 0; j < d; j++) /* column-major, leading dimension TS_RUN_STEPS * 2 */
+                a[j * TS_RUN_STEPS * 2 + rows] = seq[(n + j) * 2 + i];
+            rhs[rows] = -seq[(n + d) * 2 + i];
+            norm += rhs[rows] * rhs[rows];
+        }
     }
-    if (!(q[0] > 0.0))
-        return q[1] > 0.0 ? INFINITY : 0.0;
-    double g = pow(q[1] / q[0], 4.0 / TS_RUN_STEPS);
-    return fabs(g - 1.0) <= TS_RUN_GROWTH_TOL ? 1.0 : g; /* within resolution: neutral */
+    if (rows < d + 1 || !(norm > 0.0))
+        return rows == 0 ? 0.0 : INFINITY;
+    double a0[TS_RUN_STEPS * 2 * TS_RUN_MAP_MAX], b0[TS_RUN_STEPS * 2];
+    memcpy(a0, a, sizeof a), memcpy(b0, rhs, sizeof rhs);
+    if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', rows, d, 1, a, TS_RUN_STEPS * 2, rhs,
+                      TS_RUN_STEPS * 2))
+        return INFINITY;
+    double res = 0.0;
+    for (int r = 0; r < rows; r++) {
+        double e = -b0[r];
+        for (int j = 0; j < d; j++)
+            e += a0[j * TS_RUN_STEPS * 2 + r] * rhs[j];
+        res += e * e;
+    }
+    memcpy(c, rhs, (size_t)d * sizeof *c);
+    return sqrt(res / norm);
+}
+
+/* roots of x^d + c[d-1] x^{d-1} + ... + c[0]: the companion matrix's eigenvalues */
+static int poly_roots(const double *c, int d, ts_run_map *m)
+{
+    double comp[TS_RUN_MAP_MAX * TS_RUN_MAP_MAX] = {0};
+    for (int i = 0; i < d; i++) {
+        comp[(d - 1) * d + i] = -c[i]; /* last column (column-major) */
+        if (i > 0)
+            comp[(i - 1) * d + i] = 1.0;
+    }
+    if (LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', d, comp, d, m->re, m->im, NULL, 1, NULL, 1))
+        return ts_error(TS_ERR_LINEAR, "run map: eigenvalues of a degree-%d companion matrix", d);
+    m->degree = d;
+    m->rho = 0.0;
+    for (int i = 0; i < d; i++)
+        m->rho = fmax(m->rho, hypot(m->re[i], m->im[i]));
+    return TS_OK;
+}
+
+/* the run map of the probe at step s (see above); a failed or non-finite
+ * run gives rho = INFINITY with degree 0 */
+static int probe_run_map(mode_probe *p, double s, ts_run_map *m)
+{
+    double seq[(TS_RUN_START + TS_RUN_STEPS) * 2], y0[2] = {1.0, 0.37}, c[TS_RUN_MAP_MAX];
+    int ncomp = 1;
+    *m = (ts_run_map){.degree = 0, .rho = INFINITY};
+    ts_system_set_y(p->sys, y0);
+    ts_stepper_reset(p->st);
+    for (int k = 0; k < TS_RUN_START + TS_RUN_STEPS; k++) {
+        if (ts_stepper_step(p->st, p->sys, (double)k * s, s))
+            return TS_OK;
+        ncomp = observed(p->sys, p->second, &seq[2 * k]);
+        if (!isfinite(seq[2 * k]) || !isfinite(seq[2 * k + 1]))
+            return TS_OK;
+    }
+    const double *run = seq + 2 * TS_RUN_START;
+    double best = INFINITY, tol = p->implicit ? 1e-6 : 1e-9;
+    int best_d = 1;
+    for (int d = 1; d <= TS_RUN_MAP_MAX; d++) {
+        double res = prony_fit(run, ncomp, TS_RUN_STEPS, d, c);
+        if (res == 0.0) { /* the run is exactly zero: every root is 0 */
+            *m = (ts_run_map){.degree = 1, .rho = 0.0};
+            return TS_OK;
+        }
+        if (res < best)
+            best = res, best_d = d;
+        if (res <= tol)
+            break;
+    }
+    prony_fit(run, ncomp, TS_RUN_STEPS, best_d, c);
+    return poly_roots(c, best_d, m);
 }
 
 /* |R(s d)| or the map's spectral radius at hw = s; a failed step is growth. */
 static double probe_growth(mode_probe *p, double s)
 {
     double re, im;
-    if (p->run)
-        return run_growth(p, s);
+    if (p->run) {
+        ts_run_map m;
+        return probe_run_map(p, s, &m) ? INFINITY : m.rho;
+    }
     if (p->second) {
         double map[4];
         if (osc2_map(p->st, p->sys, s, map))
@@ -351,7 +430,7 @@ int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *o
     int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
     if (s && s != TS_ERR_UNSUPPORTED)
         return s;
-    mode_probe p = {NULL, NULL, 1, !memoryless && !(type->flags & TS_IMPLICIT), 0.0};
+    mode_probe p = {NULL, NULL, 1, !memoryless, (type->flags & TS_IMPLICIT) != 0, 0.0};
     if ((s = make_osc2(1.0, zeta, &p.sys)) || (s = ts_stepper_new(type, p.sys, opt, &p.st))) {
         probe_close(&p);
         return s;
@@ -380,6 +459,22 @@ int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, in
     *rho = probe_growth(&p, mag);
     probe_close(&p);
     return TS_OK;
+}
+
+int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                    double re, double im, ts_run_map *m)
+{
+    double mag = hypot(re, im);
+    *m = (ts_run_map){.degree = 1, .rho = 1.0, .re = {1.0}};
+    if (!(mag > 0.0))
+        return TS_OK;
+    mode_probe p;
+    int s = probe_open(type, opt, second_order, 1, re, im, &p);
+    if (s)
+        return s;
+    s = probe_run_map(&p, mag, m);
+    probe_close(&p);
+    return s;
 }
 
 /* the first growth point along the ray: a 1 % geometric scan from
@@ -855,17 +950,19 @@ static int make_linearized(ts_system *under, double t, ts_system **out)
     return TS_OK;
 }
 
-/* ||[dx; dv]||: sqrt(sum over free dofs of m (w^2 dx^2 + dv^2)); order 1:
- * sqrt(sum m dx^2) */
+/* ||[dx; dv]|| / w: sqrt(sum over free dofs of m (dx^2 + (dv / w)^2)), the
+ * documented sqrt(sum m (w^2 dx^2 + dv^2)) over w; order 1: sqrt(sum m dx^2) */
 static double pert_norm(const ts_system *a, const ts_system *b, double w)
 {
     double d = 0.0;
     for (size_t i = 0; i < a->n; i++) {
         if (a->pinned && a->pinned[i])
             continue;
-        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = w * w * dx * dx;
+        /* |d| / w: the same verdicts as |d| (only ratios are compared), and
+         * no overflow of w^2 for a very stiff mode */
+        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = dx * dx;
         if (a->order == 2) {
-            double dv = a->v[i] - (b ? b->v[i] : 0.0);
+            double dv = (a->v[i] - (b ? b->v[i] : 0.0)) / w;
             e += dv * dv;
         }
         d += a->mass[i] * e;
@@ -1111,7 +1208,7 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
     }
     res->fail_status = st;
     while (hi > lo * (1.0 + opt->rel_tol)) {
-        double mid = sqrt(lo * hi);
+        double mid = lo * sqrt(hi / lo); /* not sqrt(lo * hi): that underflows below 1e-154 */
         int mst;
         if ((s = trial(stype, params, type, sopt, opt, T, mid, res, &b, &mst, &steps)))
             return s;
@@ -1135,6 +1232,43 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
 }
 
 /* --- prediction and measurement of one stepper ------------------------------------- */
+
+/* The verdict of a study, one rule for every stepper:
+ * - t-limited: no true stable step exists, the limit measured is set by T.
+ *   That is so when the prediction is 0 (no stable step on the binding mode:
+ *   forward Euler, midpoint on an undamped mode), whether runs found a
+ *   bounded dt over T (dt_crit > 0) or not even at dt_min (dt_crit 0); and
+ *   when a run at 0.9 dt_crit over recheck * T is not bounded.
+ * That longer run is skipped where it cannot change the verdict: runs on the
+ *   linearization (the prediction's own equation) whose bracket holds a
+ *   finite nonzero prediction, which is then a true limit of that equation. */
+static int study_verdict(const ts_system_type *stype, const ts_params *params,
+                         const ts_stepper_type *type, const ts_solver_options *sopt,
+                         const ts_stability_options *so, double recheck, const ts_binding *b,
+                         ts_stability_result *res)
+{
+    if (b->dt_pred == 0.0 && (res->kind == TS_CRIT_BELOW_MIN || res->kind == TS_CRIT_FOUND)) {
+        res->kind = TS_CRIT_T_LIMITED;
+        return TS_OK;
+    }
+    if (res->kind != TS_CRIT_FOUND || !(recheck > 1.0))
+        return TS_OK;
+    int holds = so->linearized && isfinite(b->dt_pred) && b->dt_pred > 0.0 &&
+                res->dt_crit <= b->dt_pred * (1.0 + 1e-9) &&
+                b->dt_pred <= res->dt_fail * (1.0 + so->rel_tol);
+    if (holds)
+        return TS_OK;
+    int bounded, st;
+    long steps;
+    res->runs++;
+    if (so->progress)
+        so->progress(so->progress_ctx, res->runs, 0.9 * res->dt_crit);
+    int s = ts_stability_bounded(stype, params, type, sopt, so, recheck * so->t_end,
+                                 0.9 * res->dt_crit, &bounded, &st, &steps);
+    if (!s && !bounded)
+        res->kind = TS_CRIT_T_LIMITED;
+    return s;
+}
 
 int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
                        const ts_spectrum *sp, const ts_stepper_type *type,
@@ -1179,8 +1313,11 @@ int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_
      * prediction); both ends of the bracket are runs, whatever the prediction */
     int start = isfinite(b->dt_pred) && b->dt_pred > 0.0;
     so.first_step = start ? 1.03 : 2.0;
+    so.recheck = 0.0; /* study_verdict decides whether the longer run is needed */
     s = ts_stability_measure(stype, params, type, sopt, &so, start ? 0.985 * b->dt_pred : NAN,
                              &out->result);
+    if (!s)
+        s = study_verdict(stype, params, type, sopt, &so, opt->recheck, b, &out->result);
     free(seed);
     return s;
 }

@@ -102,12 +102,34 @@ int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_opt
 int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
                           int second_order, double re, double im, double *r_re, double *r_im);
 
+/* The map a run iterates.  A stepper that carries state between steps
+ * (ts_stepper_memoryless 0: Verlet's kept force with damping, BDF2's
+ * history) applies, after its start, one linear map to the state and what it
+ * keeps (Verlet on x'' = -w^2 x - 2 zeta w x': 3 x 3 in (x, v, a); BDF2 on
+ * y' = lambda y: the 2 x 2 companion matrix of its recurrence).  Its
+ * eigenvalues are found from a short run on the test equation at z = h
+ * lambda (scalar, or the second-order one at hw = |z|, zeta = -Re z / |z|)
+ * by Prony's method: the smallest d whose recurrence
+ * y_{n+d} + c_{d-1} y_{n+d-1} + ... + c_0 y_n = 0 fits the run's observed
+ * states to round-off (1e-9 relative; 1e-6 for implicit steppers), and its
+ * roots.  rho is their largest modulus; a run that fails or overflows gives
+ * degree 0 and rho INFINITY. */
+#define TS_RUN_MAP_MAX 6
+#define TS_RUN_MAP_GROWTH_TOL 1e-13 /* explicit steppers: growth is rho > 1 + this */
+typedef struct {
+    int degree;                                /* eigenvalues found (d) */
+    double rho;                                /* their largest modulus */
+    double re[TS_RUN_MAP_MAX], im[TS_RUN_MAP_MAX];
+} ts_run_map;
+int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                    double re, double im, ts_run_map *m);
+
 /* The growth per step the prediction judges by: for z = h lambda, |R(z)|
  * (scalar) or the spectral radius of the one-step map at hw = |z|,
- * zeta = -Re z / |z| (second_order), or, for an explicit stepper that carries
- * state between steps (ts_stepper_memoryless 0), the growth per step of a
- * run of 4096 steps without reset on that test equation.  A failed step
- * gives INFINITY.  ts_oscillator_growth: the same at (hw, zeta) directly. */
+ * zeta = -Re z / |z| (second_order), or, for a stepper that carries state
+ * between steps (ts_stepper_memoryless 0), the spectral radius of the map
+ * its runs iterate (ts_mode_run_map).  A failed step gives INFINITY.
+ * ts_oscillator_growth: the same at (hw, zeta) directly. */
 int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
                    double re, double im, double *rho);
 int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
