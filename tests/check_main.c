@@ -10,7 +10,7 @@ int main(void)
         linalg_suite, steppers_suite, systems_suite, cli_suite, jacobian_suite,
         opt_suite, stability_suite, plots_suite, springs_suite, newton_suite, plugins_suite,
         methods_suite, linsolve_suite, reference_suite, spectrum_suite, perf_suite,
-        grade_suite, robust_suite, options_suite, memory_suite, butcher_suite,
+        grade_suite, robust_suite, options_suite, memory_suite, butcher_suite, docs_suite,
     };
     if (!getenv("OMP_NUM_THREADS")) /* as the program: one thread unless asked */
         ts_threads_set(1);
