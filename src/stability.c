@@ -1113,9 +1113,10 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
     double mag = hypot(b->re, b->im);
     if (!(b->dt_pred > 0.0) || !isfinite(b->dt_pred) || !(mag > 0.0))
         return lambda_max > 0.0 ? 1000.0 / lambda_max : 10.0;
-    double h = 1.05 * b->dt_pred, re, im, T = 64.0 * 3.14159265358979323846 / mag;
-    if (!ts_mode_amplification(type, opt, b->second_order, h * b->re, h * b->im, &re, &im)) {
-        double g = log(hypot(re, im)) / h;
+    double h = 1.05 * b->dt_pred, rho, T = 64.0 * 3.14159265358979323846 / mag;
+    /* the growth a run sees: for a stepper that carries state, its run map's */
+    if (!ts_mode_growth(type, opt, b->second_order, h * b->re, h * b->im, &rho)) {
+        double g = log(rho) / h;
         if (g > 0.0 && isfinite(g))
             T = fmax(T, 4.0 / g);
     }

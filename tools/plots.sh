@@ -78,6 +78,10 @@ if [ $quick = 1 ]; then grid=0.1; else grid=0.04; fi
 section "stability: dt_crit measured and predicted, amplification, regions"
 run "$TSTEP" stability --system test1d --param k=10 --stepper all \
     --out "$data/stability-test1d.dat"
+# the critically damped oscillator (lambda = -10 twice): the equation the
+# amplification curves of the partitioned steppers are drawn on (zeta = 1)
+run "$TSTEP" stability --system oscillator --param k=100 --param c=20 --stepper all \
+    --out "$data/stability-damped.dat"
 if has_system string; then # a spring system: measured against predicted
     run "$TSTEP" stability --system string --stepper all --out "$data/stability-string.dat"
 fi
