@@ -24,6 +24,7 @@ static const char *kind_name(ts_crit_kind k)
     case TS_CRIT_INF: return "inf";
     case TS_CRIT_BELOW_MIN: return "below-min";
     case TS_CRIT_T_LIMITED: return "t-limited";
+    case TS_CRIT_FAILED: return "failed";
     }
     return "?";
 }
@@ -380,6 +381,7 @@ typedef struct {
     double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
+    int failed; /* steppers whose study stopped with an error (rows kept) */
 } study;
 
 static int parse_bound(const char *cmd, const char *arg, void *to)
@@ -488,8 +490,23 @@ static int measure_all(study *st, int *stopped)
             st->ntypes = i;
             break;
         }
-        if (fail)
+        if (fail == TS_ERR_NOMEM)
             break;
+        if (fail) { /* this stepper's row says failed; the others are kept */
+            if (tty)
+                clear_progress();
+            fprintf(stderr, "tstep stability: %s failed: %s%s%s; its row says failed\n",
+                    st->types[i]->name, ts_status_message(fail), *ts_error_detail() ? ": " : "",
+                    ts_error_detail());
+            r.binding = (ts_binding){.dt_pred = NAN, .mode = (size_t)-1, .r = NAN, .re = NAN,
+                                     .im = NAN};
+            r.result = (ts_stability_result){.dt_crit = NAN, .dt_fail = NAN,
+                                             .kind = TS_CRIT_FAILED};
+            r.t_end = NAN;
+            r.no_prediction = 0;
+            st->failed++;
+            fail = 0;
+        }
         if (r.no_prediction) {
             if (tty)
                 clear_progress();
@@ -634,7 +651,12 @@ int cmd_stability(int argc, char **argv)
         rc = cli_fail(cmd, fail);
     else if (!(rc = write_table(cmd, &st)))
         report(&st);
-    if (!rc && stopped)
+    if (!rc && st.failed) { /* the table holds every row; the run failed for some */
+        fflush(stderr);
+        fprintf(stderr, "tstep stability: %d stepper%s failed (rows marked failed)\n", st.failed,
+                st.failed == 1 ? "" : "s");
+        rc = 1;
+    } else if (!rc && stopped)
         rc = cli_stopped(cmd, "the output has the %d stepper%s measured before it", st.ntypes,
                          st.ntypes == 1 ? "" : "s");
     else if (!rc && st.o.plot && !(st.sp.lambda_max > 0.0)) {

@@ -827,6 +827,26 @@ START_TEST(cli_stability_huge_stiffness)
 }
 END_TEST
 
+/* a stepper that returns NaN (the example plugin with its update replaced)
+ * fails its own row, named; the other steppers' rows are kept; exit 1 */
+START_TEST(cli_stability_failed_stepper_keeps_rows)
+{
+    char out[8192], err[8192], cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "sed -e 's/    ts_system_set_y(sys, y);/    for (size_t i = 0; i < m; i++) y[i] = "
+             "0.0 \\/ 0.0;\\n    ts_system_set_y(sys, y);/' -e 's/\"ralston\"/\"nanstep\"/' "
+             "examples/ralston.c > build/nanstep.c && cc -shared -fPIC -Iinclude "
+             "build/nanstep.c -o build/nanstep.so");
+    ck_assert_int_eq(system(cmd), 0);
+    EXPECT("--plugin build/nanstep.so stability --system oscillator --param k=100 --param c=2 "
+           "--stepper rk4,nanstep,midpoint --format csv",
+           1, "nanstep failed");
+    ck_assert_ptr_nonnull(strstr(out, "\nrk4,0.29"));
+    ck_assert_ptr_nonnull(strstr(out, "\nnanstep,nan,nan,nan,nan,nan,nan,nan,nan,0,0,failed,"));
+    ck_assert_ptr_nonnull(strstr(out, "\nmidpoint,0.10"));
+}
+END_TEST
+
 /* --- the map a run iterates: closed forms ------------------------------------------ */
 
 /* Velocity Verlet with its kept force on x'' = -x - 2 zeta x' at step h, the
@@ -969,6 +989,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, cli_stability_csv_test1d);
     tcase_add_test(tc, cli_stability_no_binding_mode);
     tcase_add_test(tc, cli_stability_huge_stiffness);
+    tcase_add_test(tc, cli_stability_failed_stepper_keeps_rows);
     tcase_add_test(tc, cli_region_and_amplification_layout);
     suite_add_tcase(s, tc);
     return s;

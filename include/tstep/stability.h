@@ -252,14 +252,17 @@ typedef enum {
     TS_CRIT_FOUND,     /* bracketed and bisected */
     TS_CRIT_INF,       /* bounded at every dt tried, up to dt_max */
     TS_CRIT_BELOW_MIN, /* unbounded even at dt_min: dt_crit reported as 0 */
-    TS_CRIT_T_LIMITED  /* found, but a run at dt_crit to recheck * T is not
+    TS_CRIT_T_LIMITED, /* found, but a run at dt_crit to recheck * T is not
                           bounded: the limit moves with T (slow growth, no
                           true stable interval, e.g. forward Euler on an
                           undamped oscillator); or, with a finite limit
                           predicted (dt_start), bounded up to dt_max where no
                           run above dt_start had as many steps as the growth
                           test's windows (T too short to show growth: dt_crit
-                          inf is then no verdict) */
+                          inf is then no verdict); always when the prediction
+                          is 0 (ts_stability_study) */
+    TS_CRIT_FAILED     /* the study of this stepper stopped with an error
+                          (the command keeps the other steppers' rows) */
 } ts_crit_kind;
 
 typedef struct {
