@@ -134,11 +134,14 @@ static void stability_help(void)
         "a finite nonzero prediction).  The search starts 1.5 %% below dt_pred with a\n"
         "first factor of 1.03, widened (squared, up to 2) while the bracket does not\n"
         "hold, then bisects geometrically to 0.5 %%; both ends of the bracket are runs.\n"
-        "dt_crit is the stable end.  Finally a run at 0.9 dt_crit to 2 T: if unstable,\n"
-        "the result is t-limited (no true limit: the growth over T sets it, e.g.\n"
-        "forward Euler on an undamped mode, where dt_pred is 0); so is bounded up to\n"
-        "dt = T with a finite limit predicted but no run above the start of 16 steps\n"
-        "or more (T too short to show growth: dt_crit inf is then no verdict).\n"
+        "dt_crit is the stable end.  t-limited (no true limit: the growth over T sets\n"
+        "what runs measure) is one rule: dt_pred is 0 (no stable step on the binding\n"
+        "mode, e.g. forward Euler or midpoint on an undamped mode; dt_crit is then\n"
+        "the largest step bounded over T, 0 when none down to 1e-6 T), or a run at\n"
+        "0.9 dt_crit to 2 T is unstable (made unless the runs are on the linearization\n"
+        "and the bracket holds a finite nonzero dt_pred), or bounded up to dt = T with\n"
+        "a finite limit predicted but no run above the start of 16 steps or more (T\n"
+        "too short to show growth: dt_crit inf is then no verdict).\n"
         "\n");
     printf(
         "Output (one row per stepper; csv with a header row, dat the same columns\n"
@@ -157,7 +160,9 @@ static void stability_help(void)
         "  t_end       T of the runs\n"
         "  steps       steps of the run at dt_crit\n"
         "  runs        runs the search made\n"
-        "  result      found | inf | below-min | t-limited | solver-failed\n"
+        "  result      found | inf | below-min | t-limited | solver-failed | failed\n"
+        "              (failed: the stepper's study stopped with an error, named on\n"
+        "              standard error; the other rows are kept, exit status 1)\n"
         "  stiffest    yes when the binding mode has the largest |lambda| ('-': none)\n"
         "  equation    scalar | second-order: the test equation the radius comes from\n"
         "Standard error gets the state, the spectrum's method and size, and the same\n"
@@ -171,7 +176,11 @@ static void stability_help(void)
         "  --at-dt H       the step of that run (required with --at-time)\n"
         "  --at-stepper I  the stepper of that run (default rk4)\n"
         "  --eig M         auto | dense | arnoldi (default auto)\n"
-        "  --measure M     linearized | run (default linearized)\n"
+        "  --measure M     linearized | run (default linearized)\n");
+    printf(
+        "  --growth-at H   also say, per stepper, what a run at step H shows: the\n"
+        "                  fastest-growing mode's growth per step and per second, its\n"
+        "                  e-folding time, and the factor over the stepper's T\n"
         "  --plot          draw |R(dt lambda)| against dt along each stepper's binding\n"
         "                  mode, with |R| = 1 and each measured dt_crit, in the terminal\n"
         "                  (gnuplot's dumb terminal); without --out the table is then\n"
@@ -382,6 +391,7 @@ typedef struct {
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
     int failed; /* steppers whose study stopped with an error (rows kept) */
+    double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
 } study;
 
 static int parse_bound(const char *cmd, const char *arg, void *to)
@@ -404,7 +414,7 @@ static int stability_options(const char *cmd, int argc, char **argv, study *st, 
         CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o), CLI_POSITIVE("t-end", &st->t_end),
         CLI_CUSTOM("bound", &st->bound, parse_bound), CLI_OPTS_PARAM(o),
         CLI_OPTS_FORMAT(o), CLI_OPTS_OUT(o), CLI_HELP(stability_help), CLI_OPTS_PLOT(o),
-        CLI_POSITIVE("at-time", &st->at_time),
+        CLI_POSITIVE("at-time", &st->at_time), CLI_POSITIVE("growth-at", &st->growth_at),
         CLI_STRING("at-stepper", &st->at_stepper), CLI_POSITIVE("at-dt", &st->at_dt),
         {.name = "eig", .kind = CLI_OPT_CHOICE, .to = &st->eig, .names = eigs,
          .values = eig_values, .says = "one of auto, dense, arnoldi"},
@@ -627,6 +637,68 @@ static void report(const study *st)
         }
 }
 
+/* The mode that grows fastest at step h for one stepper: its growth per
+ * step rho (|R(h lambda)|, or the map's spectral radius), *rate =
+ * ln(rho) / h per second; modes with Re lambda > 0 (the state's own
+ * instabilities) and rigid ones are left out, as in the prediction. */
+static int fastest_growth(const study *st, int i, double h, size_t *mode, double *rho,
+                          double *rate)
+{
+    const ts_spectrum *sp = &st->sp;
+    int second = st->bind[i].second_order;
+    double cut = TS_RIGID_CUT * sp->lambda_max, recut = TS_REAL_ROUNDOFF * sp->lambda_max;
+    *mode = (size_t)-1, *rho = 0.0, *rate = -INFINITY;
+    for (size_t k = 0; k < sp->count; k++) {
+        double re = sp->re[k], im = sp->im[k], g;
+        if (im < 0.0 || !(hypot(re, im) > cut))
+            continue;
+        if (fabs(re) <= recut)
+            re = 0.0;
+        if (re > 0.0)
+            continue;
+        int s = ts_mode_growth(st->types[i], &st->o.solver, second, h * re, h * im, &g);
+        if (s == TS_ERR_NOMEM)
+            return s;
+        if (s)
+            g = INFINITY;
+        if (g > *rho)
+            *rho = g, *mode = k, *rate = log(g) / h;
+    }
+    return TS_OK;
+}
+
+/* --growth-at H: for each stepper, what a run at step H shows: the fastest
+ * growing mode's growth per step and per second, its e-folding time, and
+ * the factor over the stepper's T (so a clean-looking run just past the
+ * limit, of a weakly damped mode that grows slowly, is explained). */
+static int report_growth(const study *st)
+{
+    double h = st->growth_at;
+    for (int i = 0; i < st->ntypes; i++) {
+        size_t k;
+        double rho, rate;
+        int s = fastest_growth(st, i, h, &k, &rho, &rate);
+        if (s)
+            return s;
+        const char *name = st->types[i]->name;
+        if (k == (size_t)-1) {
+            fprintf(stderr, "at dt = %g: %s: no mode to judge\n", h, name);
+        } else if (!(rho > 1.0)) {
+            fprintf(stderr, "at dt = %g: %s: every mode decays or is neutral (largest growth per "
+                            "step %.9g, mode %.6g%+.6gi)\n",
+                    h, name, rho, st->sp.re[k], st->sp.im[k]);
+        } else {
+            double T = st->tend[i];
+            fprintf(stderr, "at dt = %g: %s: mode %.6g%+.6gi grows %.9g per step, %.4g per "
+                            "second (e-folding time %.4g s); over T = %.4g s a factor %.4g%s\n",
+                    h, name, st->sp.re[k], st->sp.im[k], rho, rate, 1.0 / rate, T,
+                    exp(rate * T),
+                    exp(rate * T) < 1.01 ? " (a run of that length looks clean)" : "");
+        }
+    }
+    return TS_OK;
+}
+
 int cmd_stability(int argc, char **argv)
 {
     const char *cmd = "stability";
@@ -651,6 +723,8 @@ int cmd_stability(int argc, char **argv)
         rc = cli_fail(cmd, fail);
     else if (!(rc = write_table(cmd, &st)))
         report(&st);
+    if (!rc && st.growth_at > 0.0 && (fail = report_growth(&st)))
+        rc = cli_fail(cmd, fail);
     if (!rc && st.failed) { /* the table holds every row; the run failed for some */
         fflush(stderr);
         fprintf(stderr, "tstep stability: %d stepper%s failed (rows marked failed)\n", st.failed,

@@ -847,6 +847,27 @@ START_TEST(cli_stability_failed_stepper_keeps_rows)
 }
 END_TEST
 
+/* --growth-at: the fastest mode's growth per step and its e-folding time
+ * against |1 + h lambda| for forward Euler (lambda = -1 + i sqrt 99) */
+START_TEST(cli_stability_growth_at)
+{
+    char out[8192], err[8192];
+    EXPECT("stability --system oscillator --param k=100 --param c=2 --stepper forward-euler,rk4 "
+           "--growth-at 0.021",
+           0, "at dt = 0.021: forward-euler: mode");
+    double h = 0.021, re = 1.0 - h, im = h * sqrt(99.0), rho = hypot(re, im);
+    const char *g = strstr(err, "grows ");
+    ck_assert_ptr_nonnull(g);
+    double got = strtod(g + 6, NULL);
+    ck_assert_msg(fabs(got - rho) <= 1e-8, "growth %.12g, |1 + h lambda| %.12g", got, rho);
+    const char *e = strstr(err, "e-folding time ");
+    ck_assert_ptr_nonnull(e);
+    double tau = strtod(e + strlen("e-folding time "), NULL);
+    ck_assert_double_eq_tol(tau, h / log(rho), 1e-3 * h / log(rho));
+    ck_assert_ptr_nonnull(strstr(err, "at dt = 0.021: rk4: every mode decays"));
+}
+END_TEST
+
 /* --- the map a run iterates: closed forms ------------------------------------------ */
 
 /* Velocity Verlet with its kept force on x'' = -x - 2 zeta x' at step h, the
@@ -990,6 +1011,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, cli_stability_no_binding_mode);
     tcase_add_test(tc, cli_stability_huge_stiffness);
     tcase_add_test(tc, cli_stability_failed_stepper_keeps_rows);
+    tcase_add_test(tc, cli_stability_growth_at);
     tcase_add_test(tc, cli_region_and_amplification_layout);
     suite_add_tcase(s, tc);
     return s;
