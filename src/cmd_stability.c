@@ -131,9 +131,10 @@ static void stability_help(void)
     printf(
         "of 32 periods of the binding mode and 4 / g, g its growth rate ln|R| / h at\n"
         "h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max |lambda| without\n"
-        "a finite nonzero prediction).  The search starts 1.5 %% below dt_pred with a\n"
-        "first factor of 1.03, widened (squared, up to 2) while the bracket does not\n"
-        "hold, then bisects geometrically to 0.5 %%; both ends of the bracket are runs.\n"
+        "a finite nonzero prediction).  The search's bracket starts as [1 - q, 1 + q]\n"
+        "dt_pred with q = 0.245 %%, so a prediction that holds costs two runs; else the\n"
+        "factor is widened (squared, up to 2) until the bracket holds, then bisected\n"
+        "geometrically to 0.5 %%; both ends of the bracket are runs.\n"
         "dt_crit is the stable end.  t-limited (no true limit: the growth over T sets\n"
         "what runs measure) is one rule: dt_pred is 0 (no stable step on the binding\n"
         "mode, e.g. forward Euler or midpoint on an undamped mode; dt_crit is then\n"

@@ -216,9 +216,11 @@ typedef struct {
     double dt_min;  /* smallest dt tried (default T * 1e-6); below: dt_crit 0 */
     double dt_max;  /* largest dt tried (default T, one step); bounded there: inf */
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
-    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2) */
+    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2;
+                       ts_stability_study makes that run itself, only where needed) */
     double first_step; /* the bracket's first factor from dt_start (default 2); squared
-                          after each try, up to 2 (1.03 from a prediction: 1.03, 1.06, ...) */
+                          after each try, up to 2 (from a prediction: just under
+                          1 + rel_tol, so a true prediction closes the search) */
     double rate;    /* w of the perturbation norm (the binding mode's |lambda|; 0: 1) */
     /* the seed: the perturbed run starts from (x0, v0) + a (seed, seed_v),
      * a = seed_size max(1, |x0|_inf) / |seed|_inf (pinned DOFs untouched);
@@ -329,8 +331,11 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
  * (opt->x0 and v0 are set from it), seeded with the binding mode's real
  * vector (x and v parts; the stiffest mode when none binds), rate = its
  * |lambda|, T = opt->t_end or ts_stability_choose_t when that is 0, the
- * search starting 1.5 % below dt_pred with a first factor of 1.03 (T / 1000
- * and 2 without a finite nonzero prediction).  A stepper whose test
+ * search's bracket starting as [1 - q, 1 + q] dt_pred, q = 0.49 rel_tol, so
+ * that a prediction that holds costs two runs (T / 1000 and factor 2
+ * without a finite nonzero prediction); the verdict by one t-limited rule
+ * (prediction 0, or a failed run at 0.9 dt_crit to recheck * T, skipped on
+ * the linearization when the bracket holds the prediction).  A stepper whose test
  * equation is refused (TS_ERR_UNSUPPORTED) gets no_prediction = 1, dt_pred
  * NAN, and is still measured. */
 typedef struct {
