@@ -10,13 +10,15 @@
  *
  * The command runs from the repository root (standard output and error
  * together).  Each following line is `PATTERN | FIGURE FIGURE ...`: some line
- * of the output that holds PATTERN (`*`: any line) must hold every FIGURE.
+ * of the output that starts with PATTERN (after its indentation; `*`: any
+ * line) must hold every FIGURE.
  * A numeric figure is held when a number on that line, rounded to the
  * figure's printed precision (its last written digit), equals it: 2.513
  * holds 2.51275, 4.435e-3 holds 0.00443523, 733 holds 733; anything else is
- * a word that must appear as written.  Each figure must also be written in
- * the document within the TS_DOCS_WINDOW lines above the block, so the text
- * a reader sees is the text checked. */
+ * a word that must appear as written (a result such as `found`).  Each
+ * numeric figure must also be written in the document within the
+ * TS_DOCS_WINDOW lines above the block, so the text a reader sees is the
+ * text checked. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <glob.h>
@@ -91,24 +93,26 @@ static int check_expect(const char *out, char *expect, char *msg, size_t size)
             size_t len = strcspn(l, "\n");
             char line[2048];
             snprintf(line, sizeof line, "%.*s", (int)(len < 2047 ? len : 2047), l);
-            if ((any || strstr(line, pattern)) && line_holds(line, fig))
+            const char *start = line + strspn(line, " \t");
+            if ((any || strncmp(start, pattern, strlen(pattern)) == 0) && line_holds(line, fig))
                 found = 1;
         }
         if (!found)
-            return snprintf(msg, size, "no output line with \"%s\" holds %s", pattern, fig), 1;
+            return snprintf(msg, size, "no output line starting \"%s\" holds %s", pattern, fig), 1;
     }
     return 0;
 }
 
-/* 1 when every figure of an expectation line is written in text[] */
+/* 1 when every numeric figure of an expectation line is written in text[] */
 static int figures_written(const char *text, const char *expect, char *msg, size_t size)
 {
     const char *bar = strchr(expect, '|');
     char figs[1024];
     snprintf(figs, sizeof figs, "%s", bar ? bar + 1 : "");
     char *save = NULL;
+    double value;
     for (char *fig = strtok_r(figs, " \t\n", &save); fig; fig = strtok_r(NULL, " \t\n", &save))
-        if (!strstr(text, fig))
+        if (figure_half_ulp(fig, &value) > 0.0 && !strstr(text, fig))
             return snprintf(msg, size, "%s is checked but not written above the block", fig), 0;
     return 1;
 }
