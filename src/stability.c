@@ -1032,6 +1032,76 @@ static double ls_slope(const double *y, int n)
     return sxx > 0.0 ? sxy / sxx : 0.0;
 }
 
+/* Add the seed to pert's free degrees of freedom: the given mode (x and v
+ * parts), or a fixed pseudo-random direction, scaled to opt->seed_size *
+ * max(1, |x|_inf) in |x|_inf.  dir: 2n + 1 doubles of scratch. */
+static void seed_perturbation(ts_system *pert, const ts_stability_options *opt, double *dir)
+{
+    size_t n = pert->n;
+    int order2 = pert->order == 2;
+    if (opt->seed) {
+        ts_vec_copy(n, opt->seed, dir);
+        if (opt->seed_v && order2)
+            ts_vec_copy(n, opt->seed_v, dir + n);
+    } else {
+        ts_fill_pseudo_random(n, 777u, dir);
+    }
+    double sn = ts_vec_norm_inf(n, dir);
+    if (!(sn > 0.0) && order2)
+        sn = ts_vec_norm_inf(n, dir + n) / fmax(opt->rate, 1.0);
+    double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!pert->pinned || !pert->pinned[i]) {
+            pert->x[i] += a * dir[i];
+            if (order2)
+                pert->v[i] += a * dir[n + i];
+        }
+}
+
+/* Sustained growth over the windows' maxima: the last window above every
+ * window of the first half by more than 1 % and above |d(0)|, and
+ * ln(window max) rising over the second half (least squares). */
+static int sustained_growth(const double *wmax, int nw, double d0)
+{
+    double first = 0.0, lg[TS_STABILITY_WINDOWS / 2];
+    for (int j = 0; j < nw / 2; j++)
+        first = fmax(first, wmax[j]);
+    for (int j = 0; j < nw / 2; j++)
+        lg[j] = log(wmax[nw / 2 + j]);
+    return wmax[nw - 1] > 1.01 * first && wmax[nw - 1] > d0 && ls_slope(lg, nw / 2) > 0.0;
+}
+
+/* The two runs in lockstep, nsteps steps of dt to t0 + T: the window
+ * maxima of |d| into wmax; *status the failing status (a step's, or
+ * TS_ERR_DIVERGED past the bound).  Returns nonzero only when stopped. */
+static int run_windows(ts_system *base, ts_stepper *sb, ts_system *pert, ts_stepper *sq,
+                       const ts_stability_options *opt, double t_end, double dt, long nsteps,
+                       double d0, double w, double *wmax, int *status)
+{
+    int nw = TS_STABILITY_WINDOWS;
+    for (long k = 1; k <= nsteps; k++) {
+        double t = opt->t0 + (double)(k - 1) * dt,
+               h = k == nsteps ? opt->t0 + t_end - t : dt;
+        if (ts_stop_signal) /* see tstep/run.h */
+            return ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
+        int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
+        if (!r)
+            r = ts_stepper_step(sq, pert, t, h);
+        if (r == TS_ERR_INTERRUPTED) /* stopped inside a step: no verdict */
+            return r;
+        double d = r ? NAN : pert_norm(pert, base, w);
+        if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
+            r = TS_ERR_DIVERGED;
+        if (r) {
+            *status = r;
+            return TS_OK;
+        }
+        int j = (int)((k - 1) * nw / nsteps);
+        wmax[j] = fmax(wmax[j], d);
+    }
+    return TS_OK;
+}
+
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
                          const ts_stability_options *opt, double t_end, double dt,
@@ -1055,32 +1125,11 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
     int s = opt->linearized ? TS_OK : open_run(stype, params, type, sopt, opt, &base, &sb);
     if (!s)
         s = open_run(stype, params, type, sopt, opt, &pert, &sq);
+    if (!s && !(dir = calloc(2 * pert->n + 1, sizeof *dir)))
+        s = ts_error(TS_ERR_NOMEM, "stability run");
     if (s)
         goto done;
-    size_t n = pert->n;
-    int order2 = pert->order == 2;
-    /* the seed: the given mode, or a fixed pseudo-random direction */
-    if (!(dir = calloc(2 * n + 1, sizeof *dir))) {
-        s = ts_error(TS_ERR_NOMEM, "stability run");
-        goto done;
-    }
-    if (opt->seed) {
-        ts_vec_copy(n, opt->seed, dir);
-        if (opt->seed_v && order2)
-            ts_vec_copy(n, opt->seed_v, dir + n);
-    } else {
-        ts_fill_pseudo_random(n, 777u, dir);
-    }
-    double sn = ts_vec_norm_inf(n, dir);
-    if (!(sn > 0.0) && order2)
-        sn = ts_vec_norm_inf(n, dir + n) / fmax(opt->rate, 1.0);
-    double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (!pert->pinned || !pert->pinned[i]) {
-            pert->x[i] += a * dir[i];
-            if (order2)
-                pert->v[i] += a * dir[n + i];
-        }
+    seed_perturbation(pert, opt, dir);
     double w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
     double d0 = pert_norm(pert, base, w);
     if (!(d0 > 0.0)) {
@@ -1088,47 +1137,14 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                                    "freedom");
         goto done;
     }
-    /* window maxima of the perturbation's norm */
     double wmax[TS_STABILITY_WINDOWS] = {0};
-    int nw = TS_STABILITY_WINDOWS;
-    for (long k = 1; k <= nsteps; k++) {
-        double t = opt->t0 + (double)(k - 1) * dt,
-               h = k == nsteps ? opt->t0 + t_end - t : dt;
-        if (ts_stop_signal) { /* see tstep/run.h */
-            s = ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
-            goto done;
-        }
-        int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
-        if (!r)
-            r = ts_stepper_step(sq, pert, t, h);
-        if (r == TS_ERR_INTERRUPTED) { /* stopped inside a step: no verdict */
-            s = r;
-            goto done;
-        }
-        double d = r ? NAN : pert_norm(pert, base, w);
-        if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
-            r = TS_ERR_DIVERGED;
-        if (r) {
-            *status = r;
-            goto done;
-        }
-        int j = (int)((k - 1) * nw / nsteps);
-        wmax[j] = fmax(wmax[j], d);
-    }
-    if (nsteps >= nw) {
-        /* sustained growth: the last window above every window of the first
-         * half by more than 1 %, and ln(window max) rising over the second half */
-        double first = 0.0, lg[TS_STABILITY_WINDOWS / 2];
-        for (int j = 0; j < nw / 2; j++)
-            first = fmax(first, wmax[j]);
-        for (int j = 0; j < nw / 2; j++)
-            lg[j] = log(wmax[nw / 2 + j]);
-        if (wmax[nw - 1] > 1.01 * first && wmax[nw - 1] > d0 && ls_slope(lg, nw / 2) > 0.0) {
-            *status = TS_ERR_DIVERGED;
-            goto done;
-        }
-    }
-    *bounded = 1;
+    s = run_windows(base, sb, pert, sq, opt, t_end, dt, nsteps, d0, w, wmax, status);
+    if (s || *status)
+        goto done;
+    if (nsteps >= TS_STABILITY_WINDOWS && sustained_growth(wmax, TS_STABILITY_WINDOWS, d0))
+        *status = TS_ERR_DIVERGED;
+    else
+        *bounded = 1;
 done:
     free(dir);
     ts_stepper_free(sb);
@@ -1170,82 +1186,116 @@ static int trial(const ts_system_type *stype, const ts_params *params,
                                 steps);
 }
 
+/* What a search needs at hand: the problem, its options and T. */
+typedef struct {
+    const ts_system_type *stype;
+    const ts_params *params;
+    const ts_stepper_type *type;
+    const ts_solver_options *sopt;
+    const ts_stability_options *opt;
+    double T, dt_min, dt_max, dt_start;
+} search;
+
+static int search_trial(const search *q, double dt, ts_stability_result *res, int *b, int *st,
+                        long *steps)
+{
+    return trial(q->stype, q->params, q->type, q->sopt, q->opt, q->T, dt, res, b, st, steps);
+}
+
+/* From a bounded start lo: multiply by f (squared each time, up to 2) until
+ * a run is not bounded (*hi); 1 when the search ended at dt_max instead
+ * (res filled: inf, or t-limited where a finite limit was predicted but no
+ * run above the start was long enough to show growth). */
+static int bracket_up(const search *q, double f, double *lo, double *hi, long *lo_steps,
+                      int *st, ts_stability_result *res, int *done)
+{
+    long steps = *lo_steps;
+    double lo_long = steps >= TS_STABILITY_WINDOWS ? *lo : 0.0; /* long enough for the test */
+    int b, s;
+    *done = 0;
+    for (;;) {
+        if (*lo >= q->dt_max) {
+            int predicted = isfinite(q->dt_start) && q->dt_start > 0.0;
+            res->kind = predicted && !(lo_long > q->dt_start) ? TS_CRIT_T_LIMITED : TS_CRIT_INF;
+            res->dt_crit = res->dt_fail = INFINITY;
+            res->steps = *lo_steps;
+            *done = 1;
+            return TS_OK;
+        }
+        *hi = fmin(f * *lo, q->dt_max);
+        f = fmin(f * f, 2.0);
+        if ((s = search_trial(q, *hi, res, &b, st, &steps)))
+            return s;
+        if (!b)
+            return TS_OK;
+        *lo = *hi, *lo_steps = steps;
+        if (steps >= TS_STABILITY_WINDOWS)
+            lo_long = *hi;
+    }
+}
+
+/* From an unbounded start hi: divide by f (squared each time, up to 2)
+ * until a run is bounded (*lo); *done when none is down to dt_min
+ * (below-min, dt_crit 0). */
+static int bracket_down(const search *q, double f, double *lo, double *hi, long *lo_steps,
+                        int *st, ts_stability_result *res, int *done)
+{
+    *done = 0;
+    for (;;) {
+        if (*hi <= q->dt_min) {
+            res->kind = TS_CRIT_BELOW_MIN;
+            res->dt_crit = 0.0;
+            res->dt_fail = *hi;
+            res->fail_status = *st;
+            *done = 1;
+            return TS_OK;
+        }
+        *lo = fmax(*hi / f, q->dt_min);
+        f = fmin(f * f, 2.0);
+        int lb, lst, s;
+        long steps;
+        if ((s = search_trial(q, *lo, res, &lb, &lst, &steps)))
+            return s;
+        if (lb) {
+            *lo_steps = steps;
+            return TS_OK;
+        }
+        *hi = *lo, *st = lst;
+    }
+}
+
 int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
                          const ts_stability_options *opt, double dt_start,
                          ts_stability_result *res)
 {
-    double T = opt->t_end;
-    double dt_min = opt->dt_min > 0.0 ? opt->dt_min : 1e-6 * T;
-    double dt_max = opt->dt_max > 0.0 ? opt->dt_max : T;
+    search q = {stype, params, type, sopt, opt, opt->t_end,
+                opt->dt_min > 0.0 ? opt->dt_min : 1e-6 * opt->t_end,
+                opt->dt_max > 0.0 ? opt->dt_max : opt->t_end, dt_start};
     *res = (ts_stability_result){.dt_crit = NAN, .dt_fail = NAN, .kind = TS_CRIT_FOUND};
-    if (!(T > 0.0) || !(dt_min <= dt_max) || !(opt->bound > 0.0) || !(opt->rel_tol > 0.0))
+    if (!(q.T > 0.0) || !(q.dt_min <= q.dt_max) || !(opt->bound > 0.0) || !(opt->rel_tol > 0.0))
         return ts_error(TS_ERR_INPUT, "stability: need T > 0, bound > 0, rel_tol > 0 and "
                                       "dt_min <= dt_max");
-    double dt = isfinite(dt_start) && dt_start > 0.0 ? dt_start : 1e-3 * T;
-    dt = fmin(fmax(dt, dt_min), dt_max);
-    double lo, hi;
+    double dt = isfinite(dt_start) && dt_start > 0.0 ? dt_start : 1e-3 * q.T;
+    dt = fmin(fmax(dt, q.dt_min), q.dt_max);
+    double lo = dt, hi = dt;
     long steps, lo_steps = 0;
-    int b, st, s;
+    int b, st, s, done;
     /* the bracket's first factor (opt->first_step), squared after each try up to 2 */
     double f = opt->first_step > 1.0 ? fmin(opt->first_step, 2.0) : 2.0;
-    if ((s = trial(stype, params, type, sopt, opt, T, dt, res, &b, &st, &steps)))
+    if ((s = search_trial(&q, dt, res, &b, &st, &steps)))
         return s;
-    if (b) { /* bracket upward */
-        lo = dt, lo_steps = steps;
-        /* the largest bounded dt whose run was long enough for the growth
-         * test (its windows), 0 if none */
-        double lo_long = steps >= TS_STABILITY_WINDOWS ? dt : 0.0;
-        for (;;) {
-            if (lo >= dt_max) {
-                /* bounded up to dt_max; but where a finite limit is
-                 * predicted (dt_start) and no run above the start was long
-                 * enough to show growth (T too short), there is no verdict
-                 * of inf */
-                int predicted = isfinite(dt_start) && dt_start > 0.0;
-                res->kind = predicted && !(lo_long > dt_start) ? TS_CRIT_T_LIMITED
-                                                              : TS_CRIT_INF;
-                res->dt_crit = res->dt_fail = INFINITY;
-                res->steps = lo_steps;
-                return TS_OK;
-            }
-            hi = fmin(f * lo, dt_max);
-            f = fmin(f * f, 2.0);
-            if ((s = trial(stype, params, type, sopt, opt, T, hi, res, &b, &st, &steps)))
-                return s;
-            if (!b)
-                break;
-            lo = hi, lo_steps = steps;
-            if (steps >= TS_STABILITY_WINDOWS)
-                lo_long = hi;
-        }
-    } else { /* bracket downward */
-        hi = dt;
-        for (;;) {
-            if (hi <= dt_min) {
-                res->kind = TS_CRIT_BELOW_MIN;
-                res->dt_crit = 0.0;
-                res->dt_fail = hi;
-                res->fail_status = st;
-                return TS_OK;
-            }
-            lo = fmax(hi / f, dt_min);
-            f = fmin(f * f, 2.0);
-            int lb, lst;
-            if ((s = trial(stype, params, type, sopt, opt, T, lo, res, &lb, &lst, &steps)))
-                return s;
-            if (lb) {
-                lo_steps = steps;
-                break;
-            }
-            hi = lo, st = lst;
-        }
-    }
+    if (b)
+        lo_steps = steps, s = bracket_up(&q, f, &lo, &hi, &lo_steps, &st, res, &done);
+    else
+        s = bracket_down(&q, f, &lo, &hi, &lo_steps, &st, res, &done);
+    if (s || done)
+        return s;
     res->fail_status = st;
     while (hi > lo * (1.0 + opt->rel_tol)) {
         double mid = lo * sqrt(hi / lo); /* not sqrt(lo * hi): that underflows below 1e-154 */
         int mst;
-        if ((s = trial(stype, params, type, sopt, opt, T, mid, res, &b, &mst, &steps)))
+        if ((s = search_trial(&q, mid, res, &b, &mst, &steps)))
             return s;
         if (b)
             lo = mid, lo_steps = steps;
@@ -1257,8 +1307,8 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
     res->steps = lo_steps;
     if (opt->recheck > 1.0) {
         /* a true limit holds for longer runs a little below it; a T-limited one moves */
-        if ((s = trial(stype, params, type, sopt, opt, opt->recheck * T, 0.9 * lo, res, &b, &st,
-                       &steps)))
+        if ((s = trial(stype, params, type, sopt, opt, opt->recheck * q.T, 0.9 * lo, res, &b,
+                       &st, &steps)))
             return s;
         if (!b)
             res->kind = TS_CRIT_T_LIMITED;
