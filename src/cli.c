@@ -436,6 +436,7 @@ int cli_parse_format_opt(const char *cmd, const char *arg, void *common)
         (f == CLI_FORMAT_JSON && !o->json_ok))
         return cli_usage_error(cmd, "--format: %s writes %s, not %s", cmd, writes, arg);
     o->format = f;
+    o->format_given = 1;
     return 0;
 }
 

@@ -104,6 +104,7 @@ typedef struct {
     const char *system, *steppers, *out;
     cli_param_list params;
     cli_format format;
+    int format_given; /* --format was given (else `run` follows --out's extension) */
     int frames_ok; /* --format frames allowed for this command */
     int json_ok;   /* --format json allowed (set after cli_common_init) */
     int plot;

@@ -470,7 +470,9 @@ static void help(void)
            "  --out FILE        write to FILE (default: standard output)\n"
            "  --every N         write every N-th step (default 1; the last step always)\n"
            "  --format dat|csv  dat: space-separated under a '#' header (default);\n"
-           "                    csv: comma-separated with a header row\n"
+           "                    csv: comma-separated with a header row.  Without\n"
+           "                    --format, --out FILE ending in .csv writes csv and in\n"
+           "                    .npy npy, as --diagnostics and --error follow theirs\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
            "                    grids have a blank line after each row so splot draws a\n"
@@ -656,6 +658,13 @@ static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *
         r->steps = s < 1 ? 1 : (long)s;
         ro->t_end = r->t_end;
     }
+    /* one rule with --diagnostics and --error: without --format, the output
+     * follows its file's extension (.csv, .npy; else dat) */
+    size_t len = o->out ? strlen(o->out) : 0;
+    if (!o->format_given && len >= 4 && strcmp(o->out + len - 4, ".csv") == 0)
+        o->format = CLI_FORMAT_CSV;
+    else if (!o->format_given && len >= 4 && strcmp(o->out + len - 4, ".npy") == 0)
+        o->format = CLI_FORMAT_NPY;
     r->traj = o->out || (!o->plot && !r->live); /* the trajectory is written */
     return (*rc = check_run_options(cmd, r)) != 0;
 }
