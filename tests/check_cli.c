@@ -225,6 +225,17 @@ START_TEST(run_out_follows_extension)
 }
 END_TEST
 
+/* sweep --levels 1: one step size, said as such (no range, no order) */
+START_TEST(sweep_levels_one_header)
+{
+    char out[8192], err[8192];
+    EXPECT("sweep --system oscillator --stepper rk4 --levels 1", 0,
+           "one dt per stepper (--levels 1: no observed order");
+    ck_assert_ptr_null(strstr(err, "down by"));
+    ck_assert_ptr_null(strstr(err, ".. "));
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -236,6 +247,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, list_shows_every_stepper_and_system);
     tcase_add_test(tc, run_csv_trajectory);
     tcase_add_test(tc, run_out_follows_extension);
+    tcase_add_test(tc, sweep_levels_one_header);
     tcase_add_test(tc, run_stats_columns);
     tcase_add_test(tc, run_divergence_exit_1);
     tcase_add_test(tc, sweep_orders);
