@@ -1322,8 +1322,10 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
  * - t-limited: no true stable step exists, the limit measured is set by T.
  *   That is so when the prediction is 0 (no stable step on the binding mode:
  *   forward Euler, midpoint on an undamped mode), whether runs found a
- *   bounded dt over T (dt_crit > 0) or not even at dt_min (dt_crit 0); and
- *   when a run at 0.9 dt_crit over recheck * T is not bounded.
+ *   bounded dt over T (dt_crit > 0) or not even at dt_min (dt_crit 0); on
+ *   the system itself (not the linearization) when no step down to dt_min
+ *   is bounded; and when a run at 0.9 dt_crit over recheck * T is not
+ *   bounded.
  * That longer run is skipped where it cannot change the verdict: runs on the
  *   linearization (the prediction's own equation) whose bracket holds a
  *   finite nonzero prediction, which is then a true limit of that equation. */
@@ -1333,6 +1335,14 @@ static int study_verdict(const ts_system_type *stype, const ts_params *params,
                          ts_stability_result *res)
 {
     if (b->dt_pred == 0.0 && (res->kind == TS_CRIT_BELOW_MIN || res->kind == TS_CRIT_FOUND)) {
+        res->kind = TS_CRIT_T_LIMITED;
+        return TS_OK;
+    }
+    /* on the system itself the state moves away from the prediction's: no
+     * bounded step over T down to dt_min means modes it reaches have no
+     * stable step for this stepper (forward Euler on the swinging string's
+     * undamped transverse modes); a shorter T finds the early limit */
+    if (!so->linearized && res->kind == TS_CRIT_BELOW_MIN) {
         res->kind = TS_CRIT_T_LIMITED;
         return TS_OK;
     }
