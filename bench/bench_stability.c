@@ -65,8 +65,8 @@ static int bench_system(FILE *csv, const char *system_args, const char *label)
              TSTEP " stability %s --stepper forward-euler --format csv "
                    "--out build/bench/stability-row.csv 2>/dev/null",
              system_args);
-    if (timed(cmd, &cpu_stab) != 0 || !read_row("build/bench/stability-row.csv", &dt_crit, &t_end) ||
-        !(dt_crit > 0.0)) {
+    const char *row = "build/bench/stability-row.csv";
+    if (timed(cmd, &cpu_stab) != 0 || !read_row(row, &dt_crit, &t_end) || !(dt_crit > 0.0)) {
         fprintf(stderr, "bench_stability: %s: no measured limit\n", label);
         return 1;
     }

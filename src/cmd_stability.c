@@ -823,11 +823,12 @@ static int table_factor(const ts_stepper_type *type, const ts_solver_options *op
         *r_re = *r_im = m.degree == 0 ? INFINITY : NAN;
         return s;
     }
-    int k = 0;
-    for (int j = 1; j < m.degree; j++)
-        if (hypot(m.re[j], m.im[j]) > hypot(m.re[k], m.im[k]) * (1.0 + 1e-12) ||
-            (hypot(m.re[j], m.im[j]) >= hypot(m.re[k], m.im[k]) * (1.0 - 1e-12) && m.im[j] > m.im[k]))
+    int k = 0; /* the largest modulus; of a conjugate pair, the one with im >= 0 */
+    for (int j = 1; j < m.degree; j++) {
+        double a = hypot(m.re[j], m.im[j]), b = hypot(m.re[k], m.im[k]);
+        if (a > b * (1.0 + 1e-12) || (a >= b * (1.0 - 1e-12) && m.im[j] > m.im[k]))
             k = j;
+    }
     *r_re = m.re[k], *r_im = m.im[k];
     return TS_OK;
 }

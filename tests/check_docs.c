@@ -223,9 +223,11 @@ START_TEST(docs_check_fails_on_changed_figure)
         const char *text;
         int bad;
     } cases[] = {
-        {"# T\n\nThe limit is 2.513.\n\n<!-- check: printf 'heun3 2.51275\\n'\nheun3 | 2.513\n-->\n",
+        {"# T\n\nThe limit is 2.513.\n\n"
+         "<!-- check: printf 'heun3 2.51275\\n'\nheun3 | 2.513\n-->\n",
          0},
-        {"# T\n\nThe limit is 2.511.\n\n<!-- check: printf 'heun3 2.51275\\n'\nheun3 | 2.511\n-->\n",
+        {"# T\n\nThe limit is 2.511.\n\n"
+         "<!-- check: printf 'heun3 2.51275\\n'\nheun3 | 2.511\n-->\n",
          1},
         {"# T\n\nThe limit is 2.5.\n\n<!-- check: printf 'heun3 2.51275\\n'\nheun3 | 2.513\n-->\n",
          1},

@@ -642,7 +642,8 @@ START_TEST(cli_rtol_achieved_accuracy)
     ck_assert_int_eq(sscanf(last, "%lf,%lf,%lf", &t, &x, &v), 3);
     ck_assert_double_eq(t, 10.0);
     double ex = cos(10.0), ev = -sin(10.0);
-    double want = fmax(fabs(x - ex) / (1e-8 + 1e-8 * fabs(ex)), fabs(v - ev) / (1e-8 + 1e-8 * fabs(ev)));
+    double want = fmax(fabs(x - ex) / (1e-8 + 1e-8 * fabs(ex)),
+                       fabs(v - ev) / (1e-8 + 1e-8 * fabs(ev)));
     const char *a = strstr(err, "achieved/requested ");
     ck_assert_msg(a != NULL, "no achieved accuracy: %s", err);
     double got = strtod(a + strlen("achieved/requested "), NULL);
