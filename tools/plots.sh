@@ -29,9 +29,14 @@ rm -f "$out"/*.png "$out"/*.svg "$out"/*.gif  # figures of an earlier run
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 section() { printf '\n== %s\n' "$*" >&2; }
-run() { # echo the command, then run it
+run() { # echo the command, then run it; say its wall time when 2 s or more
     echo "\$ $*" | sed "s|$data|\$DATA|g" >&2
+    t0=$(date +%s)
     "$@"
+    rc=$?
+    t1=$(date +%s)
+    [ $((t1 - t0)) -lt 2 ] || echo "   ($((t1 - t0)) s)" >&2
+    return $rc
 }
 # a run that may legitimately fail (diverge): keep what it wrote
 run_may_fail() {
