@@ -1318,6 +1318,26 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
 
 /* --- prediction and measurement of one stepper ------------------------------------- */
 
+/* The bracket's upper end (1 + p) dt_pred: p = q, unless the binding mode
+ * would grow less than e^0.15 over T there (a weakly damped mode whose T is
+ * capped: the sustained-growth test could not see it, and a bounded run
+ * past the limit would push the bracket above it); then p is doubled until
+ * it would, up to 10 %. */
+static double upper_excess(const ts_stepper_type *type, const ts_solver_options *sopt,
+                           const ts_binding *b, double T, double q)
+{
+    double p = q;
+    if (!(isfinite(b->dt_pred) && b->dt_pred > 0.0))
+        return p;
+    for (; p < 0.1; p *= 2.0) {
+        double h = (1.0 + p) * b->dt_pred, rho;
+        if (ts_mode_growth(type, sopt, b->second_order, h * b->re, h * b->im, &rho) ||
+            !(log(rho) / h * T < 0.15))
+            break;
+    }
+    return fmin(p, 0.1);
+}
+
 /* The verdict of a study, one rule for every stepper:
  * - t-limited: no true stable step exists, the limit measured is set by T.
  *   That is so when the prediction is 0 (no stable step on the binding mode:
@@ -1410,7 +1430,7 @@ int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_
      * prediction; T / 1000 with factor 2 without a finite nonzero one. */
     int start = isfinite(b->dt_pred) && b->dt_pred > 0.0;
     double q = 0.49 * so.rel_tol;
-    so.first_step = start ? (1.0 + q) / (1.0 - q) : 2.0;
+    so.first_step = start ? (1.0 + upper_excess(type, sopt, b, so.t_end, q)) / (1.0 - q) : 2.0;
     so.recheck = 0.0; /* study_verdict decides whether the longer run is needed */
     s = ts_stability_measure(stype, params, type, sopt, &so, start ? (1.0 - q) * b->dt_pred : NAN,
                              &out->result);
