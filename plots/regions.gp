@@ -25,7 +25,7 @@ do for [i = 1:n] {
 }
 cols = n <= 4 ? n : (n <= 6 ? 3 : 4)
 rows = (n + cols - 1) / cols
-set multiplot layout rows, cols title 'stability regions: where one step does not grow, |R(z)| <= 1, z = h{/Symbol l}'
+set multiplot layout rows, cols title "stability regions: where a step does not grow, |R(z)| <= 1, z = h{/Symbol l}\n(symplectic Euler, Verlet: the oscillator's map at h{/Symbol w} = |z|, {/Symbol z} = -Re z/|z|; Verlet, BDF2: the map a run iterates)"
 set view map
 set size ratio -1
 set xrange [remin:remax]

@@ -5,22 +5,29 @@
 #   amplification.dat   build/tstep amplification --stepper all --z-max 4 \
 #                           --out build/plots/data/amplification.dat
 #                       columns 1 stepper, 2 z = hk, 5 |R|; a block per stepper
-#   stability-test1d.dat  build/tstep stability --system test1d --param k=10 \
-#                           --stepper all --out build/plots/data/stability-test1d.dat
-#                       columns 1 stepper, 2 dt_crit, 7 lambda_re, 8 lambda_im
+#   stability-damped.dat  build/tstep stability --system oscillator --param k=100 \
+#                           --param c=20 --stepper all \
+#                           --out build/plots/data/stability-damped.dat
+#                       columns 1 stepper, 2 dt_crit, 7 lambda_re, 8 lambda_im:
+#                       the critically damped oscillator (lambda = -10 twice), the
+#                       equation every curve is drawn on: x' = -k x for a stepper
+#                       judged on the scalar equation, x'' = -w^2 x - 2 w x' (zeta = 1)
+#                       for a partitioned one (symplectic Euler, Verlet), whose
+#                       markers then sit on their own curves (0.828 and 0.472)
 #   region.dat          build/tstep region --stepper all --re-min -5 --re-max 3 \
 #                           --im-min -4 --im-max 4 --out build/plots/data/region.dat
 #                       columns 2 Re z, 3 Im z, 4 |R|; a grid block per stepper
 # Left: |R(hk)| of one step on x' = -k x, the line |R| = 1, and at each
-# stepper's measured dt_crit (on test1d, k = 10) a mark at hk = dt_crit |lambda|:
+# stepper's measured dt_crit (critically damped oscillator, |lambda| = 10) a
+# mark at hk = dt_crit |lambda|:
 # the marks sit where the curves cross |R| = 1.  Right: the boundary |R| = 1
 # of each stepper's stability region in z = h lambda, and the measured
 # -dt_crit |lambda| on the negative real axis.
 # Writes OUTDIR/stability.png (or .svg); see plots/style.gp.
-call 'style.gp' 'stability' 1500 620
+call 'style.gp' 'stability' 1500 820
 
 amp = datadir.'/amplification.dat'
-crit = datadir.'/stability-test1d.dat'
+crit = datadir.'/stability-damped.dat'
 reg = datadir.'/region.dat'
 stats amp using 2 nooutput
 n = STATS_blocks
@@ -44,10 +51,10 @@ key(i) = dtc[i] == dtc[i] ? \
      sprintf('%s: dt_{crit} = %.4g (h|{/Symbol l}| = %.3f)', name[i], dtc[i], hkc[i])) : \
     name[i]
 
-set multiplot layout 1, 2 title sprintf('Stability: measured by running each stepper (test1d, |{/Symbol l}| = %g)', lam)
+set multiplot layout 1, 2 title sprintf('Stability: measured by running each stepper (critically damped oscillator, {/Symbol l} = -%g twice)', lam)
 
 # --- left: amplification ----------------------------------------------------
-set title 'one-step amplification on x'' = -k x'
+set title "growth per step on x' = -k x (symplectic Euler, Verlet: x'' = -k x - 2{/Symbol \326}k x';\nVerlet, BDF2: the map a run iterates)"
 set xlabel 'hk'
 set ylabel '|R(-hk)| = |x_1 / x_0|'
 set xrange [0:zmax]
@@ -56,7 +63,8 @@ set x2range [0:zmax / lam]
 set x2tics
 set xtics nomirror
 set x2label sprintf('dt for |{/Symbol l}| = %g', lam)
-set key top left Left reverse font ',10' width -3
+# the key below the panel, outside the data
+set key outside below center Left reverse font ',9' maxcols 2 width -2
 set arrow 1 from 0, 1 to zmax, 1 nohead lw 1.5 lc rgb '#202020' dt 2 front
 set label 1 '|R| = 1' at zmax * 0.98, 1.07 right front
 plot for [i = 1:n] amp index (i-1) using 2:5 with lines lw stepper_lw(i, n) \
@@ -102,7 +110,7 @@ set xrange [STATS_min_x:STATS_max_x]
 set yrange [STATS_min_y:STATS_max_y]
 set xzeroaxis lt 1 lc rgb '#808080'
 set yzeroaxis lt 1 lc rgb '#808080'
-set key outside right top Left reverse font ',10' width -2
+set key outside right top vertical Left reverse font ',10' width -2 maxcols auto maxrows auto
 cmd = 'plot'
 do for [i = 1:n] {
     if (!partial[i]) {

@@ -192,6 +192,50 @@ START_TEST(sweep_dat_blocks)
 }
 END_TEST
 
+/* run --out follows its file's extension without --format (.csv, .npy),
+ * as --diagnostics does; --format wins when given */
+START_TEST(run_out_follows_extension)
+{
+    char out[4096], err[4096], text[256];
+    static const struct {
+        const char *args, *start;
+    } cases[] = {
+        {"--out build/ext_test.csv", "t,x0,v0,energy"},
+        {"--out build/ext_test.npy", "\x93NUMPY"},
+        {"--out build/ext_test.dat", "# t x0 v0 energy"},
+        {"--out build/ext_test.csv --format dat", "# t x0 v0 energy"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char args[512];
+        snprintf(args, sizeof args, "run --system oscillator --stepper rk4 --dt 0.1 --steps 2 %s",
+                 cases[k].args);
+        EXPECT(args, 0, NULL);
+        const char *path = strstr(cases[k].args, "build/");
+        char file[64];
+        sscanf(path, "%63s", file);
+        FILE *f = fopen(file, "rb");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = '\0';
+        fclose(f);
+        remove(file);
+        ck_assert_msg(strncmp(text, cases[k].start, strlen(cases[k].start)) == 0,
+                      "%s: starts '%.20s'", cases[k].args, text);
+    }
+}
+END_TEST
+
+/* sweep --levels 1: one step size, said as such (no range, no order) */
+START_TEST(sweep_levels_one_header)
+{
+    char out[8192], err[8192];
+    EXPECT("sweep --system oscillator --stepper rk4 --levels 1", 0,
+           "one dt per stepper (--levels 1: no observed order");
+    ck_assert_ptr_null(strstr(err, "down by"));
+    ck_assert_ptr_null(strstr(err, ".. "));
+}
+END_TEST
+
 Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -202,6 +246,8 @@ Suite *cli_suite(void)
     tcase_add_test(tc, help_for_every_command);
     tcase_add_test(tc, list_shows_every_stepper_and_system);
     tcase_add_test(tc, run_csv_trajectory);
+    tcase_add_test(tc, run_out_follows_extension);
+    tcase_add_test(tc, sweep_levels_one_header);
     tcase_add_test(tc, run_stats_columns);
     tcase_add_test(tc, run_divergence_exit_1);
     tcase_add_test(tc, sweep_orders);

@@ -36,7 +36,7 @@ static const struct {
     {"springs", springs_suite},     {"butcher", butcher_suite},
     {"jacobian", jacobian_suite},   {"linalg", linalg_suite},
     {"backward-euler-opt", opt_suite}, {"memory", memory_suite},
-    {"systems", systems_suite},
+    {"systems", systems_suite},     {"docs", docs_suite},
 };
 enum { NSUITES = sizeof suites / sizeof *suites };
 

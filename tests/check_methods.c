@@ -9,6 +9,7 @@
  * error control. */
 #include <complex.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli_run.h"
@@ -624,6 +625,39 @@ START_TEST(cli_rtol)
 }
 END_TEST
 
+/* run --rtol prints the accuracy reached against the exact solution, in
+ * units of the tolerance asked for, max |e_i| / (atol + rtol |exact_i|),
+ * recomputed here from the last row and cos t, -sin t */
+START_TEST(cli_rtol_achieved_accuracy)
+{
+    static char out[1 << 14], err[1 << 12];
+    ck_assert_int_eq(cli_run("run --system oscillator --stepper dopri5 --dt 0.5 --t-end 10 "
+                             "--rtol 1e-8 --format csv",
+                             out, sizeof out, err, sizeof err),
+                     0);
+    const char *last = out + strlen(out) - 1;
+    while (last > out && last[-1] != '\n')
+        last--;
+    double t, x, v;
+    ck_assert_int_eq(sscanf(last, "%lf,%lf,%lf", &t, &x, &v), 3);
+    ck_assert_double_eq(t, 10.0);
+    double ex = cos(10.0), ev = -sin(10.0);
+    double want = fmax(fabs(x - ex) / (1e-8 + 1e-8 * fabs(ex)),
+                       fabs(v - ev) / (1e-8 + 1e-8 * fabs(ev)));
+    const char *a = strstr(err, "achieved/requested ");
+    ck_assert_msg(a != NULL, "no achieved accuracy: %s", err);
+    double got = strtod(a + strlen("achieved/requested "), NULL);
+    ck_assert_msg(fabs(got - want) <= 5e-3 * want, "printed %g, from the last row %g", got, want);
+    ck_assert_ptr_nonnull(strstr(err, "accepted 120, rejected 2 steps"));
+    /* no exact solution: said so, not a made-up figure */
+    ck_assert_int_eq(cli_run("run --system string --stepper dopri5 --dt 0.01 --t-end 0.02 "
+                             "--rtol 1e-6 --out /dev/null",
+                             out, sizeof out, err, sizeof err),
+                     0);
+    ck_assert_ptr_nonnull(strstr(err, "no exact solution"));
+}
+END_TEST
+
 Suite *methods_suite(void)
 {
     Suite *s = suite_create("methods");
@@ -647,6 +681,7 @@ Suite *methods_suite(void)
     tcase_add_test(tc, bdf2_history_reset);
     tcase_add_loop_test(tc, runs_repeat_exactly, 0, n);
     tcase_add_test(tc, fsal_evaluations);
+    tcase_add_test(tc, cli_rtol_achieved_accuracy);
     suite_add_tcase(s, tc);
     tc = tcase_create("orders");
     tcase_set_tags(tc, "slow");

@@ -125,7 +125,7 @@ static const struct {
      "--stepper: an empty name in 'rk4,,midpoint'"},
     {"sweep --system test1d --stepper rk4,", 2, "--stepper: an empty name in 'rk4,'"},
     {"stability --system test1d --stepper rk4,midpoint,rk4", 2, "--stepper: 'rk4' given twice"},
-    /* a stepper that carries state: its one-step factor after a fresh start, said */
+    /* a stepper that carries state: the map a run iterates is shown, said */
     {"amplification --stepper bdf2,rk4 --z-max 1 --points 2 --out /dev/null", 0,
      "note: bdf2 carries state between steps"},
     {"region --stepper bdf2 --re-min -0.5 --re-max 0 --im-min 0 --im-max 0.5 --step 0.5 "

@@ -11,6 +11,8 @@
  * Euler 1/(1 + z).  Hairer & Wanner, Solving ODEs II, IV.2.  The fixed-fixed
  * chain of N equal masses m and springs k has M^-1 K eigenvalues
  * -(4k/m) sin^2(j pi / (2(N+1))), j = 1..N. */
+#include <complex.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -587,8 +589,13 @@ START_TEST(oscillator_rk4_limit_and_euler_t_limited)
     ck_assert_double_eq_tol(pred, 0.2 * SQRT2, 1e-9);
     ck_assert_msg(r.dt_crit <= pred && r.dt_fail >= pred, "[%g, %g] against %g", r.dt_crit,
                   r.dt_fail, pred);
+    /* one rule for a stepper with no stable step (prediction 0): t-limited,
+     * whether runs over T show it at dt_min (forward Euler, dt_crit 0) or
+     * only above (midpoint) */
     r = study(&ts_oscillator, osc, &ts_forward_euler, 1, &pred);
-    ck_assert(pred == 0.0 && r.kind == TS_CRIT_BELOW_MIN);
+    ck_assert(pred == 0.0 && r.kind == TS_CRIT_T_LIMITED && r.dt_crit == 0.0);
+    r = study(&ts_oscillator, osc, &ts_midpoint, 1, &pred);
+    ck_assert(pred == 0.0 && r.kind == TS_CRIT_T_LIMITED && r.dt_crit > 0.0);
     /* damped (c = 0.5): Euler's true interval 2 |Re lambda| / |lambda|^2 = 0.005 */
     static const char *const damped[] = {"k=100", "c=0.5", NULL};
     r = study(&ts_oscillator, damped, &ts_forward_euler, 1, &pred);
@@ -802,6 +809,164 @@ START_TEST(power_iteration_string_is_fixed_free_chain)
 }
 END_TEST
 
+/* a mode of |lambda| = 1e300: steps near 1e-300 are bisected without
+ * underflow and the perturbation's size without overflow (it once stopped
+ * with an internal message, "dt 0 and T 2.01e-298 must be > 0") */
+START_TEST(cli_stability_huge_stiffness)
+{
+    char out[4096], err[4096];
+    EXPECT("stability --system test1d --param k=1e300 --stepper forward-euler,rk4 --format csv",
+           0, NULL);
+    double crit, fail, pred;
+    const char *row = strstr(out, "\nforward-euler,");
+    ck_assert_ptr_nonnull(row);
+    ck_assert_int_eq(sscanf(row, "\nforward-euler,%lf,%lf,%lf", &crit, &fail, &pred), 3);
+    ck_assert_double_eq_tol(pred, 2e-300, 1e-310);
+    ck_assert(crit <= 2e-300 && fail >= 2e-300);
+    ck_assert_ptr_nonnull(strstr(out, "rk4,"));
+}
+END_TEST
+
+/* a stepper that returns NaN (the example plugin with its update replaced)
+ * fails its own row, named; the other steppers' rows are kept; exit 1 */
+START_TEST(cli_stability_failed_stepper_keeps_rows)
+{
+    char out[8192], err[8192], cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "sed -e 's/    ts_system_set_y(sys, y);/    for (size_t i = 0; i < m; i++) y[i] = "
+             "0.0 \\/ 0.0;\\n    ts_system_set_y(sys, y);/' -e 's/\"ralston\"/\"nanstep\"/' "
+             "examples/ralston.c > build/nanstep.c && cc -shared -fPIC -Iinclude "
+             "build/nanstep.c -o build/nanstep.so");
+    ck_assert_int_eq(system(cmd), 0);
+    EXPECT("--plugin build/nanstep.so stability --system oscillator --param k=100 --param c=2 "
+           "--stepper rk4,nanstep,midpoint --format csv",
+           1, "nanstep failed");
+    ck_assert_ptr_nonnull(strstr(out, "\nrk4,0.29"));
+    ck_assert_ptr_nonnull(strstr(out, "\nnanstep,nan,nan,nan,nan,nan,nan,nan,nan,0,0,failed,"));
+    ck_assert_ptr_nonnull(strstr(out, "\nmidpoint,0.10"));
+}
+END_TEST
+
+/* --growth-at: the fastest mode's growth per step and its e-folding time
+ * against |1 + h lambda| for forward Euler (lambda = -1 + i sqrt 99) */
+START_TEST(cli_stability_growth_at)
+{
+    char out[8192], err[8192];
+    EXPECT("stability --system oscillator --param k=100 --param c=2 --stepper forward-euler,rk4 "
+           "--growth-at 0.021",
+           0, "at dt = 0.021: forward-euler: mode");
+    double h = 0.021, re = 1.0 - h, im = h * sqrt(99.0), rho = hypot(re, im);
+    const char *g = strstr(err, "grows ");
+    ck_assert_ptr_nonnull(g);
+    double got = strtod(g + 6, NULL);
+    ck_assert_msg(fabs(got - rho) <= 1e-8, "growth %.12g, |1 + h lambda| %.12g", got, rho);
+    const char *e = strstr(err, "e-folding time ");
+    ck_assert_ptr_nonnull(e);
+    double tau = strtod(e + strlen("e-folding time "), NULL);
+    ck_assert_double_eq_tol(tau, h / log(rho), 1e-3 * h / log(rho));
+    ck_assert_ptr_nonnull(strstr(err, "at dt = 0.021: rk4: every mode decays"));
+}
+END_TEST
+
+/* --- the map a run iterates: closed forms ------------------------------------------ */
+
+/* Velocity Verlet with its kept force on x'' = -x - 2 zeta x' at step h, the
+ * 3 x 3 map on (x, v, a) written from its formula (column-major):
+ *   v' = v + h/2 a, x1 = x + h v', a1 = -x1 - 2 zeta (v + h a), v1 = v' + h/2 a1 */
+static void verlet_map3(double h, double zeta, double m[9])
+{
+    for (int j = 0; j < 3; j++) {
+        double x = j == 0, v = j == 1, a = j == 2;
+        double vh = v + 0.5 * h * a, x1 = x + h * vh;
+        double a1 = -x1 - 2.0 * zeta * (v + h * a);
+        m[3 * j] = x1, m[3 * j + 1] = vh + 0.5 * h * a1, m[3 * j + 2] = a1;
+    }
+}
+
+static double spectral_radius(double *m, int n)
+{
+    double wr[8], wi[8], rho = 0.0;
+    ck_assert_int_eq(LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', n, m, n, wr, wi, NULL, 1, NULL, 1),
+                     0);
+    for (int i = 0; i < n; i++)
+        rho = fmax(rho, hypot(wr[i], wi[i]));
+    return rho;
+}
+
+/* Verlet's run map at zeta = 1 crosses rho = 1 at hw = 2 sqrt 5 - 4 = 0.4721
+ * (bisection on the closed-form 3 x 3 map), not at 1.000 where its map from a
+ * fresh start crosses; symplectic Euler's 2 x 2 map at 2 sqrt 2 - 2 = 0.8284;
+ * Verlet on the scalar equation (Heun) at exactly 2 */
+START_TEST(run_map_verlet_and_symplectic_euler_closed_forms)
+{
+    const ts_stepper_type *verlet = ts_stepper_find("verlet"),
+                          *se = ts_stepper_find("symplectic-euler");
+    double lo = 0.1, hi = 1.0, m[9];
+    while (hi - lo > 1e-13) {
+        double mid = 0.5 * (lo + hi);
+        verlet_map3(mid, 1.0, m);
+        *(spectral_radius(m, 3) > 1.0 + 1e-13 ? &hi : &lo) = mid;
+    }
+    ck_assert_double_eq_tol(lo, 2.0 * sqrt(5.0) - 4.0, 1e-9);
+    double r;
+    ck_assert_int_eq(ts_stability_radius(verlet, NULL, 1, -1.0, 0.0, &r), TS_OK);
+    ck_assert_msg(fabs(r - lo) <= 1e-8, "verlet run-map radius %.12g, closed form %.12g", r, lo);
+    /* the eigenvalues themselves, at hw = 1, zeta = 0.3 */
+    ts_run_map rm;
+    double zeta = 0.3, w = 1.0;
+    ck_assert_int_eq(ts_mode_run_map(verlet, NULL, 1, -zeta * w, sqrt(1 - zeta * zeta) * w, &rm),
+                     TS_OK);
+    verlet_map3(1.0, zeta, m);
+    double rho3 = spectral_radius(m, 3);
+    ck_assert_msg(fabs(rm.rho - rho3) <= 1e-10, "run map rho %.15g, 3x3 %.15g", rm.rho, rho3);
+    /* the fresh-start map crosses at 1.000 */
+    double map[4], rre, rim;
+    ck_assert_int_eq(ts_oscillator_amplification(verlet, NULL, 0.999, 1.0, &rre, &rim), TS_OK);
+    ck_assert(hypot(rre, rim) <= 1.0);
+    ck_assert_int_eq(ts_oscillator_amplification(verlet, NULL, 1.001, 1.0, &rre, &rim), TS_OK);
+    ck_assert(hypot(rre, rim) > 1.0);
+    (void)map;
+    ck_assert_int_eq(ts_stability_radius(se, NULL, 1, -1.0, 0.0, &r), TS_OK);
+    ck_assert_double_eq_tol(r, 2.0 * sqrt(2.0) - 2.0, 1e-10);
+    ck_assert_int_eq(ts_stability_radius(verlet, NULL, 0, -1.0, 0.0, &r), TS_OK);
+    ck_assert_double_eq_tol(r, 2.0, 1e-10);
+    ck_assert_int_eq(ts_stability_radius(verlet, NULL, 1, 0.0, 1.0, &r), TS_OK);
+    ck_assert_double_eq_tol(r, 2.0, 1e-8);
+}
+END_TEST
+
+/* BDF2's run map on y' = lambda y: the roots of its recurrence
+ * (1 - 2z/3) rho^2 - 4/3 rho + 1/3 = 0, z = h lambda, by the quadratic formula */
+START_TEST(run_map_bdf2_roots)
+{
+    const ts_stepper_type *bdf2 = ts_stepper_find("bdf2");
+    ts_solver_options opt = ts_default_solver_options();
+    opt.newton_tol = 1e-13;
+    static const double z[][2] = {{-1.0, 0.0}, {0.0, 1.0}, {-0.5, 2.0}, {-3.0, 0.7}, {0.0, 5.0}};
+    for (size_t k = 0; k < sizeof z / sizeof *z; k++) {
+        double complex zz = z[k][0] + I * z[k][1], a = 1.0 - 2.0 * zz / 3.0;
+        double complex sq = csqrt(16.0 / 9.0 - 4.0 * a / 3.0);
+        double complex r1 = (4.0 / 3.0 + sq) / (2.0 * a), r2 = (4.0 / 3.0 - sq) / (2.0 * a);
+        double want = fmax(cabs(r1), cabs(r2));
+        ts_run_map m;
+        ck_assert_int_eq(ts_mode_run_map(bdf2, &opt, 0, z[k][0], z[k][1], &m), TS_OK);
+        ck_assert_msg(fabs(m.rho - want) <= 1e-7, "z = %g%+gi: rho %.12g, roots give %.12g",
+                      z[k][0], z[k][1], m.rho, want);
+        /* every root found is one of the two (or a conjugate, on the real system) */
+        for (int j = 0; j < m.degree; j++) {
+            double complex g = m.re[j] + I * m.im[j];
+            double e = fmin(fmin(cabs(g - r1), cabs(g - r2)),
+                            fmin(cabs(g - conj(r1)), cabs(g - conj(r2))));
+            ck_assert_msg(e <= 1e-6, "z = %g%+gi: root %g%+gi is not BDF2's", z[k][0], z[k][1],
+                          m.re[j], m.im[j]);
+        }
+    }
+    double r;
+    ck_assert_int_eq(ts_stability_radius(bdf2, NULL, 0, -1.0, 0.0, &r), TS_OK);
+    ck_assert(isinf(r)); /* A-stable */
+}
+END_TEST
+
 Suite *stability_suite(void)
 {
     Suite *s = suite_create("stability");
@@ -817,6 +982,8 @@ Suite *stability_suite(void)
     tcase_add_loop_test(tc, region_contains_minus_one_and_explicit_ends, 0, nsteppers);
     tcase_add_test(tc, region_minus_three_outside_for_builtin_explicit);
     tcase_add_test(tc, intervals_of_builtin_steppers);
+    tcase_add_test(tc, run_map_verlet_and_symplectic_euler_closed_forms);
+    tcase_add_test(tc, run_map_bdf2_roots);
     suite_add_tcase(s, tc);
     tc = tcase_create("stiffest mode");
     tcase_add_test(tc, power_iteration_oscillator_is_k_over_m);
@@ -841,6 +1008,9 @@ Suite *stability_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, cli_bad_input);
     tcase_add_test(tc, cli_stability_no_binding_mode);
+    tcase_add_test(tc, cli_stability_huge_stiffness);
+    tcase_add_test(tc, cli_stability_failed_stepper_keeps_rows);
+    tcase_add_test(tc, cli_stability_growth_at);
     tcase_add_test(tc, cli_region_and_amplification_layout);
     suite_add_tcase(s, tc);
     tc = tcase_create("end to end");

@@ -30,6 +30,7 @@ Suite *robust_suite(void);
 Suite *options_suite(void);
 Suite *memory_suite(void);
 Suite *butcher_suite(void);
+Suite *docs_suite(void);
 
 /* Path of the tstep binary for CLI tests (build/tstep). */
 #ifndef TSTEP_BIN /* the Makefile passes $(BUILD)/tstep */

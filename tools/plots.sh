@@ -29,9 +29,14 @@ rm -f "$out"/*.png "$out"/*.svg "$out"/*.gif  # figures of an earlier run
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 section() { printf '\n== %s\n' "$*" >&2; }
-run() { # echo the command, then run it
+run() { # echo the command, then run it; say its wall time when 2 s or more
     echo "\$ $*" | sed "s|$data|\$DATA|g" >&2
+    t0=$(date +%s)
     "$@"
+    rc=$?
+    t1=$(date +%s)
+    [ $((t1 - t0)) -lt 2 ] || echo "   ($((t1 - t0)) s)" >&2
+    return $rc
 }
 # a run that may legitimately fail (diverge): keep what it wrote
 run_may_fail() {
@@ -78,12 +83,19 @@ if [ $quick = 1 ]; then grid=0.1; else grid=0.04; fi
 section "stability: dt_crit measured and predicted, amplification, regions"
 run "$TSTEP" stability --system test1d --param k=10 --stepper all \
     --out "$data/stability-test1d.dat"
+# the critically damped oscillator (lambda = -10 twice): the equation the
+# amplification curves of the partitioned steppers are drawn on (zeta = 1)
+run "$TSTEP" stability --system oscillator --param k=100 --param c=20 --stepper all \
+    --out "$data/stability-damped.dat"
 if has_system string; then # a spring system: measured against predicted
     run "$TSTEP" stability --system string --stepper all --out "$data/stability-string.dat"
 fi
 run "$TSTEP" amplification --stepper all --z-max 4 --out "$data/amplification.dat"
+# the complex plane at twice the oscillator plane's spacing: its contours
+# need no more, and each point of a stepper that carries state (BDF2) is a
+# short run of implicit steps (a quarter of the demo's time at 0.04)
 run "$TSTEP" region --stepper all --re-min -5 --re-max 3 --im-min -4 --im-max 4 \
-    --step $grid --out "$data/region.dat"
+    --step $(awk "BEGIN { print 2 * $grid }") --out "$data/region.dat"
 run "$TSTEP" region --stepper all --plane oscillator --hw-max 4 --step $grid \
     --out "$data/region-oscillator.dat"
 

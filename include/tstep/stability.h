@@ -102,12 +102,34 @@ int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_opt
 int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
                           int second_order, double re, double im, double *r_re, double *r_im);
 
+/* The map a run iterates.  A stepper that carries state between steps
+ * (ts_stepper_memoryless 0: Verlet's kept force with damping, BDF2's
+ * history) applies, after its start, one linear map to the state and what it
+ * keeps (Verlet on x'' = -w^2 x - 2 zeta w x': 3 x 3 in (x, v, a); BDF2 on
+ * y' = lambda y: the 2 x 2 companion matrix of its recurrence).  Its
+ * eigenvalues are found from a short run on the test equation at z = h
+ * lambda (scalar, or the second-order one at hw = |z|, zeta = -Re z / |z|)
+ * by Prony's method: the smallest d whose recurrence
+ * y_{n+d} + c_{d-1} y_{n+d-1} + ... + c_0 y_n = 0 fits the run's observed
+ * states to round-off (1e-9 relative; 1e-6 for implicit steppers), and its
+ * roots.  rho is their largest modulus; a run that fails or overflows gives
+ * degree 0 and rho INFINITY. */
+#define TS_RUN_MAP_MAX 6
+#define TS_RUN_MAP_GROWTH_TOL 1e-13 /* explicit steppers: growth is rho > 1 + this */
+typedef struct {
+    int degree;                                /* eigenvalues found (d) */
+    double rho;                                /* their largest modulus */
+    double re[TS_RUN_MAP_MAX], im[TS_RUN_MAP_MAX];
+} ts_run_map;
+int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                    double re, double im, ts_run_map *m);
+
 /* The growth per step the prediction judges by: for z = h lambda, |R(z)|
  * (scalar) or the spectral radius of the one-step map at hw = |z|,
- * zeta = -Re z / |z| (second_order), or, for an explicit stepper that carries
- * state between steps (ts_stepper_memoryless 0), the growth per step of a
- * run of 4096 steps without reset on that test equation.  A failed step
- * gives INFINITY.  ts_oscillator_growth: the same at (hw, zeta) directly. */
+ * zeta = -Re z / |z| (second_order), or, for a stepper that carries state
+ * between steps (ts_stepper_memoryless 0), the spectral radius of the map
+ * its runs iterate (ts_mode_run_map).  A failed step gives INFINITY.
+ * ts_oscillator_growth: the same at (hw, zeta) directly. */
 int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
                    double re, double im, double *rho);
 int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
@@ -194,9 +216,11 @@ typedef struct {
     double dt_min;  /* smallest dt tried (default T * 1e-6); below: dt_crit 0 */
     double dt_max;  /* largest dt tried (default T, one step); bounded there: inf */
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
-    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2) */
+    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2;
+                       ts_stability_study makes that run itself, only where needed) */
     double first_step; /* the bracket's first factor from dt_start (default 2); squared
-                          after each try, up to 2 (1.03 from a prediction: 1.03, 1.06, ...) */
+                          after each try, up to 2 (from a prediction: just under
+                          1 + rel_tol, so a true prediction closes the search) */
     double rate;    /* w of the perturbation norm (the binding mode's |lambda|; 0: 1) */
     /* the seed: the perturbed run starts from (x0, v0) + a (seed, seed_v),
      * a = seed_size max(1, |x0|_inf) / |seed|_inf (pinned DOFs untouched);
@@ -230,14 +254,17 @@ typedef enum {
     TS_CRIT_FOUND,     /* bracketed and bisected */
     TS_CRIT_INF,       /* bounded at every dt tried, up to dt_max */
     TS_CRIT_BELOW_MIN, /* unbounded even at dt_min: dt_crit reported as 0 */
-    TS_CRIT_T_LIMITED  /* found, but a run at dt_crit to recheck * T is not
+    TS_CRIT_T_LIMITED, /* found, but a run at dt_crit to recheck * T is not
                           bounded: the limit moves with T (slow growth, no
                           true stable interval, e.g. forward Euler on an
                           undamped oscillator); or, with a finite limit
                           predicted (dt_start), bounded up to dt_max where no
                           run above dt_start had as many steps as the growth
                           test's windows (T too short to show growth: dt_crit
-                          inf is then no verdict) */
+                          inf is then no verdict); always when the prediction
+                          is 0 (ts_stability_study) */
+    TS_CRIT_FAILED     /* the study of this stepper stopped with an error
+                          (the command keeps the other steppers' rows) */
 } ts_crit_kind;
 
 typedef struct {
@@ -304,8 +331,11 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
  * (opt->x0 and v0 are set from it), seeded with the binding mode's real
  * vector (x and v parts; the stiffest mode when none binds), rate = its
  * |lambda|, T = opt->t_end or ts_stability_choose_t when that is 0, the
- * search starting 1.5 % below dt_pred with a first factor of 1.03 (T / 1000
- * and 2 without a finite nonzero prediction).  A stepper whose test
+ * search's bracket starting as [1 - q, 1 + q] dt_pred, q = 0.49 rel_tol, so
+ * that a prediction that holds costs two runs (T / 1000 and factor 2
+ * without a finite nonzero prediction); the verdict by one t-limited rule
+ * (prediction 0, or a failed run at 0.9 dt_crit to recheck * T, skipped on
+ * the linearization when the bracket holds the prediction).  A stepper whose test
  * equation is refused (TS_ERR_UNSUPPORTED) gets no_prediction = 1, dt_pred
  * NAN, and is still measured. */
 typedef struct {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lapacke.h>
 #include "tstep/linalg.h"
 #include "tstep/run.h"
 #include "tstep/stability.h"
@@ -247,10 +248,6 @@ int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *
 
 /* --- stability along a ray ------------------------------------------------------ */
 
-/* steps and growth tolerance of run_growth (below) */
-#define TS_RUN_STEPS 4096
-#define TS_RUN_GROWTH_TOL 1e-6
-
 /* One mode's test problem: the scalar test equation along the direction
  * d = lambda / |lambda| (R(s d) after one step of size s), or the
  * second-order one with w = 1 and zeta = -Re d (spectral radius of the map
@@ -259,7 +256,8 @@ typedef struct {
     ts_system *sys;
     ts_stepper *st;
     int second;
-    int run;      /* judged on a run without reset (explicit, carries state) */
+    int run;      /* carries state: judged by the map a run iterates */
+    int implicit;
     double limit; /* growth means |R| > limit */
 } mode_probe;
 
@@ -273,11 +271,11 @@ static void probe_close(mode_probe *p)
 static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt, int second,
                       int carries_state, double dir_re, double dir_im, mode_probe *p)
 {
-    int run = carries_state && !(type->flags & TS_IMPLICIT);
-    *p = (mode_probe){NULL, NULL, second, run,
-                      1.0 + (run ? TS_RUN_GROWTH_TOL
-                                 : (type->flags & TS_IMPLICIT) ? TS_STABILITY_GROWTH_TOL_IMPLICIT
-                                                               : TS_STABILITY_GROWTH_TOL)};
+    int implicit = (type->flags & TS_IMPLICIT) != 0;
+    *p = (mode_probe){NULL, NULL, second, carries_state, implicit,
+                      1.0 + (implicit        ? TS_STABILITY_GROWTH_TOL_IMPLICIT
+                             : carries_state ? TS_RUN_MAP_GROWTH_TOL
+                                             : TS_STABILITY_GROWTH_TOL)};
     double norm = hypot(dir_re, dir_im);
     if (!(norm > 0.0))
         return ts_error(TS_ERR_INPUT, "stability interval: direction is zero");
@@ -295,44 +293,125 @@ static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt,
     return s;
 }
 
-/* A stepper that carries state between steps (explicit ones: e.g. Verlet's
- * reused force): its growth per step from a run of TS_RUN_STEPS steps
- * without reset from a generic start, (max |y| over the last quarter / max
- * over the third quarter)^(1 / quarter).  The window maxima see a rotating
- * mode's whole orbit, so a neutral mode gives 1 to within about 1e-8 per
- * step; within TS_RUN_GROWTH_TOL of 1 the estimate is reported as 1 (it
- * cannot tell that from neutral), and growth is judged against
- * 1 + TS_RUN_GROWTH_TOL. */
-static double run_growth(mode_probe *p, double s)
+/* --- the map a run iterates ------------------------------------------------------ */
+
+/* A stepper that carries state between steps (Verlet's kept force, BDF2's
+ * history) iterates, after its start, one linear map A on the observed state
+ * (x, v; or Re y, Im y) together with what it keeps.  Its eigenvalues are
+ * found from a run alone (Prony's method): after TS_RUN_START steps the
+ * observed sequence y_n satisfies A's minimal polynomial,
+ *     y_{n+d} + c_{d-1} y_{n+d-1} + ... + c_0 y_n = 0,
+ * fitted by least squares over TS_RUN_STEPS steps for d = 1, 2, ... up to
+ * TS_RUN_MAP_MAX; the smallest d that leaves a relative residual below the
+ * tolerance is A's degree as the run sees it, and the polynomial's roots
+ * (the eigenvalues of its companion matrix, LAPACK dgeev) are the run map's
+ * eigenvalues: exact up to round-off and the solver's tolerance, with no
+ * knowledge of the stepper's formula. */
+#define TS_RUN_START 2
+#define TS_RUN_STEPS (3 * TS_RUN_MAP_MAX + 4)
+
+/* observed components of the probe system after a step */
+static int observed(const ts_system *sys, int second, double y[2])
 {
-    ts_system *sys = p->sys;
-    double y0[2] = {1.0, 0.37}, q[2] = {0.0, 0.0};
-    ts_system_set_y(sys, y0);
-    ts_stepper_reset(p->st);
-    for (int k = 1; k <= TS_RUN_STEPS; k++) {
-        double a = 0.0, b = 0.0;
-        int fail = ts_stepper_step(p->st, sys, (double)(k - 1) * s, s);
-        if (!fail)
-            a = sys->x[0], b = p->second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
-        double m = hypot(a, b);
-        if (fail || !isfinite(m)) /* overflowed after k steps: at least this growth */
-            return k > 1 ? pow(DBL_MAX, 1.0 / k) : INFINITY;
-        int quarter = (k - 1) / (TS_RUN_STEPS / 4);
-        if (quarter >= 2)
-            q[quarter - 2] = fmax(q[quarter - 2], m);
+    y[0] = sys->x[0];
+    y[1] = second ? sys->v[0] : (sys->n > 1 ? sys->x[1] : 0.0);
+    return second || sys->n > 1 ? 2 : 1;
+}
+
+/* least-squares fit of degree d to seq (ncomp components, len steps);
+ * relative residual returned, coefficients c[0..d-1].  The equations are
+ * not scaled one by one: an implicit stepper's error is about its solver's
+ * tolerance times max(1, |y|), so the largest terms are the most accurate. */
+static double prony_fit(const double *seq, int ncomp, int len, int d, double *c)
+{
+    int rows = 0;
+    double a[TS_RUN_STEPS * 2 * TS_RUN_MAP_MAX], rhs[TS_RUN_STEPS * 2], norm = 0.0;
+    for (int n = 0; n + d < len; n++) {
+        for (int i = 0; i < ncomp; i++, rows++) {
+            for (int j = 0; j < d; j++) /* column-major, leading dimension TS_RUN_STEPS * 2 */
+                a[j * TS_RUN_STEPS * 2 + rows] = seq[(n + j) * 2 + i];
+            rhs[rows] = -seq[(n + d) * 2 + i];
+            norm += rhs[rows] * rhs[rows];
+        }
     }
-    if (!(q[0] > 0.0))
-        return q[1] > 0.0 ? INFINITY : 0.0;
-    double g = pow(q[1] / q[0], 4.0 / TS_RUN_STEPS);
-    return fabs(g - 1.0) <= TS_RUN_GROWTH_TOL ? 1.0 : g; /* within resolution: neutral */
+    if (rows < d + 1 || !(norm > 0.0))
+        return rows == 0 ? 0.0 : INFINITY;
+    double a0[TS_RUN_STEPS * 2 * TS_RUN_MAP_MAX], b0[TS_RUN_STEPS * 2];
+    memcpy(a0, a, sizeof a), memcpy(b0, rhs, sizeof rhs);
+    if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', rows, d, 1, a, TS_RUN_STEPS * 2, rhs,
+                      TS_RUN_STEPS * 2))
+        return INFINITY;
+    double res = 0.0;
+    for (int r = 0; r < rows; r++) {
+        double e = -b0[r];
+        for (int j = 0; j < d; j++)
+            e += a0[j * TS_RUN_STEPS * 2 + r] * rhs[j];
+        res += e * e;
+    }
+    memcpy(c, rhs, (size_t)d * sizeof *c);
+    return sqrt(res / norm);
+}
+
+/* roots of x^d + c[d-1] x^{d-1} + ... + c[0]: the companion matrix's eigenvalues */
+static int poly_roots(const double *c, int d, ts_run_map *m)
+{
+    double comp[TS_RUN_MAP_MAX * TS_RUN_MAP_MAX] = {0};
+    for (int i = 0; i < d; i++) {
+        comp[(d - 1) * d + i] = -c[i]; /* last column (column-major) */
+        if (i > 0)
+            comp[(i - 1) * d + i] = 1.0;
+    }
+    if (LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', d, comp, d, m->re, m->im, NULL, 1, NULL, 1))
+        return ts_error(TS_ERR_LINEAR, "run map: eigenvalues of a degree-%d companion matrix", d);
+    m->degree = d;
+    m->rho = 0.0;
+    for (int i = 0; i < d; i++)
+        m->rho = fmax(m->rho, hypot(m->re[i], m->im[i]));
+    return TS_OK;
+}
+
+/* the run map of the probe at step s (see above); a failed or non-finite
+ * run gives rho = INFINITY with degree 0 */
+static int probe_run_map(mode_probe *p, double s, ts_run_map *m)
+{
+    double seq[(TS_RUN_START + TS_RUN_STEPS) * 2], y0[2] = {1.0, 0.37}, c[TS_RUN_MAP_MAX];
+    int ncomp = 1;
+    *m = (ts_run_map){.degree = 0, .rho = INFINITY};
+    ts_system_set_y(p->sys, y0);
+    ts_stepper_reset(p->st);
+    for (int k = 0; k < TS_RUN_START + TS_RUN_STEPS; k++) {
+        if (ts_stepper_step(p->st, p->sys, (double)k * s, s))
+            return TS_OK;
+        ncomp = observed(p->sys, p->second, &seq[2 * k]);
+        if (!isfinite(seq[2 * k]) || !isfinite(seq[2 * k + 1]))
+            return TS_OK;
+    }
+    const double *run = seq + 2 * TS_RUN_START;
+    double best = INFINITY, tol = p->implicit ? 1e-6 : 1e-9;
+    int best_d = 1;
+    for (int d = 1; d <= TS_RUN_MAP_MAX; d++) {
+        double res = prony_fit(run, ncomp, TS_RUN_STEPS, d, c);
+        if (res == 0.0) { /* the run is exactly zero: every root is 0 */
+            *m = (ts_run_map){.degree = 1, .rho = 0.0};
+            return TS_OK;
+        }
+        if (res < best)
+            best = res, best_d = d;
+        if (res <= tol)
+            break;
+    }
+    prony_fit(run, ncomp, TS_RUN_STEPS, best_d, c);
+    return poly_roots(c, best_d, m);
 }
 
 /* |R(s d)| or the map's spectral radius at hw = s; a failed step is growth. */
 static double probe_growth(mode_probe *p, double s)
 {
     double re, im;
-    if (p->run)
-        return run_growth(p, s);
+    if (p->run) {
+        ts_run_map m;
+        return probe_run_map(p, s, &m) ? INFINITY : m.rho;
+    }
     if (p->second) {
         double map[4];
         if (osc2_map(p->st, p->sys, s, map))
@@ -351,7 +430,7 @@ int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *o
     int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
     if (s && s != TS_ERR_UNSUPPORTED)
         return s;
-    mode_probe p = {NULL, NULL, 1, !memoryless && !(type->flags & TS_IMPLICIT), 0.0};
+    mode_probe p = {NULL, NULL, 1, !memoryless, (type->flags & TS_IMPLICIT) != 0, 0.0};
     if ((s = make_osc2(1.0, zeta, &p.sys)) || (s = ts_stepper_new(type, p.sys, opt, &p.st))) {
         probe_close(&p);
         return s;
@@ -380,6 +459,22 @@ int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, in
     *rho = probe_growth(&p, mag);
     probe_close(&p);
     return TS_OK;
+}
+
+int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
+                    double re, double im, ts_run_map *m)
+{
+    double mag = hypot(re, im);
+    *m = (ts_run_map){.degree = 1, .rho = 1.0, .re = {1.0}};
+    if (!(mag > 0.0))
+        return TS_OK;
+    mode_probe p;
+    int s = probe_open(type, opt, second_order, 1, re, im, &p);
+    if (s)
+        return s;
+    s = probe_run_map(&p, mag, m);
+    probe_close(&p);
+    return s;
 }
 
 /* the first growth point along the ray: a 1 % geometric scan from
@@ -742,6 +837,7 @@ ts_stability_options ts_default_stability_options(void)
 typedef struct {
     ts_system base;
     ts_system *under;
+    ts_system *under_v;  /* fast path: a second instance linearized for df/dv */
     double *xs, *vs, ts; /* the state of the linearization (n each) */
     int fd;
     double *tmp, *work;  /* n and 3n doubles */
@@ -751,6 +847,7 @@ static void lin_destroy(ts_system *sys)
 {
     lin_sys *l = (lin_sys *)sys;
     ts_system_free(l->under);
+    ts_system_free(l->under_v);
     free(l->xs);
     ts_system_release(sys);
     free(l);
@@ -759,6 +856,8 @@ static void lin_destroy(ts_system *sys)
 static int lin_mul(ts_system *sys, int which, const double *u, double *out)
 {
     lin_sys *l = (lin_sys *)sys;
+    if (l->under_v) /* the fast path: df/dx and df/dv cached once, at the fixed state */
+        return ts_system_jacobian_mul(which ? l->under_v : l->under, u, out);
     return ts_linearization_mul(l->under, l->ts, l->xs, l->under->order == 2 ? l->vs : NULL,
                                 which, l->fd, u, out, l->work);
 }
@@ -855,17 +954,44 @@ static int make_linearized(ts_system *under, double t, ts_system **out)
     return TS_OK;
 }
 
-/* ||[dx; dv]||: sqrt(sum over free dofs of m (w^2 dx^2 + dv^2)); order 1:
- * sqrt(sum m dx^2) */
+/* A system with the fast path (linearize once, then products from cached
+ * blocks: a spring network's per-spring 3x3 blocks) answers the
+ * linearization's products from two instances linearized once, one for
+ * df/dx and one for df/dv, not from the generic products that rebuild the
+ * blocks each time (on the 20 x 20 cloth a linearized run's step then costs
+ * about a plain step's force evaluation, not several). */
+static int linearized_fast_path(lin_sys *l, const ts_system_type *stype, const ts_params *params)
+{
+    ts_system *u = l->under;
+    if (l->fd || !(u->ops->linearize && u->ops->jacobian_mul))
+        return TS_OK;
+    int s = ts_system_new(stype, params, &l->under_v);
+    if (s)
+        return s;
+    const double *v = u->order == 2 ? l->vs : NULL;
+    s = ts_system_linearize(u, l->ts, l->xs, v, 1.0, 0.0);
+    if (!s)
+        s = ts_system_linearize(l->under_v, l->ts, l->xs, v, 0.0, 1.0);
+    if (s) {
+        ts_system_free(l->under_v);
+        l->under_v = NULL;
+    }
+    return s;
+}
+
+/* ||[dx; dv]|| / w: sqrt(sum over free dofs of m (dx^2 + (dv / w)^2)), the
+ * documented sqrt(sum m (w^2 dx^2 + dv^2)) over w; order 1: sqrt(sum m dx^2) */
 static double pert_norm(const ts_system *a, const ts_system *b, double w)
 {
     double d = 0.0;
     for (size_t i = 0; i < a->n; i++) {
         if (a->pinned && a->pinned[i])
             continue;
-        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = w * w * dx * dx;
+        /* |d| / w: the same verdicts as |d| (only ratios are compared), and
+         * no overflow of w^2 for a very stiff mode */
+        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = dx * dx;
         if (a->order == 2) {
-            double dv = a->v[i] - (b ? b->v[i] : 0.0);
+            double dv = (a->v[i] - (b ? b->v[i] : 0.0)) / w;
             e += dv * dv;
         }
         d += a->mass[i] * e;
@@ -889,6 +1015,11 @@ static int open_run(const ts_system_type *stype, const ts_params *params,
         *sys = NULL;
         return s;
     }
+    if (opt->linearized && (s = linearized_fast_path((lin_sys *)*sys, stype, params))) {
+        ts_system_free(*sys);
+        *sys = NULL;
+        return s;
+    }
     return ts_stepper_new(type, *sys, sopt, st);
 }
 
@@ -899,6 +1030,76 @@ static double ls_slope(const double *y, int n)
     for (int j = 0; j < n; j++)
         sxy += (j - mx) * y[j], sxx += (j - mx) * (j - mx);
     return sxx > 0.0 ? sxy / sxx : 0.0;
+}
+
+/* Add the seed to pert's free degrees of freedom: the given mode (x and v
+ * parts), or a fixed pseudo-random direction, scaled to opt->seed_size *
+ * max(1, |x|_inf) in |x|_inf.  dir: 2n + 1 doubles of scratch. */
+static void seed_perturbation(ts_system *pert, const ts_stability_options *opt, double *dir)
+{
+    size_t n = pert->n;
+    int order2 = pert->order == 2;
+    if (opt->seed) {
+        ts_vec_copy(n, opt->seed, dir);
+        if (opt->seed_v && order2)
+            ts_vec_copy(n, opt->seed_v, dir + n);
+    } else {
+        ts_fill_pseudo_random(n, 777u, dir);
+    }
+    double sn = ts_vec_norm_inf(n, dir);
+    if (!(sn > 0.0) && order2)
+        sn = ts_vec_norm_inf(n, dir + n) / fmax(opt->rate, 1.0);
+    double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!pert->pinned || !pert->pinned[i]) {
+            pert->x[i] += a * dir[i];
+            if (order2)
+                pert->v[i] += a * dir[n + i];
+        }
+}
+
+/* Sustained growth over the windows' maxima: the last window above every
+ * window of the first half by more than 1 % and above |d(0)|, and
+ * ln(window max) rising over the second half (least squares). */
+static int sustained_growth(const double *wmax, int nw, double d0)
+{
+    double first = 0.0, lg[TS_STABILITY_WINDOWS / 2];
+    for (int j = 0; j < nw / 2; j++)
+        first = fmax(first, wmax[j]);
+    for (int j = 0; j < nw / 2; j++)
+        lg[j] = log(wmax[nw / 2 + j]);
+    return wmax[nw - 1] > 1.01 * first && wmax[nw - 1] > d0 && ls_slope(lg, nw / 2) > 0.0;
+}
+
+/* The two runs in lockstep, nsteps steps of dt to t0 + T: the window
+ * maxima of |d| into wmax; *status the failing status (a step's, or
+ * TS_ERR_DIVERGED past the bound).  Returns nonzero only when stopped. */
+static int run_windows(ts_system *base, ts_stepper *sb, ts_system *pert, ts_stepper *sq,
+                       const ts_stability_options *opt, double t_end, double dt, long nsteps,
+                       double d0, double w, double *wmax, int *status)
+{
+    int nw = TS_STABILITY_WINDOWS;
+    for (long k = 1; k <= nsteps; k++) {
+        double t = opt->t0 + (double)(k - 1) * dt,
+               h = k == nsteps ? opt->t0 + t_end - t : dt;
+        if (ts_stop_signal) /* see tstep/run.h */
+            return ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
+        int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
+        if (!r)
+            r = ts_stepper_step(sq, pert, t, h);
+        if (r == TS_ERR_INTERRUPTED) /* stopped inside a step: no verdict */
+            return r;
+        double d = r ? NAN : pert_norm(pert, base, w);
+        if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
+            r = TS_ERR_DIVERGED;
+        if (r) {
+            *status = r;
+            return TS_OK;
+        }
+        int j = (int)((k - 1) * nw / nsteps);
+        wmax[j] = fmax(wmax[j], d);
+    }
+    return TS_OK;
 }
 
 int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
@@ -924,32 +1125,11 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
     int s = opt->linearized ? TS_OK : open_run(stype, params, type, sopt, opt, &base, &sb);
     if (!s)
         s = open_run(stype, params, type, sopt, opt, &pert, &sq);
+    if (!s && !(dir = calloc(2 * pert->n + 1, sizeof *dir)))
+        s = ts_error(TS_ERR_NOMEM, "stability run");
     if (s)
         goto done;
-    size_t n = pert->n;
-    int order2 = pert->order == 2;
-    /* the seed: the given mode, or a fixed pseudo-random direction */
-    if (!(dir = calloc(2 * n + 1, sizeof *dir))) {
-        s = ts_error(TS_ERR_NOMEM, "stability run");
-        goto done;
-    }
-    if (opt->seed) {
-        ts_vec_copy(n, opt->seed, dir);
-        if (opt->seed_v && order2)
-            ts_vec_copy(n, opt->seed_v, dir + n);
-    } else {
-        ts_fill_pseudo_random(n, 777u, dir);
-    }
-    double sn = ts_vec_norm_inf(n, dir);
-    if (!(sn > 0.0) && order2)
-        sn = ts_vec_norm_inf(n, dir + n) / fmax(opt->rate, 1.0);
-    double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (!pert->pinned || !pert->pinned[i]) {
-            pert->x[i] += a * dir[i];
-            if (order2)
-                pert->v[i] += a * dir[n + i];
-        }
+    seed_perturbation(pert, opt, dir);
     double w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
     double d0 = pert_norm(pert, base, w);
     if (!(d0 > 0.0)) {
@@ -957,47 +1137,14 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
                                    "freedom");
         goto done;
     }
-    /* window maxima of the perturbation's norm */
     double wmax[TS_STABILITY_WINDOWS] = {0};
-    int nw = TS_STABILITY_WINDOWS;
-    for (long k = 1; k <= nsteps; k++) {
-        double t = opt->t0 + (double)(k - 1) * dt,
-               h = k == nsteps ? opt->t0 + t_end - t : dt;
-        if (ts_stop_signal) { /* see tstep/run.h */
-            s = ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
-            goto done;
-        }
-        int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
-        if (!r)
-            r = ts_stepper_step(sq, pert, t, h);
-        if (r == TS_ERR_INTERRUPTED) { /* stopped inside a step: no verdict */
-            s = r;
-            goto done;
-        }
-        double d = r ? NAN : pert_norm(pert, base, w);
-        if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
-            r = TS_ERR_DIVERGED;
-        if (r) {
-            *status = r;
-            goto done;
-        }
-        int j = (int)((k - 1) * nw / nsteps);
-        wmax[j] = fmax(wmax[j], d);
-    }
-    if (nsteps >= nw) {
-        /* sustained growth: the last window above every window of the first
-         * half by more than 1 %, and ln(window max) rising over the second half */
-        double first = 0.0, lg[TS_STABILITY_WINDOWS / 2];
-        for (int j = 0; j < nw / 2; j++)
-            first = fmax(first, wmax[j]);
-        for (int j = 0; j < nw / 2; j++)
-            lg[j] = log(wmax[nw / 2 + j]);
-        if (wmax[nw - 1] > 1.01 * first && wmax[nw - 1] > d0 && ls_slope(lg, nw / 2) > 0.0) {
-            *status = TS_ERR_DIVERGED;
-            goto done;
-        }
-    }
-    *bounded = 1;
+    s = run_windows(base, sb, pert, sq, opt, t_end, dt, nsteps, d0, w, wmax, status);
+    if (s || *status)
+        goto done;
+    if (nsteps >= TS_STABILITY_WINDOWS && sustained_growth(wmax, TS_STABILITY_WINDOWS, d0))
+        *status = TS_ERR_DIVERGED;
+    else
+        *bounded = 1;
 done:
     free(dir);
     ts_stepper_free(sb);
@@ -1016,9 +1163,10 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
     double mag = hypot(b->re, b->im);
     if (!(b->dt_pred > 0.0) || !isfinite(b->dt_pred) || !(mag > 0.0))
         return lambda_max > 0.0 ? 1000.0 / lambda_max : 10.0;
-    double h = 1.05 * b->dt_pred, re, im, T = 64.0 * 3.14159265358979323846 / mag;
-    if (!ts_mode_amplification(type, opt, b->second_order, h * b->re, h * b->im, &re, &im)) {
-        double g = log(hypot(re, im)) / h;
+    double h = 1.05 * b->dt_pred, rho, T = 64.0 * 3.14159265358979323846 / mag;
+    /* the growth a run sees: for a stepper that carries state, its run map's */
+    if (!ts_mode_growth(type, opt, b->second_order, h * b->re, h * b->im, &rho)) {
+        double g = log(rho) / h;
         if (g > 0.0 && isfinite(g))
             T = fmax(T, 4.0 / g);
     }
@@ -1038,82 +1186,116 @@ static int trial(const ts_system_type *stype, const ts_params *params,
                                 steps);
 }
 
+/* What a search needs at hand: the problem, its options and T. */
+typedef struct {
+    const ts_system_type *stype;
+    const ts_params *params;
+    const ts_stepper_type *type;
+    const ts_solver_options *sopt;
+    const ts_stability_options *opt;
+    double T, dt_min, dt_max, dt_start;
+} search;
+
+static int search_trial(const search *q, double dt, ts_stability_result *res, int *b, int *st,
+                        long *steps)
+{
+    return trial(q->stype, q->params, q->type, q->sopt, q->opt, q->T, dt, res, b, st, steps);
+}
+
+/* From a bounded start lo: multiply by f (squared each time, up to 2) until
+ * a run is not bounded (*hi); 1 when the search ended at dt_max instead
+ * (res filled: inf, or t-limited where a finite limit was predicted but no
+ * run above the start was long enough to show growth). */
+static int bracket_up(const search *q, double f, double *lo, double *hi, long *lo_steps,
+                      int *st, ts_stability_result *res, int *done)
+{
+    long steps = *lo_steps;
+    double lo_long = steps >= TS_STABILITY_WINDOWS ? *lo : 0.0; /* long enough for the test */
+    int b, s;
+    *done = 0;
+    for (;;) {
+        if (*lo >= q->dt_max) {
+            int predicted = isfinite(q->dt_start) && q->dt_start > 0.0;
+            res->kind = predicted && !(lo_long > q->dt_start) ? TS_CRIT_T_LIMITED : TS_CRIT_INF;
+            res->dt_crit = res->dt_fail = INFINITY;
+            res->steps = *lo_steps;
+            *done = 1;
+            return TS_OK;
+        }
+        *hi = fmin(f * *lo, q->dt_max);
+        f = fmin(f * f, 2.0);
+        if ((s = search_trial(q, *hi, res, &b, st, &steps)))
+            return s;
+        if (!b)
+            return TS_OK;
+        *lo = *hi, *lo_steps = steps;
+        if (steps >= TS_STABILITY_WINDOWS)
+            lo_long = *hi;
+    }
+}
+
+/* From an unbounded start hi: divide by f (squared each time, up to 2)
+ * until a run is bounded (*lo); *done when none is down to dt_min
+ * (below-min, dt_crit 0). */
+static int bracket_down(const search *q, double f, double *lo, double *hi, long *lo_steps,
+                        int *st, ts_stability_result *res, int *done)
+{
+    *done = 0;
+    for (;;) {
+        if (*hi <= q->dt_min) {
+            res->kind = TS_CRIT_BELOW_MIN;
+            res->dt_crit = 0.0;
+            res->dt_fail = *hi;
+            res->fail_status = *st;
+            *done = 1;
+            return TS_OK;
+        }
+        *lo = fmax(*hi / f, q->dt_min);
+        f = fmin(f * f, 2.0);
+        int lb, lst, s;
+        long steps;
+        if ((s = search_trial(q, *lo, res, &lb, &lst, &steps)))
+            return s;
+        if (lb) {
+            *lo_steps = steps;
+            return TS_OK;
+        }
+        *hi = *lo, *st = lst;
+    }
+}
+
 int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
                          const ts_stepper_type *type, const ts_solver_options *sopt,
                          const ts_stability_options *opt, double dt_start,
                          ts_stability_result *res)
 {
-    double T = opt->t_end;
-    double dt_min = opt->dt_min > 0.0 ? opt->dt_min : 1e-6 * T;
-    double dt_max = opt->dt_max > 0.0 ? opt->dt_max : T;
+    search q = {stype, params, type, sopt, opt, opt->t_end,
+                opt->dt_min > 0.0 ? opt->dt_min : 1e-6 * opt->t_end,
+                opt->dt_max > 0.0 ? opt->dt_max : opt->t_end, dt_start};
     *res = (ts_stability_result){.dt_crit = NAN, .dt_fail = NAN, .kind = TS_CRIT_FOUND};
-    if (!(T > 0.0) || !(dt_min <= dt_max) || !(opt->bound > 0.0) || !(opt->rel_tol > 0.0))
+    if (!(q.T > 0.0) || !(q.dt_min <= q.dt_max) || !(opt->bound > 0.0) || !(opt->rel_tol > 0.0))
         return ts_error(TS_ERR_INPUT, "stability: need T > 0, bound > 0, rel_tol > 0 and "
                                       "dt_min <= dt_max");
-    double dt = isfinite(dt_start) && dt_start > 0.0 ? dt_start : 1e-3 * T;
-    dt = fmin(fmax(dt, dt_min), dt_max);
-    double lo, hi;
+    double dt = isfinite(dt_start) && dt_start > 0.0 ? dt_start : 1e-3 * q.T;
+    dt = fmin(fmax(dt, q.dt_min), q.dt_max);
+    double lo = dt, hi = dt;
     long steps, lo_steps = 0;
-    int b, st, s;
+    int b, st, s, done;
     /* the bracket's first factor (opt->first_step), squared after each try up to 2 */
     double f = opt->first_step > 1.0 ? fmin(opt->first_step, 2.0) : 2.0;
-    if ((s = trial(stype, params, type, sopt, opt, T, dt, res, &b, &st, &steps)))
+    if ((s = search_trial(&q, dt, res, &b, &st, &steps)))
         return s;
-    if (b) { /* bracket upward */
-        lo = dt, lo_steps = steps;
-        /* the largest bounded dt whose run was long enough for the growth
-         * test (its windows), 0 if none */
-        double lo_long = steps >= TS_STABILITY_WINDOWS ? dt : 0.0;
-        for (;;) {
-            if (lo >= dt_max) {
-                /* bounded up to dt_max; but where a finite limit is
-                 * predicted (dt_start) and no run above the start was long
-                 * enough to show growth (T too short), there is no verdict
-                 * of inf */
-                int predicted = isfinite(dt_start) && dt_start > 0.0;
-                res->kind = predicted && !(lo_long > dt_start) ? TS_CRIT_T_LIMITED
-                                                              : TS_CRIT_INF;
-                res->dt_crit = res->dt_fail = INFINITY;
-                res->steps = lo_steps;
-                return TS_OK;
-            }
-            hi = fmin(f * lo, dt_max);
-            f = fmin(f * f, 2.0);
-            if ((s = trial(stype, params, type, sopt, opt, T, hi, res, &b, &st, &steps)))
-                return s;
-            if (!b)
-                break;
-            lo = hi, lo_steps = steps;
-            if (steps >= TS_STABILITY_WINDOWS)
-                lo_long = hi;
-        }
-    } else { /* bracket downward */
-        hi = dt;
-        for (;;) {
-            if (hi <= dt_min) {
-                res->kind = TS_CRIT_BELOW_MIN;
-                res->dt_crit = 0.0;
-                res->dt_fail = hi;
-                res->fail_status = st;
-                return TS_OK;
-            }
-            lo = fmax(hi / f, dt_min);
-            f = fmin(f * f, 2.0);
-            int lb, lst;
-            if ((s = trial(stype, params, type, sopt, opt, T, lo, res, &lb, &lst, &steps)))
-                return s;
-            if (lb) {
-                lo_steps = steps;
-                break;
-            }
-            hi = lo, st = lst;
-        }
-    }
+    if (b)
+        lo_steps = steps, s = bracket_up(&q, f, &lo, &hi, &lo_steps, &st, res, &done);
+    else
+        s = bracket_down(&q, f, &lo, &hi, &lo_steps, &st, res, &done);
+    if (s || done)
+        return s;
     res->fail_status = st;
     while (hi > lo * (1.0 + opt->rel_tol)) {
-        double mid = sqrt(lo * hi);
+        double mid = lo * sqrt(hi / lo); /* not sqrt(lo * hi): that underflows below 1e-154 */
         int mst;
-        if ((s = trial(stype, params, type, sopt, opt, T, mid, res, &b, &mst, &steps)))
+        if ((s = search_trial(&q, mid, res, &b, &mst, &steps)))
             return s;
         if (b)
             lo = mid, lo_steps = steps;
@@ -1125,8 +1307,8 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
     res->steps = lo_steps;
     if (opt->recheck > 1.0) {
         /* a true limit holds for longer runs a little below it; a T-limited one moves */
-        if ((s = trial(stype, params, type, sopt, opt, opt->recheck * T, 0.9 * lo, res, &b, &st,
-                       &steps)))
+        if ((s = trial(stype, params, type, sopt, opt, opt->recheck * q.T, 0.9 * lo, res, &b,
+                       &st, &steps)))
             return s;
         if (!b)
             res->kind = TS_CRIT_T_LIMITED;
@@ -1135,6 +1317,73 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
 }
 
 /* --- prediction and measurement of one stepper ------------------------------------- */
+
+/* The bracket's upper end (1 + p) dt_pred: p = q, unless the binding mode
+ * would grow less than e^0.15 over T there (a weakly damped mode whose T is
+ * capped: the sustained-growth test could not see it, and a bounded run
+ * past the limit would push the bracket above it); then p is doubled until
+ * it would, up to 10 %. */
+static double upper_excess(const ts_stepper_type *type, const ts_solver_options *sopt,
+                           const ts_binding *b, double T, double q)
+{
+    double p = q;
+    if (!(isfinite(b->dt_pred) && b->dt_pred > 0.0))
+        return p;
+    for (; p < 0.1; p *= 2.0) {
+        double h = (1.0 + p) * b->dt_pred, rho;
+        if (ts_mode_growth(type, sopt, b->second_order, h * b->re, h * b->im, &rho) ||
+            !(log(rho) / h * T < 0.15))
+            break;
+    }
+    return fmin(p, 0.1);
+}
+
+/* The verdict of a study, one rule for every stepper:
+ * - t-limited: no true stable step exists, the limit measured is set by T.
+ *   That is so when the prediction is 0 (no stable step on the binding mode:
+ *   forward Euler, midpoint on an undamped mode), whether runs found a
+ *   bounded dt over T (dt_crit > 0) or not even at dt_min (dt_crit 0); on
+ *   the system itself (not the linearization) when no step down to dt_min
+ *   is bounded; and when a run at 0.9 dt_crit over recheck * T is not
+ *   bounded.
+ * That longer run is skipped where it cannot change the verdict: runs on the
+ *   linearization (the prediction's own equation) whose bracket holds a
+ *   finite nonzero prediction, which is then a true limit of that equation. */
+static int study_verdict(const ts_system_type *stype, const ts_params *params,
+                         const ts_stepper_type *type, const ts_solver_options *sopt,
+                         const ts_stability_options *so, double recheck, const ts_binding *b,
+                         ts_stability_result *res)
+{
+    if (b->dt_pred == 0.0 && (res->kind == TS_CRIT_BELOW_MIN || res->kind == TS_CRIT_FOUND)) {
+        res->kind = TS_CRIT_T_LIMITED;
+        return TS_OK;
+    }
+    /* on the system itself the state moves away from the prediction's: no
+     * bounded step over T down to dt_min means modes it reaches have no
+     * stable step for this stepper (forward Euler on the swinging string's
+     * undamped transverse modes); a shorter T finds the early limit */
+    if (!so->linearized && res->kind == TS_CRIT_BELOW_MIN) {
+        res->kind = TS_CRIT_T_LIMITED;
+        return TS_OK;
+    }
+    if (res->kind != TS_CRIT_FOUND || !(recheck > 1.0))
+        return TS_OK;
+    int holds = so->linearized && isfinite(b->dt_pred) && b->dt_pred > 0.0 &&
+                res->dt_crit <= b->dt_pred * (1.0 + 1e-9) &&
+                b->dt_pred <= res->dt_fail * (1.0 + so->rel_tol);
+    if (holds)
+        return TS_OK;
+    int bounded, st;
+    long steps;
+    res->runs++;
+    if (so->progress)
+        so->progress(so->progress_ctx, res->runs, 0.9 * res->dt_crit);
+    int s = ts_stability_bounded(stype, params, type, sopt, so, recheck * so->t_end,
+                                 0.9 * res->dt_crit, &bounded, &st, &steps);
+    if (!s && !bounded)
+        res->kind = TS_CRIT_T_LIMITED;
+    return s;
+}
 
 int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
                        const ts_spectrum *sp, const ts_stepper_type *type,
@@ -1174,13 +1423,19 @@ int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_
     out->t_end = opt->t_end > 0.0 ? opt->t_end
                                   : ts_stability_choose_t(type, sopt, b, sp->lambda_max);
     so.t_end = out->t_end;
-    /* start 1.5 % below the prediction with a first factor of 1.03, widened
-     * while the bracket does not hold (T / 1000 without a finite nonzero
-     * prediction); both ends of the bracket are runs, whatever the prediction */
+    /* the bracket starts as [1 - q, 1 + q] dt_pred, q just under half the
+     * bisection tolerance: when the prediction holds, its two runs are the
+     * whole search; otherwise the factor is widened (squared) until the
+     * bracket holds, and bisected.  Both ends are runs, whatever the
+     * prediction; T / 1000 with factor 2 without a finite nonzero one. */
     int start = isfinite(b->dt_pred) && b->dt_pred > 0.0;
-    so.first_step = start ? 1.03 : 2.0;
-    s = ts_stability_measure(stype, params, type, sopt, &so, start ? 0.985 * b->dt_pred : NAN,
+    double q = 0.49 * so.rel_tol;
+    so.first_step = start ? (1.0 + upper_excess(type, sopt, b, so.t_end, q)) / (1.0 - q) : 2.0;
+    so.recheck = 0.0; /* study_verdict decides whether the longer run is needed */
+    s = ts_stability_measure(stype, params, type, sopt, &so, start ? (1.0 - q) * b->dt_pred : NAN,
                              &out->result);
+    if (!s)
+        s = study_verdict(stype, params, type, sopt, &so, opt->recheck, b, &out->result);
     free(seed);
     return s;
 }

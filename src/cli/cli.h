@@ -111,9 +111,9 @@ typedef struct {
     const char *system, *steppers, *out;
     cli_param_list params;
     cli_format format;
+    int format_given; /* --format was given (else --out's extension chooses: run, tables) */
     int frames_ok; /* --format frames allowed for this command */
     int json_ok;   /* --format json allowed (set after cli_common_init) */
-    int format_given; /* --format was given (else the output's extension may choose) */
     int plot;
     ts_solver_options solver;
 } cli_common;

@@ -472,7 +472,9 @@ static void help(void)
            "  --out FILE        write to FILE (default: standard output)\n"
            "  --every N         write every N-th step (default 1; the last step always)\n"
            "  --format dat|csv  dat: space-separated under a '#' header (default);\n"
-           "                    csv: comma-separated with a header row\n"
+           "                    csv: comma-separated with a header row.  Without\n"
+           "                    --format, --out FILE ending in .csv writes csv and in\n"
+           "                    .npy npy, as --diagnostics and --error follow theirs\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
            "                    grids have a blank line after each row so splot draws a\n"
@@ -664,6 +666,13 @@ static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *
         r->steps = s < 1 ? 1 : (long)s;
         ro->t_end = r->t_end;
     }
+    /* one rule with --diagnostics and --error: without --format, the output
+     * follows its file's extension (.csv, .npy; else dat) */
+    size_t len = o->out ? strlen(o->out) : 0;
+    if (!o->format_given && len >= 4 && strcmp(o->out + len - 4, ".csv") == 0)
+        o->format = CLI_FORMAT_CSV;
+    else if (!o->format_given && len >= 4 && strcmp(o->out + len - 4, ".npy") == 0)
+        o->format = CLI_FORMAT_NPY;
     r->traj = o->out || (!o->plot && !r->live); /* the trajectory is written */
     return (*rc = check_run_options(cmd, r)) != 0;
 }
@@ -748,6 +757,39 @@ static void print_totals(const run_job *r, const ts_run_result *res)
             tot->solve_seconds);
 }
 
+/* Tolerance mode: what was asked and what was reached.  Against the exact
+ * solution, where the system has one, the error at the end in units of the
+ * tolerance asked for, max_i |y_i - exact_i| / (atol + rtol |exact_i|): 1 is
+ * exactly what was requested, above 1 more error than requested (the
+ * controller bounds each step's local error estimate, not the global error). */
+static void print_tolerance(const run_job *r, const ts_run_result *res)
+{
+    const ts_step_stats *tot = &r->st->total;
+    double rtol = r->ropt.rtol, atol = r->ropt.atol;
+    fprintf(stderr, "tstep run: tolerance rtol %g, atol %g: accepted %ld, rejected %ld steps, "
+                    "force evaluations %ld\n",
+            rtol, atol, tot->accepted, tot->rejected, tot->force_evals);
+    size_t n = ts_system_ydim(r->sys);
+    double *y = malloc(2 * n * sizeof *y), err = 0.0, ratio = 0.0;
+    if (!y)
+        return;
+    ts_system_get_y(r->sys, y);
+    if (ts_system_exact_y(r->sys, res->t, y + n) == TS_OK) {
+        for (size_t i = 0; i < n; i++) {
+            double e = fabs(y[i] - y[n + i]);
+            err = fmax(err, e);
+            ratio = fmax(ratio, e / (atol + rtol * fabs(y[n + i])));
+        }
+        fprintf(stderr, "tstep run: achieved accuracy at t = %g against the exact solution: "
+                        "max error %.3g, achieved/requested %.3g%s\n",
+                res->t, err, ratio, ratio > 1.0 ? " (above the tolerance asked for)" : "");
+    } else {
+        fprintf(stderr, "tstep run: achieved accuracy: no exact solution for this system "
+                        "(tstep sweep and --error FILE compare with a computed reference)\n");
+    }
+    free(y);
+}
+
 /* After ts_run (status s): the outputs closed, where it stopped or failed,
  * the warnings, totals and figure; the exit status. */
 static int finish_run(const char *cmd, run_job *r, int s, const ts_run_result *res)
@@ -789,6 +831,8 @@ static int finish_run(const char *cmd, run_job *r, int s, const ts_run_result *r
     }
     if (w->stats)
         print_totals(r, res);
+    if (r->ropt.rtol > 0.0 && s == TS_OK)
+        print_tolerance(r, res);
     if (w->plot && (rc == 0 || s != TS_OK)) { /* a failed run: what it did */
         int r2 = draw_plot(cmd, w, r->sys, r->itype->name, r->dt);
         rc = rc ? rc : r2;

@@ -24,6 +24,7 @@ static const char *kind_name(ts_crit_kind k)
     case TS_CRIT_INF: return "inf";
     case TS_CRIT_BELOW_MIN: return "below-min";
     case TS_CRIT_T_LIMITED: return "t-limited";
+    case TS_CRIT_FAILED: return "failed";
     }
     return "?";
 }
@@ -106,9 +107,10 @@ static void stability_help(void)
         "r is the first hw where the spectral radius of its one-step 2x2 map exceeds\n"
         "1.  The minimizing mode is the binding mode; it need not be the stiffest (a\n"
         "less damped mode binds forward Euler and midpoint on cloth and hair).\n"
-        "A stepper that carries state between steps (Verlet's reused force) is probed\n"
-        "by runs of 4096 steps without reset instead of one step (explicit steppers;\n"
-        "for an implicit one, BDF2, a note says dt_pred is approximate).\n"
+        "A stepper that carries state between steps (Verlet's reused force with\n"
+        "damping, BDF2's history) is judged by the map its runs iterate (Verlet: 3x3\n"
+        "in x, v and the kept force; BDF2: the companion matrix of its recurrence),\n"
+        "whose eigenvalues are found from a short run on the test equation.\n"
         "With arnoldi, modes below the smallest |lambda| found are unseen; the output\n"
         "says for which damping ratios such a mode could still bind.\n"
         "\n"
@@ -129,14 +131,18 @@ static void stability_help(void)
     printf(
         "of 32 periods of the binding mode and 4 / g, g its growth rate ln|R| / h at\n"
         "h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max |lambda| without\n"
-        "a finite nonzero prediction).  The search starts 1.5 %% below dt_pred with a\n"
-        "first factor of 1.03, widened (squared, up to 2) while the bracket does not\n"
-        "hold, then bisects geometrically to 0.5 %%; both ends of the bracket are runs.\n"
-        "dt_crit is the stable end.  Finally a run at 0.9 dt_crit to 2 T: if unstable,\n"
-        "the result is t-limited (no true limit: the growth over T sets it, e.g.\n"
-        "forward Euler on an undamped mode, where dt_pred is 0); so is bounded up to\n"
-        "dt = T with a finite limit predicted but no run above the start of 16 steps\n"
-        "or more (T too short to show growth: dt_crit inf is then no verdict).\n"
+        "a finite nonzero prediction).  The search's bracket starts as [1 - q, 1 + q]\n"
+        "dt_pred with q = 0.245 %%, so a prediction that holds costs two runs; else the\n"
+        "factor is widened (squared, up to 2) until the bracket holds, then bisected\n"
+        "geometrically to 0.5 %%; both ends of the bracket are runs.\n"
+        "dt_crit is the stable end.  t-limited (no true limit: the growth over T sets\n"
+        "what runs measure) is one rule: dt_pred is 0 (no stable step on the binding\n"
+        "mode, e.g. forward Euler or midpoint on an undamped mode; dt_crit is then\n"
+        "the largest step bounded over T, 0 when none down to 1e-6 T), or a run at\n"
+        "0.9 dt_crit to 2 T is unstable (made unless the runs are on the linearization\n"
+        "and the bracket holds a finite nonzero dt_pred), or bounded up to dt = T with\n"
+        "a finite limit predicted but no run above the start of 16 steps or more (T\n"
+        "too short to show growth: dt_crit inf is then no verdict).\n"
         "\n");
     printf(
         "Output (one row per stepper; csv with a header row, dat the same columns\n"
@@ -155,7 +161,9 @@ static void stability_help(void)
         "  t_end       T of the runs\n"
         "  steps       steps of the run at dt_crit\n"
         "  runs        runs the search made\n"
-        "  result      found | inf | below-min | t-limited | solver-failed\n"
+        "  result      found | inf | below-min | t-limited | solver-failed | failed\n"
+        "              (failed: the stepper's study stopped with an error, named on\n"
+        "              standard error; the other rows are kept, exit status 1)\n"
         "  stiffest    yes when the binding mode has the largest |lambda| ('-': none)\n"
         "  equation    scalar | second-order: the test equation the radius comes from\n"
         "Standard error gets the state, the spectrum's method and size, and the same\n"
@@ -169,7 +177,11 @@ static void stability_help(void)
         "  --at-dt H       the step of that run (required with --at-time)\n"
         "  --at-stepper I  the stepper of that run (default rk4)\n"
         "  --eig M         auto | dense | arnoldi (default auto)\n"
-        "  --measure M     linearized | run (default linearized)\n"
+        "  --measure M     linearized | run (default linearized)\n");
+    printf(
+        "  --growth-at H   also say, per stepper, what a run at step H shows: the\n"
+        "                  fastest-growing mode's growth per step and per second, its\n"
+        "                  e-folding time, and the factor over the stepper's T\n"
         "  --plot          draw |R(dt lambda)| against dt along each stepper's binding\n"
         "                  mode, with |R| = 1 and each measured dt_crit, in the terminal\n"
         "                  (gnuplot's dumb terminal); without --out the table is then\n"
@@ -379,6 +391,8 @@ typedef struct {
     double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
+    int failed; /* steppers whose study stopped with an error (rows kept) */
+    double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
 } study;
 
 static int parse_bound(const char *cmd, const char *arg, void *to)
@@ -401,7 +415,7 @@ static int stability_options(const char *cmd, int argc, char **argv, study *st, 
         CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o), CLI_POSITIVE("t-end", &st->t_end),
         CLI_CUSTOM("bound", &st->bound, parse_bound), CLI_OPTS_PARAM(o),
         CLI_OPTS_FORMAT(o), CLI_OPTS_OUT(o), CLI_HELP(stability_help), CLI_OPTS_PLOT(o),
-        CLI_POSITIVE("at-time", &st->at_time),
+        CLI_POSITIVE("at-time", &st->at_time), CLI_POSITIVE("growth-at", &st->growth_at),
         CLI_STRING("at-stepper", &st->at_stepper), CLI_POSITIVE("at-dt", &st->at_dt),
         {.name = "eig", .kind = CLI_OPT_CHOICE, .to = &st->eig, .names = eigs,
          .values = eig_values, .says = "one of auto, dense, arnoldi"},
@@ -487,8 +501,23 @@ static int measure_all(study *st, int *stopped)
             st->ntypes = i;
             break;
         }
-        if (fail)
+        if (fail == TS_ERR_NOMEM)
             break;
+        if (fail) { /* this stepper's row says failed; the others are kept */
+            if (tty)
+                clear_progress();
+            fprintf(stderr, "tstep stability: %s failed: %s%s%s; its row says failed\n",
+                    st->types[i]->name, ts_status_message(fail), *ts_error_detail() ? ": " : "",
+                    ts_error_detail());
+            r.binding = (ts_binding){.dt_pred = NAN, .mode = (size_t)-1, .r = NAN, .re = NAN,
+                                     .im = NAN};
+            r.result = (ts_stability_result){.dt_crit = NAN, .dt_fail = NAN,
+                                             .kind = TS_CRIT_FAILED};
+            r.t_end = NAN;
+            r.no_prediction = 0;
+            st->failed++;
+            fail = 0;
+        }
         if (r.no_prediction) {
             if (tty)
                 clear_progress();
@@ -584,12 +613,9 @@ static void report(const study *st)
     for (int i = 0; i < ntypes; i++)
         if (bind[i].carries_state && bind[i].mode != (size_t)-1)
             fprintf(stderr, "note: %s carries state between steps (a reused force or a "
-                            "multistep history): %s\n", st->types[i]->name,
-                    (st->types[i]->flags & TS_IMPLICIT)
-                        ? "dt_pred is from its one-step map after a fresh start and only "
-                          "approximates the limit of a run"
-                        : "its radius is from runs of 4096 steps on the test equation, not "
-                          "from one step");
+                            "multistep history): its radius is that of the map a run "
+                            "iterates (eigenvalues from a run on the test equation), not "
+                            "of one step from a fresh start\n", st->types[i]->name);
     if (ntypes > 0 && bind[0].unstable > 0)
         fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
                         "itself is unstable along %s (the exact solution grows there too)\n",
@@ -610,6 +636,68 @@ static void report(const study *st)
         } else if (isfinite(st->pred[i]) && st->pred[i] > 0.0) {
             fprintf(stderr, "  %s: no slower mode can bind\n", st->types[i]->name);
         }
+}
+
+/* The mode that grows fastest at step h for one stepper: its growth per
+ * step rho (|R(h lambda)|, or the map's spectral radius), *rate =
+ * ln(rho) / h per second; modes with Re lambda > 0 (the state's own
+ * instabilities) and rigid ones are left out, as in the prediction. */
+static int fastest_growth(const study *st, int i, double h, size_t *mode, double *rho,
+                          double *rate)
+{
+    const ts_spectrum *sp = &st->sp;
+    int second = st->bind[i].second_order;
+    double cut = TS_RIGID_CUT * sp->lambda_max, recut = TS_REAL_ROUNDOFF * sp->lambda_max;
+    *mode = (size_t)-1, *rho = 0.0, *rate = -INFINITY;
+    for (size_t k = 0; k < sp->count; k++) {
+        double re = sp->re[k], im = sp->im[k], g;
+        if (im < 0.0 || !(hypot(re, im) > cut))
+            continue;
+        if (fabs(re) <= recut)
+            re = 0.0;
+        if (re > 0.0)
+            continue;
+        int s = ts_mode_growth(st->types[i], &st->o.solver, second, h * re, h * im, &g);
+        if (s == TS_ERR_NOMEM)
+            return s;
+        if (s)
+            g = INFINITY;
+        if (g > *rho)
+            *rho = g, *mode = k, *rate = log(g) / h;
+    }
+    return TS_OK;
+}
+
+/* --growth-at H: for each stepper, what a run at step H shows: the fastest
+ * growing mode's growth per step and per second, its e-folding time, and
+ * the factor over the stepper's T (so a clean-looking run just past the
+ * limit, of a weakly damped mode that grows slowly, is explained). */
+static int report_growth(const study *st)
+{
+    double h = st->growth_at;
+    for (int i = 0; i < st->ntypes; i++) {
+        size_t k;
+        double rho, rate;
+        int s = fastest_growth(st, i, h, &k, &rho, &rate);
+        if (s)
+            return s;
+        const char *name = st->types[i]->name;
+        if (k == (size_t)-1) {
+            fprintf(stderr, "at dt = %g: %s: no mode to judge\n", h, name);
+        } else if (!(rho > 1.0)) {
+            fprintf(stderr, "at dt = %g: %s: every mode decays or is neutral (largest growth per "
+                            "step %.9g, mode %.6g%+.6gi)\n",
+                    h, name, rho, st->sp.re[k], st->sp.im[k]);
+        } else {
+            double T = st->tend[i];
+            fprintf(stderr, "at dt = %g: %s: mode %.6g%+.6gi grows %.9g per step, %.4g per "
+                            "second (e-folding time %.4g s); over T = %.4g s a factor %.4g%s\n",
+                    h, name, st->sp.re[k], st->sp.im[k], rho, rate, 1.0 / rate, T,
+                    exp(rate * T),
+                    exp(rate * T) < 1.01 ? " (a run of that length looks clean)" : "");
+        }
+    }
+    return TS_OK;
 }
 
 int cmd_stability(int argc, char **argv)
@@ -636,7 +724,14 @@ int cmd_stability(int argc, char **argv)
         rc = cli_fail(cmd, fail);
     else if (!(rc = write_table(cmd, &st)))
         report(&st);
-    if (!rc && stopped)
+    if (!rc && st.growth_at > 0.0 && (fail = report_growth(&st)))
+        rc = cli_fail(cmd, fail);
+    if (!rc && st.failed) { /* the table holds every row; the run failed for some */
+        fflush(stderr);
+        fprintf(stderr, "tstep stability: %d stepper%s failed (rows marked failed)\n", st.failed,
+                st.failed == 1 ? "" : "s");
+        rc = 1;
+    } else if (!rc && stopped)
         rc = cli_stopped(cmd, "the output has the %d stepper%s measured before it", st.ntypes,
                          st.ntypes == 1 ? "" : "s");
     else if (!rc && st.o.plot && !(st.sp.lambda_max > 0.0)) {
@@ -696,23 +791,46 @@ static void put_value(FILE *out, const char *sep, double x)
     fprintf(out, "%s%.15g", sep, x);
 }
 
-/* A note for each stepper that carries state between steps (verlet's reused
- * force, bdf2's history) whose factor here is one step from a fresh start
- * (with `explicit_runs`, explicit ones are measured from runs: no note) */
-static void note_fresh_start(const char *cmd, const ts_stepper_type *const *types, int ntypes,
-                             const ts_solver_options *opt, int explicit_runs)
+/* Which map is shown: a note for each stepper that carries state between
+ * steps (Verlet's kept force with damping, BDF2's history), whose values
+ * here are those of the map a run iterates, not of one step after a fresh
+ * start. */
+static void note_run_map(const char *cmd, const ts_stepper_type *const *types, int ntypes,
+                         const ts_solver_options *opt)
 {
     for (int i = 0; i < ntypes; i++) {
         int memoryless = 1;
-        if (ts_stepper_memoryless(types[i], opt, &memoryless) || memoryless ||
-            (explicit_runs && !(types[i]->flags & TS_IMPLICIT)))
+        if (ts_stepper_memoryless(types[i], opt, &memoryless) || memoryless)
             continue;
         fprintf(stderr,
                 "tstep %s: note: %s carries state between steps (a reused force or a multistep "
-                "history): its R here is one step after a fresh start, not the factor of a "
-                "run (tstep stability measures runs)\n",
+                "history): shown is the map a run iterates (its eigenvalue of largest modulus, "
+                "from a run on the test equation), not one step after a fresh start\n",
                 cmd, types[i]->name);
     }
+}
+
+/* R at z for the amplification table: one step, or, for a stepper that
+ * carries state, the run map's eigenvalue of largest modulus (im >= 0) */
+static int table_factor(const ts_stepper_type *type, const ts_solver_options *opt, int carries,
+                        int second, double re, double im, double *r_re, double *r_im)
+{
+    if (!carries)
+        return ts_mode_amplification(type, opt, second, re, im, r_re, r_im);
+    ts_run_map m;
+    int s = ts_mode_run_map(type, opt, second, re, im, &m);
+    if (s || m.degree == 0) {
+        *r_re = *r_im = m.degree == 0 ? INFINITY : NAN;
+        return s;
+    }
+    int k = 0; /* the largest modulus; of a conjugate pair, the one with im >= 0 */
+    for (int j = 1; j < m.degree; j++) {
+        double a = hypot(m.re[j], m.im[j]), b = hypot(m.re[k], m.im[k]);
+        if (a > b * (1.0 + 1e-12) || (a >= b * (1.0 - 1e-12) && m.im[j] > m.im[k]))
+            k = j;
+    }
+    *r_re = m.re[k], *r_im = m.im[k];
+    return TS_OK;
 }
 
 int cmd_amplification(int argc, char **argv)
@@ -741,13 +859,17 @@ int cmd_amplification(int argc, char **argv)
     const char *sep = csv ? "," : " ";
     fputs(csv ? "stepper,z,re_R,im_R,abs_R\n" : "# stepper z re_R im_R abs_R\n", out);
     for (int i = 0; i < ntypes; i++) {
+        int memoryless = 1, carries;
+        if (ts_stepper_memoryless(types[i], &o.solver, &memoryless))
+            memoryless = 1;
+        carries = !memoryless;
         if (!csv)
             fprintf(out, "%s# %s\n", i ? "\n\n" : "", types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
             int second = ts_stability_second_order(types[i], NULL);
-            int s = imag ? ts_mode_amplification(types[i], &o.solver, second, 0.0, z, &re, &im)
-                         : ts_mode_amplification(types[i], &o.solver, second, -z, 0.0, &re, &im);
+            int s = imag ? table_factor(types[i], &o.solver, carries, second, 0.0, z, &re, &im)
+                         : table_factor(types[i], &o.solver, carries, second, -z, 0.0, &re, &im);
             if (s == TS_ERR_NOMEM) {
                 cli_close_output(cmd, o.out, out);
                 return cli_fail(cmd, s);
@@ -762,7 +884,7 @@ int cmd_amplification(int argc, char **argv)
             fputc('\n', out);
         }
     }
-    note_fresh_start(cmd, types, ntypes, &o.solver, 0);
+    note_run_map(cmd, types, ntypes, &o.solver);
     return cli_close_output(cmd, o.out, out);
 }
 
@@ -799,8 +921,10 @@ static void region_help(void)
         "instead: at z it is run on that equation with hw = |z| and\n"
         "zeta = -Re z / |z| (the pair z, conj z of one mode) and |R| is the spectral\n"
         "radius of its one-step 2x2 map (two steps from (x, v) = (1, 0) and (0, 1)).\n"
-        "An explicit stepper that carries state between steps (Verlet's reused force)\n"
-        "gives instead its growth per step over a run of 4096 steps without reset.\n"
+        "A stepper that carries state between steps (Verlet's reused force with\n"
+        "damping, BDF2's history) gives instead the spectral radius of the map its\n"
+        "runs iterate (for BDF2 the largest root of its recurrence: the root locus),\n"
+        "found from a short run on the test equation; a note on stderr says so.\n"
         "\n"
         "--plane oscillator: the (hw, zeta) plane instead, for every stepper: hw from\n"
         "0 to --hw-max (default 4), zeta from --zeta-min to --zeta-max (default 0 to\n"
@@ -940,7 +1064,7 @@ int cmd_region(int argc, char **argv)
         return cli_fail(cmd, rc);
     }
     rc = cli_close_output(cmd, o.out, out);
-    note_fresh_start(cmd, types, ntypes, &o.solver, 1);
+    note_run_map(cmd, types, ntypes, &o.solver);
     if (ts_stop_signal && done < ntypes * (long)nre)
         return cli_stopped(cmd, "after %ld of %ld rows (%.0f points each): the output holds the "
                                 "rows before it, complete",

@@ -452,7 +452,11 @@ static int sweep_steppers(const char *cmd, sweep_job *w)
 /* Standard error: the reference and a table of observed orders. */
 static void summary(const sweep_job *w)
 {
-    if (w->defaults)
+    if (w->levels == 1) /* one step size: an error, no order (and no range) */
+        fprintf(stderr, "error on %s, t_end = %g, one dt per stepper (--levels 1: no observed "
+                        "order, which needs two or more):\n",
+                w->stype->name, w->t_end);
+    else if (w->defaults)
         fprintf(stderr, "observed order on %s, t_end = %g, dt per stepper from c_p/|lambda| "
                         "down by %g (%g for p >= 5), |lambda| = %g:\n",
                 w->stype->name, w->t_end, TS_SWEEP_RANGE_RATIO, TS_SWEEP_RANGE_RATIO_5, w->rate);
@@ -461,7 +465,7 @@ static void summary(const sweep_job *w)
                 w->t_end, w->dt_max, w->dt_min);
     describe_reference(stderr, "  ", &w->ref);
     fprintf(stderr, "  %-22s %7s %8s %6s  %-38s %s\n", "stepper", "nominal", "observed", "points",
-            "excluded", w->defaults ? "dt from .. to" : "");
+            "excluded", !w->defaults ? "" : w->levels == 1 ? "dt" : "dt from .. to");
     for (int i = 0; i < w->ntypes; i++) {
         const int *ne = w->nexcl[i];
         char obs[16], excl[64] = "-";
@@ -485,6 +489,8 @@ static void summary(const sweep_job *w)
         if (w->tolmode && (w->types[i]->flags & TS_ADAPTIVE))
             fprintf(stderr, "%-38s tol %.3g .. %.3g: slope of log error vs log tol\n", excl,
                     w->tol_max, w->tol_min);
+        else if (w->defaults && w->levels == 1)
+            fprintf(stderr, "%-38s %.3g\n", excl, w->hi[i]);
         else if (w->defaults)
             fprintf(stderr, "%-38s %.3g .. %.3g\n", excl, w->hi[i], w->lo[i]);
         else
