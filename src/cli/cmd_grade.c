@@ -17,6 +17,8 @@
 #include "tstep/grade.h"
 #include "tstep/stability.h"
 
+static void help_options(void);
+
 static void help(void)
 {
     printf(
@@ -61,6 +63,12 @@ static void help(void)
         "\n",
         TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
         TS_GRADE_STAGES_TOL);
+    help_options();
+}
+
+/* The second half of the help: the options. */
+static void help_options(void)
+{
     printf(
         "  --stepper NAME    the stepper (see 'tstep list'); with --spec, only that one\n"
         "  --order P         expected order (whole number >= 1)\n"

@@ -72,6 +72,9 @@ static int drop_unrunnable(const char *cmd, const char *list, const ts_system_ty
 
 /* --- tstep stability ------------------------------------------------------------ */
 
+static void stability_help_tail(void);
+static void stability_help_output(void);
+
 static void stability_help(void)
 {
     printf(
@@ -144,6 +147,12 @@ static void stability_help(void)
         "a finite limit predicted but no run above the start of 16 steps or more (T\n"
         "too short to show growth: dt_crit inf is then no verdict).\n"
         "\n");
+    stability_help_output();
+}
+
+/* The help's middle: the output's columns and the options. */
+static void stability_help_output(void)
+{
     printf(
         "Output (one row per stepper; csv with a header row, dat the same columns\n"
         "space-separated under a '#' header, one block):\n"
@@ -178,6 +187,12 @@ static void stability_help(void)
         "  --at-stepper I  the stepper of that run (default rk4)\n"
         "  --eig M         auto | dense | arnoldi (default auto)\n"
         "  --measure M     linearized | run (default linearized)\n");
+    stability_help_tail();
+}
+
+/* The last options of the help, the solver's, and an example. */
+static void stability_help_tail(void)
+{
     printf(
         "  --growth-at H   also say, per stepper, what a run at step H shows: the\n"
         "                  fastest-growing mode's growth per step and per second, its\n"

@@ -16,6 +16,7 @@
 #include "tstep/linalg.h"
 #include "tstep/status.h"
 #include "v2d.h"
+#include "core/parallel.h"
 
 /* --- threads and the vector helpers ---------------------------------------
  *
@@ -71,9 +72,9 @@ static size_t red_chunk(size_t n)
 
 void ts_vec_zero(size_t n, double *x)
 {
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        x[i] = 0.0;
+        x[i] = 0.0;);
 }
 
 void ts_vec_copy(size_t n, const double *x, double *y)
@@ -91,23 +92,23 @@ void ts_vec_copy(size_t n, const double *x, double *y)
 
 void ts_vec_scale(size_t n, double a, double *x)
 {
-#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR_SIMD(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        x[i] *= a;
+        x[i] *= a;);
 }
 
 void ts_vec_axpy(size_t n, double a, const double *x, double *y)
 {
-#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR_SIMD(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        y[i] += a * x[i];
+        y[i] += a * x[i];);
 }
 
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
 {
-#pragma omp parallel for simd schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR_SIMD(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        y[i] = a * x[i] + b * y[i];
+        y[i] = a * x[i] + b * y[i];);
 }
 
 /* x . y over [0, n), four interleaved accumulators */
@@ -201,21 +202,26 @@ double ts_vec_norm_inf(size_t n, const double *x) { return dist_inf(n, x, NULL);
 
 double ts_vec_dist_inf(size_t n, const double *x, const double *y) { return dist_inf(n, x, y); }
 
+/* x_i - x_i is NaN exactly when x_i is infinite or NaN, else 0: the sum
+ * over [i0, i1) is 0 or NaN in any order, so the loop may be vectorized */
+static double nonfinite_sum(const double *x, size_t i0, size_t i1)
+{
+    double t = 0.0;
+#pragma omp simd reduction(+ : t)
+    for (size_t i = i0; i < i1; i++)
+        t += x[i] - x[i];
+    return t;
+}
+
 int ts_vec_all_finite(size_t n, const double *x)
 {
-    /* x_i - x_i is NaN exactly when x_i is infinite or NaN, else 0: the sum
-     * is 0 or NaN in any order, so the loop may be vectorized (omp simd) */
     double s = 0.0;
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
-#pragma omp parallel for schedule(static) reduction(+ : s) if (nc > 1)
-    for (size_t k = 0; k < nc; k++) {
-        size_t i0 = k * c, i1 = i0 + c < n ? i0 + c : n;
-        double t = 0.0;
-#pragma omp simd reduction(+ : t)
-        for (size_t i = i0; i < i1; i++)
-            t += x[i] - x[i];
-        s += t;
-    }
+    if (nc <= 1)
+        return nonfinite_sum(x, 0, n) == 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+    for (size_t k = 0; k < nc; k++)
+        s += nonfinite_sum(x, k * c, k * c + c < n ? k * c + c : n);
     return s == 0.0;
 }
 
@@ -286,12 +292,12 @@ static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     double part[RED_PARTS];
-#pragma omp parallel for schedule(static) if (nc > 1)
+    TS_PARALLEL_FOR(nc > 1,
     for (size_t k = 0; k < nc; k++) {
         size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
         ts_vec_mask(len, mask ? mask + i0 : NULL, q + i0);
         part[k] = dot_chunk(len, p + i0, q + i0);
-    }
+    });
     double s = 0.0;
     for (size_t k = 0; k < nc; k++)
         s += part[k];
@@ -301,43 +307,50 @@ static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p
 /* x += alpha p, r -= alpha q, z = S D^-1 r (z may be q: q_i is read
  * before z_i is written); returns |r|^2 in *rr and r . z in *rz.  With z
  * NULL (a preconditioner applied after the pass) only x, r and *rr. */
+/* cg_update on the entries [i0, i1) of chunk j */
+static void cg_update_chunk(const ts_krylov *k, double alpha, const double *p, const double *q,
+                            double *x, double *r, double *z, size_t i0, size_t i1, double *rr,
+                            double *rz)
+{
+    const double *d = k->diag;
+    if (!z) {
+#pragma omp simd
+        for (size_t i = i0; i < i1; i++) {
+            x[i] += alpha * p[i];
+            r[i] += -alpha * q[i];
+        }
+        *rr = dot_chunk(i1 - i0, r + i0, r + i0);
+        return;
+    }
+    if (d) {
+#pragma omp simd
+        for (size_t i = i0; i < i1; i++) {
+            x[i] += alpha * p[i];
+            r[i] += -alpha * q[i];
+            z[i] = r[i] / d[i];
+        }
+    } else {
+#pragma omp simd
+        for (size_t i = i0; i < i1; i++) {
+            x[i] += alpha * p[i];
+            r[i] += -alpha * q[i];
+            z[i] = r[i];
+        }
+    }
+    ts_vec_mask(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
+    *rr = dot_chunk(i1 - i0, r + i0, r + i0);
+    *rz = dot_chunk(i1 - i0, r + i0, z + i0);
+}
+
 static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *p,
                       const double *q, double *x, double *r, double *z, double *rr, double *rz)
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     double part_rr[RED_PARTS], part_rz[RED_PARTS];
-    const double *d = k->diag;
-#pragma omp parallel for schedule(static) if (nc > 1)
-    for (size_t j = 0; j < nc; j++) {
+    TS_PARALLEL_FOR(nc > 1, for (size_t j = 0; j < nc; j++) {
         size_t i0 = j * c, i1 = i0 + c < n ? i0 + c : n;
-        if (!z) {
-#pragma omp simd
-            for (size_t i = i0; i < i1; i++) {
-                x[i] += alpha * p[i];
-                r[i] += -alpha * q[i];
-            }
-            part_rr[j] = dot_chunk(i1 - i0, r + i0, r + i0);
-            continue;
-        }
-        if (d) {
-#pragma omp simd
-            for (size_t i = i0; i < i1; i++) {
-                x[i] += alpha * p[i];
-                r[i] += -alpha * q[i];
-                z[i] = r[i] / d[i];
-            }
-        } else {
-#pragma omp simd
-            for (size_t i = i0; i < i1; i++) {
-                x[i] += alpha * p[i];
-                r[i] += -alpha * q[i];
-                z[i] = r[i];
-            }
-        }
-        ts_vec_mask(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
-        part_rr[j] = dot_chunk(i1 - i0, r + i0, r + i0);
-        part_rz[j] = dot_chunk(i1 - i0, r + i0, z + i0);
-    }
+        cg_update_chunk(k, alpha, p, q, x, r, z, i0, i1, &part_rr[j], &part_rz[j]);
+    });
     double a = 0.0, b = 0.0;
     for (size_t j = 0; j < nc; j++)
         a += part_rr[j], b += z ? part_rz[j] : 0.0;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "tstep/linalg.h"
 #include "tstep/system.h"
+#include "core/parallel.h"
 
 int ts_system_init(ts_system *sys, const ts_system_ops *ops, const ts_system_type *type,
                    int order, size_t n)
@@ -186,13 +187,13 @@ int ts_system_deriv_xv(ts_system *sys, double t, const double *x, const double *
     if (s)
         return s;
     /* one pass: a = M^-1 f, dx = v, both zero where pinned */
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++) {
         int fixed = pin && pin[i];
         a[i] = fixed ? 0.0 : a[i] / m[i];
         if (v)
             dy[i] = fixed ? 0.0 : v[i];
-    }
+    });
     return TS_OK;
 }
 

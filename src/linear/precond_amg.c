@@ -59,6 +59,7 @@
 #include <string.h>
 #include "precond_amg.h"
 #include "tstep/linsolve.h"
+#include "core/parallel.h"
 
 #define AMG_MAX_LEVELS 12
 #define AMG_COARSE_MIN 60    /* coarsen while a level has more unknowns */
@@ -235,7 +236,7 @@ static void csr_mul_to(const csr *a, const double *u, double *out, int add)
     /* the single-precision copy has its own rows and columns (no zeros) */
     const size_t *rows = f ? a->fp : a->p;
     const uint32_t *col = f ? a->fj : a->j;
-#pragma omp parallel for schedule(static) if (a->n >= ts_threads_min())
+    TS_PARALLEL_FOR(a->n >= ts_threads_min(),
     for (size_t i = 0; i < a->n; i++) {
         size_t k = rows[i], e = rows[i + 1];
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
@@ -260,7 +261,7 @@ static void csr_mul_to(const csr *a, const double *u, double *out, int add)
         }
         double s = (s0 + s1) + (s2 + s3);
         out[i] = add ? out[i] + s : s;
-    }
+    });
 }
 
 static void csr_mul(const csr *a, const double *u, double *out)
@@ -779,9 +780,9 @@ static void level_residual(amg_state *s, int l, const double *b, const double *x
 {
     size_t n = s->lev[l].n;
     level_mul(s, l, x, out);
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        out[i] = b[i] - out[i];
+        out[i] = b[i] - out[i];);
 }
 
 /* Largest eigenvalue of D^-1 A: the largest Ritz value of AMG_LANCZOS
@@ -1056,9 +1057,9 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
     if (zero && k == 1) {
         /* one damped Jacobi step from x = 0, in one pass: the operations
          * of the general path below (d = D^-1 b / theta, then 0 + d) */
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+        TS_PARALLEL_FOR(n >= ts_threads_min(),
         for (size_t i = 0; i < n; i++)
-            x[i] = 0.0 + L->dinv[i] * b[i] / theta;
+            x[i] = 0.0 + L->dinv[i] * b[i] / theta;);
         return;
     }
     if (k == 1) {
@@ -1066,9 +1067,9 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
          * the operations of the general path (r = b - A x, d = D^-1 r /
          * theta, x + d) */
         level_mul(s, l, x, r);
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+        TS_PARALLEL_FOR(n >= ts_threads_min(),
         for (size_t i = 0; i < n; i++)
-            x[i] += L->dinv[i] * (b[i] - r[i]) / theta;
+            x[i] += L->dinv[i] * (b[i] - r[i]) / theta;);
         return;
     }
     if (zero) {
@@ -1077,23 +1078,23 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
     } else {
         level_residual(s, l, b, x, r);
     }
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        d[i] = L->dinv[i] * r[i] / theta;
+        d[i] = L->dinv[i] * r[i] / theta;);
     for (int it = 1; it < k; it++) {
         level_mul(s, l, d, t);
         double rho1 = 1.0 / (2.0 * sigma - rho), c1 = rho1 * rho, c2 = 2.0 * rho1 / delta;
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+        TS_PARALLEL_FOR(n >= ts_threads_min(),
         for (size_t i = 0; i < n; i++) {
             x[i] += d[i];
             r[i] -= t[i];
             d[i] = c1 * d[i] + c2 * L->dinv[i] * r[i];
-        }
+        });
         rho = rho1;
     }
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR(n >= ts_threads_min(),
     for (size_t i = 0; i < n; i++)
-        x[i] += d[i];
+        x[i] += d[i];);
 }
 
 static void cycle(amg_state *s, int l, const double *b, double *x)

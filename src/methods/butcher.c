@@ -28,6 +28,7 @@
 #include <string.h>
 #include "tstep/butcher.h"
 #include "tstep/linalg.h"
+#include "core/parallel.h"
 
 #define BLOCK 512
 
@@ -268,11 +269,11 @@ static void stage_pass(const butcher_scratch *b, const ts_system *sys, int j, in
     pass_args g = {.j = j, .finish = finish, .keep = keep, .count = count, .h = h, .c = c,
                    .zx = zx, .zv = zv, .err = err};
     size_t n = sys->n, nb = (n + BLOCK - 1) / BLOCK;
-#pragma omp parallel for schedule(static) if (n >= ts_threads_min())
+    TS_PARALLEL_FOR(n >= ts_threads_min(),
     for (size_t blk = 0; blk < nb; blk++) {
         size_t i0 = blk * BLOCK;
         stage_block(b, sys, &g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
-    }
+    });
 }
 
 /* k_1 = F(t, Y_n), reused from the last step where the tableau allows it;

@@ -13,6 +13,7 @@
 #include "tstep/linalg.h"
 #include "tstep/springs.h"
 #include "core/v2d.h"
+#include "core/parallel.h"
 
 #define TS_PI 3.14159265358979323846
 
@@ -333,24 +334,35 @@ typedef struct {
 typedef void (*particle_fn)(const ts_springs *s, size_t p0, size_t p1, const spring_args *a);
 typedef void (*spring_fn)(const ts_springs *s, size_t e0, size_t e1, const spring_args *a);
 
-static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
-                       const spring_args *a)
+/* The passes of run_chunks: worksharing loops that split among the team
+ * inside a parallel region, and run on the calling thread alone outside
+ * one (orphaned), with no call into the OpenMP runtime's regions. */
+static void chunk_passes(const ts_springs *s, particle_fn init, spring_fn kernel,
+                         const spring_args *a)
 {
     long nc = (long)s->nchunk;
     size_t cn = s->chunk_np, np = s->np;
     const size_t *first = s->chunk_first;
-#pragma omp parallel if (s->ns + np >= ts_threads_min() / 2 && nc > 2)
-    {
 #pragma omp for schedule(static)
-        for (long c = 0; c < nc; c++) {
-            size_t p0 = (size_t)c * cn, p1 = p0 + cn < np ? p0 + cn : np;
-            init(s, p0, p1, a);
-        }
-        for (long phase = 0; phase < 2; phase++) {
+    for (long c = 0; c < nc; c++) {
+        size_t p0 = (size_t)c * cn, p1 = p0 + cn < np ? p0 + cn : np;
+        init(s, p0, p1, a);
+    }
+    for (long phase = 0; phase < 2; phase++) {
 #pragma omp for schedule(static)
-            for (long c = phase; c < nc; c += 2)
-                kernel(s, first[c], first[c + 1], a);
-        }
+        for (long c = phase; c < nc; c += 2)
+            kernel(s, first[c], first[c + 1], a);
+    }
+}
+
+static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
+                       const spring_args *a)
+{
+    if (s->ns + s->np >= ts_threads_min() / 2 && s->nchunk > 2) {
+#pragma omp parallel
+        chunk_passes(s, init, kernel, a);
+    } else {
+        chunk_passes(s, init, kernel, a);
     }
 }
 
@@ -612,7 +624,7 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
     s->lin_wcache = coef_keeps_w(s, sign);
     int wcache = s->lin_wcache;
     double *coef = s->lin_coef, *linv = s->lin_inv;
-#pragma omp parallel for schedule(static) if (ns >= ts_threads_min() / 2)
+    TS_PARALLEL_FOR(ns >= ts_threads_min() / 2,
     for (size_t e = 0; e < ns; e++) {
         const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
         double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
@@ -629,7 +641,7 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
         } else { /* q and g */
             spring_coef(s, e, inv, coef + 2 * e, coef + 2 * e + 1);
         }
-    }
+    });
     return TS_OK;
 }
 
