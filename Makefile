@@ -5,6 +5,7 @@
 #                 tagged "long" are make test-long, which CI runs too)
 #   make check-fast  the suite without the slow cases: the edit loop (< 30 s)
 #   make layers   check that every include and call points down (tools/layers.sh)
+#   make lint     layers, and no function over 80 lines (tools/function_length.sh)
 #   make demo     install missing dependencies, build, run the main job on defaults:
 #                 the sweep (order table), energy, every figure to build/plots/
 #   make plots    the same figures (tools/plots.sh; data in build/plots/data/)
@@ -72,7 +73,7 @@ DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
            libsuitesparse-dev liblapacke-dev libopenblas-dev liblapack-dev libarpack2-dev cmark \
            bubblewrap libseccomp-dev
 
-.PHONY: all test test-long check-fast layers demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc bench-petsc assignment
+.PHONY: all test test-long check-fast layers lint demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc bench-petsc assignment
 all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
@@ -118,6 +119,11 @@ deps:
 
 layers: all
 	@sh tools/layers.sh $(BUILD)
+
+# the house rules CI checks: every arrow down (layers), no function over 80
+# lines (tools/function_length.sh)
+lint: layers
+	@sh tools/function_length.sh
 
 # The suite's test cases carry Check tags: "long" (end-to-end runs of tens
 # of seconds: make test-long, which CI runs) and "slow" (left out of

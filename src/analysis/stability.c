@@ -537,52 +537,41 @@ static int mode_dt(const ts_stepper_type *type, const ts_solver_options *opt, in
     return s;
 }
 
-int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *opt,
-                         int second_order, const ts_spectrum *sp, ts_binding *b)
+/* The candidates for the binding mode among the modes above the rigid cut
+ * (cand[4]: the stiffest; forward Euler's 2|Re|/|lambda|^2 smallest; the
+ * largest |Im|; the largest -Re); modes growing by themselves are counted
+ * in b->unstable, since no step makes them decay. */
+static void binding_candidates(const ts_spectrum *sp, double cut, double recut, ts_binding *b,
+                               size_t cand[4])
 {
-    *b = (ts_binding){.dt_pred = INFINITY, .mode = (size_t)-1, .r = INFINITY,
-                      .second_order = second_order};
-    double lmax = sp->lambda_max;
-    if (!(lmax > 0.0))
-        return TS_OK; /* nothing moves, or no stiffness: no limit */
-    double cut = TS_RIGID_CUT * lmax, recut = TS_REAL_ROUNDOFF * lmax;
-    size_t cand[4] = {(size_t)-1, (size_t)-1, (size_t)-1, (size_t)-1};
     double best[4] = {-1.0, -1.0, -1.0, -1.0};
+    for (int c = 0; c < 4; c++)
+        cand[c] = (size_t)-1;
     for (size_t k = 0; k < sp->count; k++) {
         double re = sp->re[k], im = sp->im[k], mag = hypot(re, im);
         if (im < 0.0 || !(mag > cut))
             continue;
         if (fabs(re) <= recut)
             re = 0.0;
-        if (re > 0.0) { /* the state itself is unstable along it: no step makes it decay */
+        if (re > 0.0) {
             b->unstable++;
             continue;
         }
-        /* the stiffest; forward Euler's 2|Re|/|lambda|^2 smallest; the
-         * largest |Im|; the largest -Re */
         double key[4] = {mag, re < 0.0 ? mag * mag / (-2.0 * re) : INFINITY, fabs(im), -re};
         for (int c = 0; c < 4; c++)
             if (key[c] > best[c])
                 best[c] = key[c], cand[c] = k;
     }
-    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
-    if (s && s != TS_ERR_UNSUPPORTED)
-        return s;
-    b->carries_state = !memoryless;
-    for (int c = 0; c < 4; c++) {
-        if (cand[c] == (size_t)-1)
-            continue;
-        size_t k = cand[c];
-        double re = fabs(sp->re[k]) <= recut ? 0.0 : sp->re[k], dt, r;
-        if ((s = mode_dt(type, opt, second_order, re, sp->im[k], &dt, &r)))
-            return s;
-        b->radii++;
-        if (dt < b->dt_pred || b->mode == (size_t)-1)
-            b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = sp->im[k];
-    }
-    /* every other mode: one step at the current best; growing there means
-     * its own radius is smaller (the stable set along a ray is taken to be
-     * an interval from 0, as the radius's definition assumes) */
+}
+
+/* Every other mode: one step at the current best; growing there means its
+ * own radius is smaller (the stable set along a ray is taken to be an
+ * interval from 0, as the radius's definition assumes). */
+static int binding_others(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int second_order, const ts_spectrum *sp, double cut, double recut,
+                          ts_binding *b)
+{
+    int s;
     for (size_t k = 0; k < sp->count && b->dt_pred > 0.0; k++) {
         double re = sp->re[k], im = sp->im[k], mag = hypot(re, im);
         if (im < 0.0 || !(mag > cut) || k == b->mode)
@@ -606,35 +595,71 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
         if (dt < b->dt_pred)
             b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = im;
     }
-    b->stiffest = b->mode != (size_t)-1 &&
-                  hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
-    /* arnoldi: an unseen mode (|lambda| < floor) binds only if its radius
-     * is below dt_pred * floor; find the damping ratios where that can be */
-    if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0 &&
-        isfinite(b->dt_pred)) {
-        /* ranges of zeta on a 0.01 grid (widened by one grid step) */
-        double q = b->dt_pred * sp->lambda_floor;
-        int open = 0;
-        for (int j = 0; j <= 100; j++) {
-            double zeta = j / 100.0, r;
-            if ((s = ts_stability_radius(type, opt, second_order, -zeta,
-                                         sqrt(fmax(0.0, 1.0 - zeta * zeta)), &r)))
-                return s;
-            int can = r < q;
-            if (can && !open) {
-                if (b->zeta_ranges == TS_ZETA_RANGES) { /* too many: one to the end */
-                    b->zeta_hi[TS_ZETA_RANGES - 1] = 1.0;
-                    break;
-                }
-                b->zeta_lo[b->zeta_ranges] = fmax(0.0, zeta - 0.01);
-                b->zeta_hi[b->zeta_ranges++] = 1.0;
-                open = 1;
-            } else if (!can && open) {
-                b->zeta_hi[b->zeta_ranges - 1] = zeta;
-                open = 0;
+    return TS_OK;
+}
+
+/* Arnoldi: an unseen mode (|lambda| < floor) binds only if its radius is
+ * below dt_pred * floor; the ranges of zeta (on a 0.01 grid, widened by
+ * one grid step) where that can be. */
+static int binding_unseen(const ts_stepper_type *type, const ts_solver_options *opt,
+                          int second_order, const ts_spectrum *sp, ts_binding *b)
+{
+    double q = b->dt_pred * sp->lambda_floor;
+    int open = 0, s;
+    for (int j = 0; j <= 100; j++) {
+        double zeta = j / 100.0, r;
+        if ((s = ts_stability_radius(type, opt, second_order, -zeta,
+                                     sqrt(fmax(0.0, 1.0 - zeta * zeta)), &r)))
+            return s;
+        int can = r < q;
+        if (can && !open) {
+            if (b->zeta_ranges == TS_ZETA_RANGES) { /* too many: one to the end */
+                b->zeta_hi[TS_ZETA_RANGES - 1] = 1.0;
+                break;
             }
+            b->zeta_lo[b->zeta_ranges] = fmax(0.0, zeta - 0.01);
+            b->zeta_hi[b->zeta_ranges++] = 1.0;
+            open = 1;
+        } else if (!can && open) {
+            b->zeta_hi[b->zeta_ranges - 1] = zeta;
+            open = 0;
         }
     }
+    return TS_OK;
+}
+
+int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *opt,
+                         int second_order, const ts_spectrum *sp, ts_binding *b)
+{
+    *b = (ts_binding){.dt_pred = INFINITY, .mode = (size_t)-1, .r = INFINITY,
+                      .second_order = second_order};
+    double lmax = sp->lambda_max;
+    if (!(lmax > 0.0))
+        return TS_OK; /* nothing moves, or no stiffness: no limit */
+    double cut = TS_RIGID_CUT * lmax, recut = TS_REAL_ROUNDOFF * lmax;
+    size_t cand[4];
+    binding_candidates(sp, cut, recut, b, cand);
+    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    b->carries_state = !memoryless;
+    for (int c = 0; c < 4; c++) {
+        if (cand[c] == (size_t)-1)
+            continue;
+        size_t k = cand[c];
+        double re = fabs(sp->re[k]) <= recut ? 0.0 : sp->re[k], dt, r;
+        if ((s = mode_dt(type, opt, second_order, re, sp->im[k], &dt, &r)))
+            return s;
+        b->radii++;
+        if (dt < b->dt_pred || b->mode == (size_t)-1)
+            b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = sp->im[k];
+    }
+    if ((s = binding_others(type, opt, second_order, sp, cut, recut, b)))
+        return s;
+    b->stiffest = b->mode != (size_t)-1 && hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
+    if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0 &&
+        isfinite(b->dt_pred))
+        return binding_unseen(type, opt, second_order, sp, b);
     return TS_OK;
 }
 
@@ -719,6 +744,30 @@ static double complex dominant_root(double complex p, double complex q)
     return cimag(r) < 0.0 ? conj(r) : r;
 }
 
+/* One power iteration's estimates of the dominant eigenvalue from u
+ * (|u|_M = 1), w1 = A u and w2 = A^2 u (of M norms n1, n2), each kept in
+ * *mu when its relative residual beats *best: real, A u = mu u (the
+ * Rayleigh quotient); or a complex pair, A^2 u = p A u + q u by least
+ * squares in the M norm, mu its root of largest modulus. */
+static void power_estimate(const ts_system *sys, const double *u, const double *w1,
+                           const double *w2, double n1, double n2, double *best,
+                           double complex *mu)
+{
+    double rq = mdot(sys, u, w1);
+    double res = mresid(sys, w1, rq, u, 0.0, NULL) / n1;
+    if (res < *best)
+        *best = res, *mu = rq;
+    double g11 = n1 * n1, g12 = mdot(sys, w1, u), g22 = 1.0;
+    double det = g11 * g22 - g12 * g12;
+    if (res > TS_POWER_TOL && det > 1e-10 * g11 * g22 && n2 > 0.0) {
+        double b1 = mdot(sys, w1, w2), b2 = mdot(sys, u, w2);
+        double p = (b1 * g22 - g12 * b2) / det, q = (g11 * b2 - g12 * b1) / det;
+        double res2 = mresid(sys, w2, p, w1, q, u) / n2;
+        if (res2 < *best)
+            *best = res2, *mu = dominant_root(p, q);
+    }
+}
+
 int ts_stiffest_mode(ts_system *sys, ts_stiff_mode *mode)
 {
     return ts_stiffest_mode_vector(sys, mode, NULL);
@@ -771,21 +820,7 @@ int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
                                           "beyond double precision's range", n1, n2);
             goto done;
         }
-        /* real: A u = mu u (Rayleigh quotient, |u|_M = 1) */
-        double rq = mdot(sys, u, w1);
-        double res = mresid(sys, w1, rq, u, 0.0, NULL) / n1;
-        if (res < best)
-            best = res, mu = rq;
-        /* pair: A^2 u = p A u + q u, least squares in the M norm */
-        double g11 = n1 * n1, g12 = mdot(sys, w1, u), g22 = 1.0;
-        double det = g11 * g22 - g12 * g12;
-        if (res > TS_POWER_TOL && det > 1e-10 * g11 * g22 && n2 > 0.0) {
-            double b1 = mdot(sys, w1, w2), b2 = mdot(sys, u, w2);
-            double p = (b1 * g22 - g12 * b2) / det, q = (g11 * b2 - g12 * b1) / det;
-            double res2 = mresid(sys, w2, p, w1, q, u) / n2;
-            if (res2 < best)
-                best = res2, mu = dominant_root(p, q);
-        }
+        power_estimate(sys, u, w1, w2, n1, n2, &best, &mu);
         if (best <= TS_POWER_TOL)
             break;
         if (!(n2 > 0.0))
