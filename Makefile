@@ -1,9 +1,10 @@
 # tstep - build, test, demo.  Everything is built under build/.
 #   make          build build/tstep
 #   make test     install missing dependencies, build, run the Check suite
-#                 (about 2 minutes on 2 quiet cores; the end-to-end cases
-#                 tagged "long" are make test-long, which CI runs too)
-#   make check-fast  the suite without the slow cases: the edit loop (< 30 s)
+#                 (about a minute on 2 cores; the end-to-end cases tagged
+#                 "long" are make test-long, which CI runs too)
+#   make check-fast  the suite without the cases tagged slow: the edit loop
+#                 (about 10 s)
 #   make layers   check that every include and call points down (tools/layers.sh)
 #   make lint     layers, and no function over 80 lines (tools/function_length.sh)
 #   make demo     install missing dependencies, build, run the main job on defaults:

@@ -268,6 +268,7 @@ Suite *docs_suite(void)
 {
     Suite *s = suite_create("docs");
     TCase *tc = tcase_create("figures");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 1800);
     tcase_add_test(tc, docs_figure_precision);
     tcase_add_test(tc, docs_check_fails_on_changed_figure);

@@ -1697,6 +1697,7 @@ Suite *grade_suite(void)
 {
     Suite *s = suite_create("grade");
     TCase *tc = tcase_create("grader");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, builtin_steppers_pass_with_true_values, 0,
                         (int)(sizeof truth / sizeof *truth));
@@ -1734,6 +1735,7 @@ Suite *grade_suite(void)
     tcase_add_test(cli, json_validator_rejects);
     suite_add_tcase(s, cli);
     TCase *sandbox = tcase_create("sandbox");
+    tcase_set_tags(sandbox, "slow");
     tcase_set_timeout(sandbox, 120);
     tcase_add_test(sandbox, sandbox_forged_report_fails);
     tcase_add_test(sandbox, sandbox_spin_stopped_by_time_limit);

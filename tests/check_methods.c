@@ -672,7 +672,7 @@ Suite *methods_suite(void)
     tcase_add_test(tc, bdf2_characteristic_roots);
     suite_add_tcase(s, tc);
     tc = tcase_create("energy");
-    tcase_set_tags(tc, "long");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, midpoint_and_crank_nicolson_keep_energy);
     tcase_add_test(tc, symplectic_energy_bounded_rk4_drifts);

@@ -553,6 +553,7 @@ Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
     TCase *tc = tcase_create("parser");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, option_table_parsing, 0, (int)(sizeof parsed / sizeof *parsed));
     tcase_add_test(tc, param_order_kept);

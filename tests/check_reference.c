@@ -607,7 +607,7 @@ Suite *reference_suite(void)
 {
     Suite *s = suite_create("reference");
     TCase *tc = tcase_create("reference");
-    tcase_set_tags(tc, "long");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, sweep_orders_against_reference, 0,
                         (int)(sizeof ref_systems / sizeof *ref_systems));

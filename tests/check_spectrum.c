@@ -534,7 +534,7 @@ Suite *spectrum_suite(void)
 {
     Suite *s = suite_create("spectrum");
     TCase *tc = tcase_create("prediction over the spectrum");
-    tcase_set_tags(tc, "long");
+    tcase_set_tags(tc, "slow");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, dense_reference, 0,
                         (int)(sizeof dense_cases / sizeof *dense_cases));

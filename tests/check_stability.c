@@ -1014,7 +1014,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, cli_region_and_amplification_layout);
     suite_add_tcase(s, tc);
     tc = tcase_create("end to end");
-    tcase_set_tags(tc, "long");
+    tcase_set_tags(tc, "slow");
     tcase_add_test(tc, oscillator_rk4_limit_and_euler_t_limited);
     tcase_add_test(tc, string_measured_vs_predicted);
     tcase_add_test(tc, cli_stability_csv_test1d);
