@@ -15,6 +15,7 @@
 #include "tests.h"
 #include "json_valid.h"
 #include "tstep/phase.h"
+#include "tstep/stability.h"
 
 static char out[1 << 16], err[1 << 14];
 
@@ -140,7 +141,7 @@ static const struct {
      0, "linear solver cg/jacobi (the solver as given, jacobi the default)"},
     {"phase --stepper rk4 --linear-solver lu", 2, "--linear-solver: unknown solver 'lu'"},
     {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat, csv or json, not frames"},
-    {"amplification --stepper rk4 --format json", 2, "--format: amplification writes dat or csv, not json"},
+    {"amplification --stepper rk4 --format frames", 2, "--format: amplification writes dat, csv or json, not frames"},
     /* a single-valued option given twice: both values named, not the last kept */
     {"run --system test1d --stepper rk4 --dt 0.1 --dt 0.2 --steps 1", 2,
      "--dt given twice ('0.1' and '0.2')"},
@@ -532,6 +533,25 @@ START_TEST(table_format_by_option_or_extension)
             double got = strtod(p, &end);
             ck_assert_msg(got == want[c], "row %d column %d: %.17g, want %.17g", row, c, got,
                           want[c]);
+            p = end;
+        }
+    }
+    /* amplification through the same writers: R(-z) of rk4 at z = 0, 2, 4 */
+    EXPECT("amplification --stepper rk4 --points 3 --format json", 0, NULL);
+    ck_assert_msg(json_valid(out, NULL), "not JSON: %s", out);
+    p = strstr(out, "\"rows\": [");
+    ck_assert_ptr_nonnull(p);
+    p += 9;
+    for (int row = 0; row < 3; row++) {
+        double z = 2.0 * row, re, im;
+        ck_assert_int_eq(ts_amplification(&ts_rk4, NULL, -z, 0.0, &re, &im), TS_OK);
+        double want[4] = {z, re, im, hypot(re, im)};
+        for (int c = 0; c < 4; c++) {
+            p += strcspn(p, "-0123456789");
+            char *end;
+            double got = strtod(p, &end);
+            ck_assert_msg(got == want[c], "amplification row %d column %d: %.17g, want %.17g",
+                          row, c, got, want[c]);
             p = end;
         }
     }

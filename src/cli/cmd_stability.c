@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "table.h"
 #include "cli_gnuplot.h"
 #include "cli_json.h"
 #include "tstep/linalg.h"
@@ -768,7 +769,7 @@ static void amplification_help(void)
 {
     printf(
         "Usage: tstep amplification --stepper A,B,...|all [--z-max Z] [--points N]\n"
-        "                           [--axis real|imag] [--format dat|csv] [--out FILE]\n"
+        "                           [--axis real|imag] [--format dat|csv|json] [--out FILE]\n"
         "\n"
         "The one-step amplification factor R = x1/x0 of each stepper on the test\n"
         "equation, computed by running the stepper: one step of size 1 on test1d\n"
@@ -790,8 +791,10 @@ static void amplification_help(void)
         "real steppers); csv: a header row, then one row per z per stepper; dat: a\n"
         "'# stepper z re_R im_R abs_R' header line, then per stepper a block whose\n"
         "first line is the comment '# NAME' (so gnuplot's index \"NAME\" selects it),\n"
-        "blocks two blank lines apart (index 0, 1, ... in --stepper order).  A step\n"
-        "that fails (an implicit equation singular there) gives nan.\n"
+        "blocks two blank lines apart (index 0, 1, ... in --stepper order); json:\n"
+        "the columns, then per stepper its rows (docs/formats.md).  Without --format,\n"
+        "FILE's extension (.dat, .csv, .json) chooses.  A step that fails (an\n"
+        "implicit equation singular there) gives nan (json: null).\n"
         "\n"
         "  --z-max Z     largest z (default 4)\n"
         "  --points N    number of z values, at least 2 (default 401)\n");
@@ -857,6 +860,7 @@ int cmd_amplification(int argc, char **argv)
     int rc, imag = 0;
     cli_common o;
     cli_common_init(&o, 0);
+    o.json_ok = 1;
     const cli_opt opts[] = {
         CLI_OPTS_STEPPER(&o), CLI_POSITIVE("z-max", &z_max),
         CLI_COUNT("points", &points, 2),
@@ -870,16 +874,17 @@ int cmd_amplification(int argc, char **argv)
     FILE *out;
     if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
         return rc;
-    int csv = o.format == CLI_FORMAT_CSV;
-    const char *sep = csv ? "," : " ";
-    fputs(csv ? "stepper,z,re_R,im_R,abs_R\n" : "# stepper z re_R im_R abs_R\n", out);
+    static const char *const cols[] = {"z", "re_R", "im_R", "abs_R"};
+    static const int digits[] = {15, 15, 15, 15};
+    cli_table t = {.format = cli_common_table_format(&o), .out = out, .command = cmd,
+                   .label = "stepper", .cols = cols, .digits = digits, .ncols = 4};
+    cli_table_begin(&t);
     for (int i = 0; i < ntypes; i++) {
         int memoryless = 1, carries;
         if (ts_stepper_memoryless(types[i], &o.solver, &memoryless))
             memoryless = 1;
         carries = !memoryless;
-        if (!csv)
-            fprintf(out, "%s# %s\n", i ? "\n\n" : "", types[i]->name);
+        cli_table_block(&t, types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
             int second = ts_stability_second_order(types[i], NULL);
@@ -891,14 +896,10 @@ int cmd_amplification(int argc, char **argv)
             }
             if (s)
                 re = im = NAN;
-            fputs(types[i]->name, out);
-            put_value(out, sep, z);
-            put_value(out, sep, re);
-            put_value(out, sep, im);
-            put_value(out, sep, hypot(re, im));
-            fputc('\n', out);
+            cli_table_row(&t, (double[]){z, re, im, hypot(re, im)});
         }
     }
+    cli_table_end(&t);
     note_run_map(cmd, types, ntypes, &o.solver);
     return cli_close_output(cmd, o.out, out);
 }
