@@ -1130,6 +1130,16 @@ END_TEST
 
 /* alarm(0), SIGALRM ignored, then a spin: stopped by the grader's clock
  * within the limit, and nothing of it left running. */
+/* The worker mode refuses to start unless the grader started it: by hand
+ * it would limit and filter the calling process itself. */
+START_TEST(worker_mode_refused_by_hand)
+{
+    ck_assert_int_eq(cli_run("__grade-worker -- /dev/null", out, sizeof out, err, sizeof err),
+                     2);
+    ck_assert_ptr_nonnull(strstr(err, "is started by 'tstep grade', not by hand"));
+}
+END_TEST
+
 START_TEST(sandbox_spin_stopped_by_time_limit)
 {
     attack a;
@@ -1769,6 +1779,7 @@ Suite *grade_suite(void)
     tcase_add_test(sandbox, sandbox_forged_report_fails);
     tcase_add_test(sandbox, sandbox_spin_stopped_by_time_limit);
     tcase_add_test(sandbox, sandbox_writes_stay_in_scratch);
+    tcase_add_test(sandbox, worker_mode_refused_by_hand);
     tcase_add_test(sandbox, sandbox_reads_stay_inside);
     tcase_add_test(sandbox, sandbox_network_and_fork_bomb_stopped);
     tcase_add_test(sandbox, sandbox_memory_limit_named);

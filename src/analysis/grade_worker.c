@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -425,8 +426,30 @@ static int worker_hello(char **plugins, int n)
     return send_msg(TS_WORKER_FD_REP, MSG_HELLO, body, sizeof count + count * sizeof *e) != 0;
 }
 
+/* Only as the grader's child: the mark the grader sets (ts_sandbox_start)
+ * and the protocol's pipes on fds 3 to 5.  Started by hand, or by a fuzzer
+ * calling tstep_main, the worker would limit and filter the calling
+ * process itself. */
+static int started_by_grader(void)
+{
+    const char *mark = getenv(TS_GRADE_WORKER_MARK);
+    if (!mark || strcmp(mark, "1") != 0)
+        return 0;
+    for (int fd = TS_WORKER_FD_REQ; fd <= TS_WORKER_FD_NOTICE; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode))
+            return 0;
+    }
+    return 1;
+}
+
 int ts_grade_worker_main(int argc, char **argv)
 {
+    if (!started_by_grader()) {
+        fprintf(stderr, "tstep: %s is started by 'tstep grade', not by hand\n",
+                TS_GRADE_WORKER_COMMAND);
+        return 2;
+    }
     ts_sandbox_limits l = {.memory_mb = 2048, .cpu_s = 600, .file_bytes = 16 << 20, .seccomp = 1};
     int a = 1;
     for (; a + 1 < argc && strncmp(argv[a], "--", 2) == 0 && argv[a][2]; a += 2) {

@@ -63,6 +63,9 @@ int ts_plugin_open(const char *path, const ts_stepper_type *const **steppers,
 
 /* The worker's main: `tstep __grade-worker [LIMITS] -- PLUGIN...`. */
 #define TS_GRADE_WORKER_COMMAND "__grade-worker"
+/* The environment variable (= 1) the grader sets for its worker; without it
+ * the worker mode refuses to start (exit 2). */
+#define TS_GRADE_WORKER_MARK "TSTEP_GRADE_WORKER"
 int ts_grade_worker_main(int argc, char **argv);
 
 /* Start a worker for the options' plugins; make a proxy for each of its
