@@ -239,17 +239,54 @@ START_TEST(reductions_same_bits_any_threads)
 }
 END_TEST
 
-/* The formatter: printf's bytes at fixed digits; at 0, exact round trip. */
+/* The fewest significant digits p for which printf's correctly rounded
+ * %.{p-1}e of x reads back as x. */
+static int printf_shortest(double x)
+{
+    char e[40];
+    for (int p = 1; p < 17; p++) {
+        snprintf(e, sizeof e, "%.*e", p - 1, x);
+        if (strtod(e, NULL) == x)
+            return p;
+    }
+    return 17;
+}
+
+/* significant digits of a %g-laid-out decimal (trailing zeros of an
+ * integer are places, not digits) */
+static int significant_digits(const char *s)
+{
+    int n = 0, zeros = 0, lead = 1;
+    for (; *s && *s != 'e'; s++) {
+        if (*s < '0' || *s > '9' || (lead && *s == '0'))
+            continue;
+        lead = 0;
+        if (*s == '0')
+            zeros++;
+        else
+            n += zeros + 1, zeros = 0;
+    }
+    return n;
+}
+
+/* The formatter: printf's bytes at fixed digits; at 0, exact round trip
+ * with as few digits as printf's shortest (fewer only at a power of two,
+ * where the interval below is narrower and the nearest p-digit decimal may
+ * fall outside it while another inside), over every range of exponents:
+ * any bits, moderate, below 1e-15 (multi-word powers of five) and
+ * subnormals. */
 START_TEST(formatter_exact)
 {
     char fast[TS_NUM_MAX], ref[64];
-    for (long i = 0; i < 40000; i++) {
+    for (long i = 0; i < 36000; i++) {
         double x;
         uint64_t r = next();
-        switch (i % 4) {
+        switch (i % 6) {
         case 0: memcpy(&x, &r, sizeof x); break; /* any bits: any exponent, NaN, inf */
         case 1: x = uniform() * pow(10.0, (double)(int)(next() % 30) - 12); break;
         case 2: x = (double)(long)(next() % 2000001 - 1000000) / 1000.0; break;
+        case 3: x = uniform() * pow(10.0, -15.0 - (double)(next() % 293)); break;
+        case 4: r &= (1ull << 52) - 1, memcpy(&x, &r, sizeof x); break; /* subnormal */
         default: x = ldexp(1.0, (int)(next() % 120) - 60); break;
         }
         for (int d = 1; d <= 17; d++) {
@@ -268,6 +305,17 @@ START_TEST(formatter_exact)
                       back, x);
         ck_assert_msg(strtod(ref, NULL) == back, "%s and %%.17g %s differ", fast, ref);
         ck_assert_uint_le(len, strlen(ref));
+        if (isfinite(x) && x != 0.0) {
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            int sig = significant_digits(fast), want = printf_shortest(x);
+            if (bits & ((1ull << 52) - 1))
+                ck_assert_msg(sig == want, "%a: %s has %d digits, printf's shortest %d", x,
+                              fast, sig, want);
+            else
+                ck_assert_msg(sig <= want, "%a: %s has %d digits, printf's shortest %d", x,
+                              fast, sig, want);
+        }
     }
     ts_format_double(fast, 0.1, 0);
     ck_assert_str_eq(fast, "0.1");
@@ -279,6 +327,12 @@ START_TEST(formatter_exact)
     ck_assert_str_eq(fast, "1e-07");
     ts_format_double(fast, 1e300, 0);
     ck_assert_str_eq(fast, "1e+300");
+    ts_format_double(fast, 5e-324, 0);
+    ck_assert_str_eq(fast, "5e-324");
+    ts_format_double(fast, 2.2250738585072014e-308, 0);
+    ck_assert_str_eq(fast, "2.2250738585072014e-308");
+    ts_format_double(fast, 1e-20, 0);
+    ck_assert_str_eq(fast, "1e-20");
 }
 END_TEST
 
