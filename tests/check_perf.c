@@ -460,6 +460,38 @@ START_TEST(threads_option)
 }
 END_TEST
 
+/* stderr of `tstep run` (a 10^2 cloth, rk4, --threads 2 --stats) with the
+ * environment changes env (shell assignments after env -u of both names) */
+static void threads_stats(const char *env, char *err, size_t size)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT %s %s run --system cloth --param nx=10 "
+             "--param ny=10 --stepper rk4 --dt 0.001 --steps 2 --threads 2 --stats "
+             "--out /dev/null 2>&1",
+             env, TSTEP_BIN);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(err, 1, size - 1, p);
+    err[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+}
+
+/* Threads wait passively unless the user chose a policy (src/cli/main.c):
+ * the program itself, started without either variable, runs with
+ * OMP_WAIT_POLICY=passive; a policy or spin count given is kept. */
+START_TEST(threads_wait_passively)
+{
+    char err[2048];
+    threads_stats("", err, sizeof err);
+    ck_assert_msg(strstr(err, "threads 2, waiting passive (OMP_WAIT_POLICY)"), "%s", err);
+    threads_stats("OMP_WAIT_POLICY=active", err, sizeof err);
+    ck_assert_msg(strstr(err, "threads 2, waiting active (OMP_WAIT_POLICY)"), "%s", err);
+    threads_stats("GOMP_SPINCOUNT=1000", err, sizeof err);
+    ck_assert_msg(strstr(err, "threads 2, waiting GOMP_SPINCOUNT 1000"), "%s", err);
+}
+END_TEST
+
 Suite *perf_suite(void)
 {
     Suite *s = suite_create("perf");
@@ -469,6 +501,7 @@ Suite *perf_suite(void)
     tcase_add_loop_test(tc, implicit_run_same_bits_any_threads, 0, 2);
     tcase_add_test(tc, reductions_same_bits_any_threads);
     tcase_add_test(tc, threads_option);
+    tcase_add_test(tc, threads_wait_passively);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_set_timeout(tc, 60);

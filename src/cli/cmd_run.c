@@ -740,6 +740,12 @@ static void print_totals(const run_job *r, const ts_run_result *res)
             "Newton iterations %ld, linear iterations %ld, accepted %ld, rejected %ld\n",
             res->steps_done, res->t, tot->force_evals, tot->jacobian_products,
             tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
+    if (ts_threads_get() > 1) {
+        const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+        fprintf(stderr, "tstep run: threads %d, waiting %s%s%s\n", ts_threads_get(),
+                policy ? policy : spin ? "GOMP_SPINCOUNT " : "libgomp's default",
+                !policy && spin ? spin : "", policy ? " (OMP_WAIT_POLICY)" : "");
+    }
     if (!(r->itype->flags & TS_IMPLICIT))
         return;
     fprintf(stderr,
