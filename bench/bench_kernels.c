@@ -33,10 +33,15 @@
  *             jacobi, the lean option; then backward-euler with the
  *             cloth's default solver, cg and amg (about 3 kB).  Goal:
  *             <= 500 B per particle for implicit stepping (the lean path).
+ *             And the whole process's peak (max RSS, as /usr/bin/time
+ *             gives it) for one default backward-Euler step of the 300^2
+ *             cloth per particle, beside a forward-Euler step's.  Goal:
+ *             <= 1600 B per particle.
  *
  * Results: build/bench/kernels.csv (figure, size, value, unit, baseline,
  * ratio, goal) and a summary on standard output.  With arguments (memory,
  * product, threads, rk4, output) only those figures, into kernels.csv.part. */
+#define _DEFAULT_SOURCE /* wait4 */
 #ifdef __linux__
 #include <malloc.h>
 #endif
@@ -380,6 +385,42 @@ static void memory_child(const ts_stepper_type *type, double dt, double cg_tol,
     }
 }
 
+/* peak resident memory (max RSS) of `tstep run <args> --out /dev/null`, a
+ * whole process as /usr/bin/time reports it, in bytes */
+static double process_peak(const char *args)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "exec build/tstep run %s --out /dev/null", args);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench: 'tstep run %s' failed\n", args);
+        exit(1);
+    }
+    return 1024.0 * (double)ru.ru_maxrss;
+}
+
+/* The whole process's peak for one default backward-Euler step (dt 1/60) of
+ * the 300^2 cloth, per particle, beside a forward-Euler step's. */
+static void bench_process_memory(void)
+{
+    const double np = 300.0 * 300.0;
+    double be = process_peak("--system cloth --param nx=300 --param ny=300 "
+                             "--stepper backward-euler --dt 0.0166666666667 --steps 1");
+    double fe = process_peak("--system cloth --param nx=300 --param ny=300 "
+                             "--stepper forward-euler --dt 1e-5 --steps 1");
+    report("process peak: default BE step", "300^2", be / np, "B/particle", 1600.0,
+           be / np / 1600.0, "goal <= 1 (1600 B)");
+    report("process peak: FE step (floor)", "300^2", fe / np, "B/particle", 1600.0,
+           fe / np / 1600.0, "");
+}
+
 static void bench_memory(void)
 {
     printf("memory: peak resident growth per particle, 300^2 cloth\n");
@@ -427,8 +468,10 @@ int main(int argc, char **argv)
         return 1;
     }
     fprintf(csv, "figure,size,value,unit,baseline,ratio,goal\n");
-    if (wanted(argc, argv, "memory"))
+    if (wanted(argc, argv, "memory")) {
+        bench_process_memory();
         bench_memory();
+    }
     ts_threads_set(1);
     if (wanted(argc, argv, "product")) {
         tri_n = (size_t)1 << 23; /* 3 x 64 MB */
