@@ -100,7 +100,7 @@ typedef struct {
 typedef struct {
     int k, n;
     u128 p128;
-    uint64_t *w;
+    const uint64_t *w;
 } pow5;
 
 /* w[0..n) *= f; returns the new length */
@@ -117,18 +117,24 @@ static int words_mul(uint64_t *w, int n, uint64_t f)
     return n;
 }
 
-/* 5^k, the words (k > 31) in w[BIG_WORDS] */
-static inline pow5 pow5_of(int k, uint64_t *w)
+/* 5^k; for k > 31 the words are this thread's last power computed, kept
+ * for the next number (a row's numbers share their magnitudes) */
+static inline pow5 pow5_of(int k)
 {
-    pow5 P = {k, 1, 0, w};
+    static _Thread_local uint64_t words[BIG_WORDS];
+    static _Thread_local int words_k = -1, words_n;
+    pow5 P = {k, 1, 0, words};
     if (k <= 27) {
         P.p128 = pow5_u64[k];
     } else if (k <= 31) {
         P.p128 = (u128)pow5_u64[27] * pow5_u64[k - 27];
+    } else if (k == words_k) {
+        P.n = words_n;
     } else {
-        w[0] = pow5_u64[k % 27];
+        words[0] = pow5_u64[k % 27];
         for (int j = k / 27; j > 0; j--)
-            P.n = words_mul(w, P.n, pow5_u64[27]);
+            P.n = words_mul(words, P.n, pow5_u64[27]);
+        words_k = k, words_n = P.n;
     }
     return P;
 }
@@ -330,14 +336,14 @@ static size_t slow_format(char *buf, double x, int digits)
 
 /* x = m 2^-sh scaled to 17 digits, V = x 10^k in [10^16, 10^17), with 5^k
  * in *P; 0 where out of range (the slow path) */
-static inline int scale_17(uint64_t m, int sh, int e2, uint64_t *w, pow5 *P, scaled *V)
+static inline int scale_17(uint64_t m, int sh, int e2, pow5 *P, scaled *V)
 {
     int k = 16 - ((e2 * 78913) >> 18); /* floor(e2 log10 2), or one off */
     for (int tries = 0; tries < 3; tries++) {
         int s = sh - k;
         if (k < 0 || k > 345 || s < 1 || (k <= 31 && s > 120))
             return 0;
-        *P = pow5_of(k, w);
+        *P = pow5_of(k);
         *V = scale(*P, m, s);
         if (V->q < pow10_u64[16])
             k++;
@@ -395,10 +401,9 @@ size_t ts_format_double(char *buf, double x, int digits)
         sh = 1074, e2 = 63 - __builtin_clzll(m) - 1074;
     else
         m |= 1ull << 52, sh = 1075 - be, e2 = be - 1023;
-    uint64_t w[BIG_WORDS];
     pow5 P;
     scaled V;
-    if (!scale_17(m, sh, e2, w, &P, &V))
+    if (!scale_17(m, sh, e2, &P, &V))
         return slow_format(buf, x, digits);
     if (digits > 0) {
         uint64_t other;
