@@ -5,10 +5,10 @@
  * barrier for a long while (GOMP_SPINCOUNT 300000) before they sleep; on a
  * machine where another process wants a core, the spinning worker takes it
  * and a 2-thread run of the 100^2 cloth took 9 times as long as 1 thread
- * (make bench, bench_threads).  libgomp reads OMP_WAIT_POLICY once, when it
+ * (make bench, bench/bench_process.c).  libgomp reads OMP_WAIT_POLICY once, when it
  * is loaded, before main: so unless the user chose a policy
  * (OMP_WAIT_POLICY or GOMP_SPINCOUNT in the environment), the program sets
- * OMP_WAIT_POLICY=passive and executes itself again, once (about a
+ * OMP_WAIT_POLICY=passive and executes its own file again, once (about a
  * millisecond).  Where that fails (no /proc) it goes on as it is. */
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,10 +17,16 @@
 
 static void wait_passively(char **argv)
 {
+    char self[4096];
     if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
         return;
+    /* the file itself, not /proc/self/exe: the process keeps its name */
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0 || n >= (ssize_t)sizeof self - 1)
+        return;
+    self[n] = '\0';
     if (setenv("OMP_WAIT_POLICY", "passive", 1) == 0)
-        execv("/proc/self/exe", argv);
+        execv(self, argv);
 }
 
 int main(int argc, char **argv)

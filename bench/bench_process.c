@@ -1,5 +1,4 @@
-/* make bench: `tstep run --threads 2` against `--threads 1`, as a user
- * meets them: whole processes, wall time.
+/* make bench: whole `tstep run` processes as a user meets them, wall time.
  *
  *   loaded  the default 100^2 cloth under backward Euler (dt 1/60, 10
  *           steps) while one other CPU-bound process (a spinning child)
@@ -7,12 +6,17 @@
  *           must not slow a busy machine's run down).
  *   quiet   the 300^2 cloth, one backward-Euler step of dt 1/60, nothing
  *           else started: 1 thread / 2 threads, the speed-up.  Goal: >= 1.6.
+ *   1000^2  one default backward-Euler step of the 1000^2 cloth from rest,
+ *           dt 1/30, 1 thread, the whole run (the cloth built, the solver
+ *           set up, the step), against the goal of 8 s; one run (3.5 GB,
+ *           half a minute or more).  TSTEP_BENCH_SIZES without 1000 leaves
+ *           it out, as bench_solvers does.
  *
  * Each figure is the ratio of the medians of REPS interleaved repeats
  * (1, 2, 1, 2, ...).  On a machine shared with other jobs "quiet" is only
  * as quiet as they let it be: the summary prints the load average.
  *
- * Results: build/bench/threads.csv (figure, size, value, unit, baseline,
+ * Results: build/bench/process.csv (figure, size, value, unit, baseline,
  * ratio, goal) and a summary on standard output. */
 #include <signal.h>
 #include <stdio.h>
@@ -37,7 +41,7 @@ static double run_wall(const char *args, int th)
     int st = system(cmd);
     double t = bench_now() - t0;
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        fprintf(stderr, "bench_threads: '%s' failed\n", cmd);
+        fprintf(stderr, "bench_process: '%s' failed\n", cmd);
         exit(1);
     }
     return t;
@@ -78,9 +82,9 @@ static void report(FILE *csv, const char *figure, const char *size, double value
 
 int main(void)
 {
-    FILE *csv = system("mkdir -p build/bench") == 0 ? fopen("build/bench/threads.csv", "w") : NULL;
+    FILE *csv = system("mkdir -p build/bench") == 0 ? fopen("build/bench/process.csv", "w") : NULL;
     if (!csv) {
-        fprintf(stderr, "bench_threads: cannot write build/bench/threads.csv\n");
+        fprintf(stderr, "bench_process: cannot write build/bench/process.csv\n");
         return 1;
     }
     fprintf(csv, "figure,size,value,unit,baseline,ratio,goal\n");
@@ -106,6 +110,14 @@ int main(void)
          &one, &two);
     report(csv, "quiet: 1 thread / 2 (BE 1 step)", "300^2", two, one, one / two,
            "goal >= 1.6 (speed-up)");
+    const char *sizes = getenv("TSTEP_BENCH_SIZES");
+    if (!sizes || strstr(sizes, "1000")) {
+        printf("one default backward-euler step of the 1000^2 cloth from rest (1 thread)\n");
+        double big = run_wall("--system cloth --param nx=1000 --param ny=1000 "
+                              "--stepper backward-euler --dt 0.0333333333333 --steps 1",
+                              1);
+        report(csv, "BE step from rest / 8 s", "1000^2", big, 8.0, big / 8.0, "goal <= 1");
+    }
     fclose(csv);
     return 0;
 }
