@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli_run.h"
+#include "json_valid.h"
 #include "tests.h"
 #include "tstep/linsolve.h"
 #include "tstep/linalg.h"
@@ -412,7 +413,35 @@ START_TEST(npy_matches_dat)
     while (*p == ' ' || *p == '\n')
         p++;
     ck_assert_int_eq(*p, '\0');
+    free(t);
+    /* json (chosen by the extension): the same numbers, row by row */
+    char json[64];
+    snprintf(json, sizeof json, "%s.json", dat);
+    snprintf(args, sizeof args, "%s --out %s", run, json);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 0);
+    read_file(json, &t);
+    ck_assert_msg(json_valid((char *)t, NULL), "not JSON: %.200s", (char *)t);
+    ck_assert_int_eq(json_count((char *)t, "\"energy\""), 1);
+    p = strstr((char *)t, "\"rows\": [");
+    ck_assert_ptr_nonnull(p);
+    p += 9;
+    for (long i = 0; i < rows * cols; i++) {
+        p += strcspn(p, "-0123456789n");
+        double want = le_double(d + off + 8 * (size_t)i);
+        if (strncmp(p, "null", 4) == 0) { /* nan in dat and npy */
+            ck_assert_msg(isnan(want), "json value %ld: null, npy %a", i, want);
+            p += 4;
+            continue;
+        }
+        char *end;
+        double got = strtod(p, &end);
+        ck_assert_msg(end != p && memcmp(&want, &got, sizeof got) == 0,
+                      "json value %ld: %a, npy %a", i, got, want);
+        p = end;
+    }
+    ck_assert_int_eq(strcspn(p, "-0123456789"), strlen(p));
     free(d), free(t);
+    remove(json);
     /* a run that diverges at step 5 of 50: the header counts the rows written */
     snprintf(args, sizeof args,
              "run --system test1d --param k=1000 --stepper forward-euler --dt 0.1 --t-end 5 "
@@ -425,6 +454,17 @@ START_TEST(npy_matches_dat)
     ck_assert_int_eq(cols, 3);
     ck_assert_uint_eq(len, off + 5 * 3 * 8);
     ck_assert_double_eq(le_double(d + off + 8 * 3 * 4 + 8), 96059601.0); /* (-99)^4 */
+    free(d);
+    /* the same in json: closed, with the rows written */
+    snprintf(args, sizeof args,
+             "run --system test1d --param k=1000 --stepper forward-euler --dt 0.1 --t-end 5 "
+             "--format json --out %s",
+             npy);
+    ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 1);
+    read_file(npy, &d);
+    ck_assert_msg(json_valid((char *)d, NULL), "not JSON: %s", (char *)d);
+    ck_assert_int_eq(json_count((char *)d, "\n  ["), 5);
+    ck_assert_ptr_nonnull(strstr((char *)d, "[0.4,96059601,"));
     free(d);
     remove(npy), remove(dat);
 }

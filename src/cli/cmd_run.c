@@ -45,11 +45,27 @@ typedef struct {
     int flush_rows;       /* a plugin's stepper or system: every row flushed */
 } writer;
 
+/* a column name of the header: dat and csv bare, json quoted */
 static void put(const writer *w, int first, const char *text)
 {
+    if (w->format == CLI_FORMAT_JSON) {
+        fprintf(w->out, "%s\"%s\"", first ? "" : ", ", text);
+        return;
+    }
     if (!first)
         fputc(w->format == CLI_FORMAT_CSV ? ',' : ' ', w->out);
     fputs(text, w->out);
+}
+
+/* json: an object with the run's identity and its columns, then "rows"
+ * (closed by finish_run, whatever ends the run) */
+static void write_json_head(const writer *w, const ts_system *sys)
+{
+    char dt[TS_NUM_MAX];
+    ts_format_double(dt, w->dt, 0);
+    fprintf(w->out, "{\"command\": \"run\", \"system\": \"%s\", \"stepper\": \"%s\", "
+                    "\"dt\": %s, \"every\": %ld,\n \"columns\": [",
+            sys->type ? sys->type->name : "system", w->stepper, dt, w->every);
 }
 
 /* Columns of a trajectory row (see the file's header comment). */
@@ -115,6 +131,8 @@ static void write_header(const writer *w, const ts_system *sys)
     }
     if (w->format == CLI_FORMAT_DAT)
         fputs("# ", w->out);
+    if (w->format == CLI_FORMAT_JSON)
+        write_json_head(w, sys);
     put(w, 1, "t");
     for (size_t i = 0; i < sys->n; i++) {
         snprintf(name, sizeof name, "x%zu", i);
@@ -137,7 +155,7 @@ static void write_header(const writer *w, const ts_system *sys)
         put(w, 0, "accepted");
         put(w, 0, "rejected");
     }
-    fputc('\n', w->out);
+    fputs(w->format == CLI_FORMAT_JSON ? "],\n \"rows\": [" : "\n", w->out);
 }
 
 /* Diagnostics: t, step, [kinetic, potential, energy], [px, py, pz], then the
@@ -327,8 +345,11 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
             }
         fwrite(r, sizeof *r, c, w->out);
     } else { /* shortest decimals that read back exactly, written in chunks */
+        int json = w->format == CLI_FORMAT_JSON;
         char *p = w->line, *end = w->line + ROW_CHUNK;
-        char sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
+        char sep = json || w->format == CLI_FORMAT_CSV ? ',' : ' ';
+        if (json)
+            p += sprintf(p, "%s\n  [", w->rows ? "," : "");
         for (size_t i = 0; i < c; i++) {
             if (end - p < TS_NUM_MAX + 2) {
                 fwrite(w->line, 1, (size_t)(p - w->line), w->out);
@@ -336,9 +357,12 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
             }
             if (i)
                 *p++ = sep;
-            p += ts_format_double(p, r[i], 0);
+            if (json && !isfinite(r[i]))
+                p += sprintf(p, "null");
+            else
+                p += ts_format_double(p, r[i], 0);
         }
-        *p++ = '\n';
+        *p++ = json ? ']' : '\n';
         fwrite(w->line, 1, (size_t)(p - w->line), w->out);
     }
     w->rows++;
@@ -464,7 +488,7 @@ static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
-           "                 [--format dat|csv|frames|npy] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--format dat|csv|frames|npy|json] [--stats] [--adaptive [--strain-limit X]]\n"
            "                 [--rtol X [--atol Y]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
            "                 [--allow-large]\n"
@@ -482,8 +506,9 @@ static void help(void)
            "  --every N         write every N-th step (default 1; the last step always)\n"
            "  --format dat|csv  dat: space-separated under a '#' header (default);\n"
            "                    csv: comma-separated with a header row.  Without\n"
-           "                    --format, --out FILE ending in .csv writes csv and in\n"
-           "                    .npy npy, as --diagnostics and --error follow theirs\n"
+           "                    --format, --out FILE ending in .csv writes csv, in .npy\n"
+           "                    npy and in .json json, as --diagnostics and --error\n"
+           "                    follow theirs\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
            "                    grids have a blank line after each row so splot draws a\n"
@@ -493,6 +518,9 @@ static void help(void)
            "  --format npy      binary: NumPy .npy v1.0, '<f8', shape (rows, columns), the\n"
            "                    same columns as dat; data from byte 128 (numpy.load(FILE);\n"
            "                    gnuplot: binary skip=128, see docs/performance.md)\n"
+           "  --format json     {\"command\": \"run\", \"system\", \"stepper\", \"dt\", \"every\",\n"
+           "                    \"columns\": [...], \"rows\": [[...], ...]}: the dat columns,\n"
+           "                    numbers that read back exactly, null for nan and inf\n"
            "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
            "                    residual, linear_residual columns (below), and print\n"
            "                    totals, the achieved accuracy and the linear solver's\n"
@@ -682,6 +710,8 @@ static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *
         o->format = CLI_FORMAT_CSV;
     else if (!o->format_given && len >= 4 && strcmp(o->out + len - 4, ".npy") == 0)
         o->format = CLI_FORMAT_NPY;
+    else if (!o->format_given && len >= 5 && strcmp(o->out + len - 5, ".json") == 0)
+        o->format = CLI_FORMAT_JSON;
     r->traj = o->out || (!o->plot && !r->live); /* the trajectory is written */
     return (*rc = check_run_options(cmd, r)) != 0;
 }
@@ -816,6 +846,8 @@ static int finish_run(const char *cmd, run_job *r, int s, const ts_run_result *r
     if (w->out && w->format == CLI_FORMAT_NPY && w->rows != w->planned &&
         fseek(w->out, 0, SEEK_SET) == 0)
         write_npy_header(w, w->rows);
+    if (w->out && w->format == CLI_FORMAT_JSON) /* the rows written, closed */
+        fputs("\n ]}\n", w->out);
     if (w->out)
         rc = cli_close_output(cmd, r->o.out, w->out);
     w->out = NULL;
@@ -883,6 +915,7 @@ int cmd_run(int argc, char **argv)
     run_job r = {.live_speed = 1.0, .every = 1, .w = {.format = CLI_FORMAT_DAT}};
     int rc;
     cli_common_init(&r.o, 1);
+    r.o.json_ok = 1;
     r.ropt = ts_default_run_options();
     if (run_options(cmd, argc, argv, &r, &rc))
         return rc;
