@@ -602,6 +602,44 @@ START_TEST(table_format_by_option_or_extension)
 }
 END_TEST
 
+/* check-system --out: the report in the file, the same bytes as on
+ * standard output; json there too */
+START_TEST(check_system_out)
+{
+    char dir[] = "/tmp/tstep-check-out-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    EXPECT("check-system --system string --param n=4 --samples 1", 0, NULL);
+    char *stdout_text = strdup(out);
+    snprintf(cmd, sizeof cmd, "check-system --system string --param n=4 --samples 1 --out %s/r",
+             dir);
+    EXPECT(cmd, 0, NULL);
+    ck_assert_str_eq(out, "");
+    snprintf(cmd, sizeof cmd, "%s/r", dir);
+    FILE *f = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 14];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    ck_assert_str_eq(text, stdout_text);
+    free(stdout_text);
+    snprintf(cmd, sizeof cmd,
+             "check-system --system string --param n=4 --samples 1 --format json --out %s/r", dir);
+    EXPECT(cmd, 0, NULL);
+    snprintf(cmd, sizeof cmd, "%s/r", dir);
+    f = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    ck_assert_msg(json_valid(text, NULL), "not JSON: %s", text);
+    ck_assert_int_eq(json_count(text, "\"passed\": true"), 1);
+    EXPECT("check-system --system test1d --out /dev/full", 2, "error writing '/dev/full'");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -612,6 +650,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, param_order_kept);
     tcase_add_test(tc, write_errors_plugins_and_outputs);
     tcase_add_test(tc, table_format_by_option_or_extension);
+    tcase_add_test(tc, check_system_out);
     tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
     tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
     suite_add_tcase(s, tc);

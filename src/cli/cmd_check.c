@@ -13,7 +13,8 @@ static void help(void)
 {
     printf("Usage: tstep check-system --system S [--param key=value]... [--samples N]\n"
            "                          [--seed N] [--tol X] [--min-slope X]\n"
-           "                          [--perturb-x X] [--perturb-v X]\n"
+           "                          [--perturb-x X] [--perturb-v X] [--format text|json]\n"
+           "                          [--out FILE]\n"
            "\n"
            "Check system S's Jacobian products at N random states near its initial state\n"
            "along random directions u:\n"
@@ -43,6 +44,7 @@ static void help(void)
            "  --perturb-x X     state perturbation, relative to max(1, |x|_inf) (default 1e-3)\n"
            "  --perturb-v X     velocity perturbation, relative to max(1, |v|_inf) (default 0.1)\n"
            "  --format F        text (default) or json (the same numbers; docs/grading.md)\n"
+           "  --out FILE        write the report to FILE (default: standard output)\n"
            "\n"
            "Forcing that is not conservative at v = 0 (wind acting through drag) fails\n"
            "the energy gradient check: such a force is not -grad U.\n"
@@ -52,27 +54,27 @@ static void help(void)
            "products.\n");
 }
 
-static void print_where(const ts_system *sys, size_t comp)
+static void print_where(FILE *out, const ts_system *sys, size_t comp)
 {
     if (sys->dim)
-        printf("particle %zu (component %zu)%s", comp / sys->dim, comp,
+        fprintf(out, "particle %zu (component %zu)%s", comp / sys->dim, comp,
                sys->pinned && sys->pinned[comp] ? ", pinned" : "");
     else
-        printf("component %zu%s", comp, sys->pinned && sys->pinned[comp] ? ", pinned" : "");
+        fprintf(out, "component %zu%s", comp, sys->pinned && sys->pinned[comp] ? ", pinned" : "");
 }
 
-static void print_report(const ts_system *sys, const ts_jacobian_check_options *opt,
+static void print_report(FILE *out, const ts_system *sys, const ts_jacobian_check_options *opt,
                          const ts_jacobian_report *rep)
 {
-    printf("check-system: %s, %zu degree%s of freedom", sys->type ? sys->type->name : "?",
+    fprintf(out, "check-system: %s, %zu degree%s of freedom", sys->type ? sys->type->name : "?",
            rep->dofs, rep->dofs == 1 ? "" : "s");
     if (sys->dim)
-        printf(" (%zu particle%s in %zu-D)", rep->dofs / sys->dim,
+        fprintf(out, " (%zu particle%s in %zu-D)", rep->dofs / sys->dim,
                rep->dofs / sys->dim == 1 ? "" : "s", sys->dim);
-    printf(", %zu pinned, order %d\n", rep->pinned, sys->order);
-    printf("  %d samples, seed %lu, tol %g, min slope %g\n\n", opt->samples, opt->seed, opt->tol,
+    fprintf(out, ", %zu pinned, order %d\n", rep->pinned, sys->order);
+    fprintf(out, "  %d samples, seed %lu, tol %g, min slope %g\n\n", opt->samples, opt->seed, opt->tol,
            opt->min_slope);
-    printf("  %-22s %-5s %-26s %s\n", "check", "", "result", "worst at");
+    fprintf(out, "  %-22s %-5s %-26s %s\n", "check", "", "result", "worst at");
     for (int k = 0; k < TS_JCHECK_COUNT; k++) {
         const ts_jcheck_result *r = &rep->check[k];
         char result[64];
@@ -89,7 +91,7 @@ static void print_report(const ts_system *sys, const ts_jacobian_check_options *
                     ? (sys->ops->linearize ? "(the fast path is the only product)"
                                            : "(no linearize/jacobian_mul)")
                     : "(no jacobian_diag)";
-            printf("  %-22s %-5s %s\n", ts_jcheck_name(k), "n/a", why);
+            fprintf(out, "  %-22s %-5s %s\n", ts_jcheck_name(k), "n/a", why);
             continue;
         }
         if (k == TS_JCHECK_TAYLOR_X || k == TS_JCHECK_TAYLOR_V || k == TS_JCHECK_ENERGY_TAYLOR) {
@@ -101,18 +103,18 @@ static void print_report(const ts_system *sys, const ts_jacobian_check_options *
             snprintf(result, sizeof result, "relative error %.2e", r->error);
         }
         int approx = k == TS_JCHECK_FAST_PATH && sys->fast_path_approximate;
-        printf("  %-22s %-5s %-26s ", ts_jcheck_name(k),
+        fprintf(out, "  %-22s %-5s %-26s ", ts_jcheck_name(k),
                approx ? "info" : r->passed ? "ok" : "FAIL", result);
         if (r->linear || k == TS_JCHECK_KINETIC)
-            printf("-");
+            fprintf(out, "-");
         else
-            print_where(sys, r->component);
-        printf("\n");
+            print_where(out, sys, r->component);
+        fprintf(out, "\n");
     }
     if (rep->check[TS_JCHECK_FAST_PATH].done && sys->fast_path_approximate)
-        printf("  (info: this system's fast path approximates the Jacobian on purpose,\n"
+        fprintf(out, "  (info: this system's fast path approximates the Jacobian on purpose,\n"
                "   e.g. clamped compressed springs; --param clamp=0 checks it exactly)\n");
-    printf("\n");
+    fprintf(out, "\n");
 }
 
 /* Why check k was not done (the text table's n/a reason). */
@@ -129,11 +131,11 @@ static const char *not_done_reason(const ts_system *sys, int k)
                : "no jacobian_diag";
 }
 
-static void print_json(const ts_system *sys, const ts_jacobian_check_options *opt,
+static void print_json(FILE *out, const ts_system *sys, const ts_jacobian_check_options *opt,
                        const ts_jacobian_report *rep)
 {
     cli_json j;
-    cli_json_init(&j, stdout);
+    cli_json_init(&j, out);
     cli_json_object(&j, NULL);
     cli_json_string(&j, "command", "check-system");
     cli_json_string(&j, "system", sys->type ? sys->type->name : NULL);
@@ -192,31 +194,31 @@ static void print_json(const ts_system *sys, const ts_jacobian_check_options *op
 }
 
 /* The text report's last lines: pass, or the worst check and where. */
-static void print_verdict(const char *cmd, const ts_system *sys, const ts_system_type *stype,
+static void print_verdict(FILE *out, const char *cmd, const ts_system *sys, const ts_system_type *stype,
                           const ts_jacobian_check_options *opt, const ts_jacobian_report *rep)
 {
     if (rep->passed) {
-        printf("result: pass (every check within tolerance)\n");
+        fprintf(out, "result: pass (every check within tolerance)\n");
     } else {
         const ts_jcheck_result *w = &rep->check[rep->worst];
-        printf("result: FAIL: %s", ts_jcheck_name(rep->worst));
+        fprintf(out, "result: FAIL: %s", ts_jcheck_name(rep->worst));
         int energy = rep->worst >= TS_JCHECK_ENERGY_GRADIENT;
         if (rep->worst == TS_JCHECK_TAYLOR_X || rep->worst == TS_JCHECK_TAYLOR_V ||
             rep->worst == TS_JCHECK_ENERGY_TAYLOR)
-            printf(" (slope %.2f < %g)", w->slope, opt->min_slope);
+            fprintf(out, " (slope %.2f < %g)", w->slope, opt->min_slope);
         else
-            printf(" (relative error %.2e > tol %g)", w->error, opt->tol);
+            fprintf(out, " (relative error %.2e > tol %g)", w->error, opt->tol);
         if (rep->worst != TS_JCHECK_KINETIC) {
-            printf(", worst at ");
-            print_where(sys, rep->component);
+            fprintf(out, ", worst at ");
+            print_where(out, sys, rep->component);
         }
-        printf(", sample %d\n", w->sample);
+        fprintf(out, ", sample %d\n", w->sample);
         if (rep->worst == TS_JCHECK_ENERGY_GRADIENT || rep->worst == TS_JCHECK_ENERGY_TAYLOR)
-            printf("  (the forces at v = 0 are not -grad of the potential energy: a wrong sign\n"
+            fprintf(out, "  (the forces at v = 0 are not -grad of the potential energy: a wrong sign\n"
                    "   or scale of the energy or of a force, or forcing that is not conservative,\n"
                    "   such as wind)\n");
         else if (rep->worst == TS_JCHECK_KINETIC)
-            printf("  (the kinetic energy is not 1/2 v^T M v with the system's masses)\n");
+            fprintf(out, "  (the kinetic energy is not 1/2 v^T M v with the system's masses)\n");
         fprintf(stderr, "tstep %s: system '%s' failed the %s check (%s)\n", cmd, stype->name,
                 energy ? "energy" : "Jacobian", ts_jcheck_name(rep->worst));
     }
@@ -245,7 +247,8 @@ int cmd_check(int argc, char **argv)
         CLI_COUNT("seed", &seed, 0), CLI_POSITIVE("tol", &opt.tol),
         CLI_POSITIVE("min-slope", &opt.min_slope), CLI_POSITIVE("perturb-x", &opt.perturb_x),
         CLI_CUSTOM("perturb-v", &opt.perturb_v, parse_perturb_v),
-        CLI_CHOICE("format", &json, formats, "text or json"), CLI_HELP(help), CLI_END};
+        CLI_CHOICE("format", &json, formats, "text or json"), CLI_OPTS_OUT(&o), CLI_HELP(help),
+        CLI_END};
     if (cli_options(cmd, argc, argv, opts, &rc))
         return rc;
     if (samples > 10000)
@@ -270,21 +273,22 @@ int cmd_check(int argc, char **argv)
     }
     ts_jacobian_report rep;
     int s = ts_jacobian_check(sys, &opt, &rep);
-    if (s) {
-        rc = cli_fail(cmd, s);
+    FILE *out = NULL;
+    if (s || (rc = cli_open_output(cmd, o.out, &out))) {
+        rc = s ? cli_fail(cmd, s) : rc;
         ts_system_free(sys);
         return rc;
     }
     if (json) {
-        print_json(sys, &opt, &rep);
+        print_json(out, sys, &opt, &rep);
         if (!rep.passed)
             fprintf(stderr, "tstep %s: system '%s' failed the Jacobian check (%s)\n", cmd,
                     stype->name, ts_jcheck_name(rep.worst));
-        ts_system_free(sys);
-        return rep.passed ? 0 : 1;
+    } else {
+        print_report(out, sys, &opt, &rep);
+        print_verdict(out, cmd, sys, stype, &opt, &rep);
     }
-    print_report(sys, &opt, &rep);
-    print_verdict(cmd, sys, stype, &opt, &rep);
     ts_system_free(sys);
-    return rep.passed ? 0 : 1;
+    rc = cli_close_output(cmd, o.out, out);
+    return rc ? rc : rep.passed ? 0 : 1;
 }
