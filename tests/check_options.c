@@ -602,8 +602,8 @@ START_TEST(table_format_by_option_or_extension)
 }
 END_TEST
 
-/* check-system --out: the report in the file, the same bytes as on
- * standard output; json there too */
+/* check-system --out and list --out: the report in the file, the same
+ * bytes as on standard output; json there too */
 START_TEST(check_system_out)
 {
     char dir[] = "/tmp/tstep-check-out-XXXXXX", cmd[512];
@@ -635,6 +635,20 @@ START_TEST(check_system_out)
     ck_assert_msg(json_valid(text, NULL), "not JSON: %s", text);
     ck_assert_int_eq(json_count(text, "\"passed\": true"), 1);
     EXPECT("check-system --system test1d --out /dev/full", 2, "error writing '/dev/full'");
+    /* list too: the same bytes to --out as to standard output */
+    EXPECT("list", 0, NULL);
+    stdout_text = strdup(out);
+    snprintf(cmd, sizeof cmd, "list --out %s/l", dir);
+    EXPECT(cmd, 0, NULL);
+    snprintf(cmd, sizeof cmd, "%s/l", dir);
+    f = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    ck_assert_str_eq(text, stdout_text);
+    free(stdout_text);
+    EXPECT("list --out /dev/full", 2, "error writing '/dev/full'");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
