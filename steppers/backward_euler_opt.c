@@ -307,8 +307,9 @@ static int opt_direction(opt_scratch *s, ts_system *sys, opt_newton *nw, ts_step
     for (size_t i = 0; i < n; i++)
         s->gt[i] = -s->g[i];
     ts_vec_zero(n, s->d);
-    int st = ts_implicit_solve(s->lin, sys, nw->t1, s->x, sys->order == 2 ? s->v : NULL, nw->a,
-                               nw->beta, nw->eta, s->gt, s->d, stats);
+    ts_linear_problem q = {{nw->t1, s->x, sys->order == 2 ? s->v : NULL, nw->a, nw->beta},
+                           s->gt, nw->eta};
+    int st = ts_implicit_solve(s->lin, sys, &q, s->d, stats);
     *whole = 1;
     if (st != TS_ERR_LINEAR && st != TS_ERR_INDEFINITE)
         return st;

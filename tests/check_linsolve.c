@@ -279,7 +279,8 @@ START_TEST(test_solve_matches_dense)
     ts_linsolve *ls;
     ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
     ts_step_stats stats = {0};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    ts_linear_point at = {0.0, sys->x, sys->v, H * H, H};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats), TS_OK);
     double *a = dense_matrix(sys), *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x),
            *ref = malloc(n * sizeof *ref);
     int spd;
@@ -333,7 +334,8 @@ START_TEST(test_indefinite_falls_back)
     dense_solve(n, a, b, clamped, &spd);
     ck_assert_int_eq(spd, 1);
     free(a);
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, h * h, h, &stats), TS_OK);
+    ts_linear_point at = {0.0, sys->x, sys->v, h * h, h};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats), TS_OK);
     a = dense_matrix(sys);
     dense_solve(n, a, b, ref, &spd);
     ck_assert_int_eq(spd, 0); /* the case under test */
@@ -416,7 +418,8 @@ static int solve_iterations_for(ts_system *sys, const ts_precond_type *pc, doubl
     ts_linsolve *ls;
     ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
     ts_step_stats stats = {0};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, alpha, beta, &stats),
+    ts_linear_point at = {0.0, sys->x, sys->v, alpha, beta};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats),
                      TS_OK);
     double *x = calloc(n, sizeof *x);
     ck_assert_int_eq(ts_linsolve_solve(ls, sys, b, x, 1e-8, &stats), TS_OK);
@@ -467,7 +470,8 @@ static ts_linsolve *amg_at_state(ts_system *sys)
     ts_linsolve *ls;
     ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
     ts_step_stats stats = {0};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, sys->x, sys->v, H * H, H, &stats), TS_OK);
+    ts_linear_point at = {0.0, sys->x, sys->v, H * H, H};
+    ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats), TS_OK);
     return ls;
 }
 
@@ -625,7 +629,8 @@ START_TEST(test_amg_reuse_exact)
         for (size_t q = 0; q < n; q++)
             x2[q] = sys->x[q] * (1.0 + 0.02 * round);
         ts_step_stats stats = {0};
-        ck_assert_int_eq(ts_linsolve_setup(ls, sys, 0.0, x2, sys->v, H * H, H, &stats), TS_OK);
+        ts_linear_point at = {0.0, x2, sys->v, H * H, H};
+        ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats), TS_OK);
         double *a = dense_matrix(sys);
         int spd;
         fill_rhs(sys, b, x);

@@ -130,17 +130,24 @@ ts_implicit_method ts_implicit_euler_method(const ts_system *sys, double t, doub
 int ts_implicit_euler_step(void *scratch, ts_system *sys, double t, double h, int linear_only,
                            ts_step_stats *stats);
 
-/* The linear solve every implicit Euler variant shares: linearize at
- * (x, v, t) and solve (M - alpha df/dx - beta df/dv) sol = rhs by the solver
- * object ls (tstep/linsolve.h: ts_linsolve_setup then ts_linsolve_solve,
- * with its fallbacks), pinned degrees of freedom filtered (held at 0 in
- * sol).  sol holds the starting guess; the relative tolerance is tol
- * (TS_LINEAR_TOL_DEFAULT if 0); stats->linear_iters is increased by the
- * iterations taken, stats->linear_residual set to the relative residual
- * reached, setup and solve times added. */
+/* A linear system of the implicit family: (M - alpha df/dx - beta df/dv)
+ * sol = rhs at the point `at`, to the relative residual tol
+ * (TS_LINEAR_TOL_DEFAULT if 0). */
+typedef struct {
+    ts_linear_point at;
+    const double *rhs;
+    double tol;
+} ts_linear_problem;
+
+/* The linear solve every implicit Euler variant shares: linearize at q->at
+ * and solve q by the solver object ls (tstep/linsolve.h: ts_linsolve_setup
+ * then ts_linsolve_solve, with its fallbacks), pinned degrees of freedom
+ * filtered (held at 0 in sol).  sol holds the starting guess;
+ * stats->linear_iters is increased by the iterations taken,
+ * stats->linear_residual set to the relative residual reached, setup and
+ * solve times added. */
 struct ts_linsolve;
-int ts_implicit_solve(struct ts_linsolve *ls, ts_system *sys, double t, const double *x,
-                      const double *v, double alpha, double beta, double tol, const double *rhs,
+int ts_implicit_solve(struct ts_linsolve *ls, ts_system *sys, const ts_linear_problem *q,
                       double *sol, ts_step_stats *stats);
 
 /* Newton's stop measure of a residual r (n entries, in the units of M times

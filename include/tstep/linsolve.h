@@ -194,8 +194,8 @@ void ts_linsolve_free(ts_linsolve *ls);
 
 /* Linearize at (x, v, t) for (alpha, beta) and set up the solver and its
  * preconditioner; x and v must stay valid until the last solve. */
-int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, double t, const double *x,
-                      const double *v, double alpha, double beta, ts_step_stats *stats);
+int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, const ts_linear_point *at,
+                      ts_step_stats *stats);
 /* Solve A sol = rhs at the last setup to relative residual tol, with the
  * fallbacks above; sol holds the start and is 0 at pinned entries after.
  * stats: linear_iters increased, linear_residual set, solve time added. */

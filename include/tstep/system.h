@@ -169,6 +169,15 @@ int ts_system_dfdx_mul(ts_system *sys, double t, const double *x, const double *
                        const double *u, double *out);
 int ts_system_dfdv_mul(ts_system *sys, double t, const double *x, const double *v,
                        const double *u, double *out);
+/* Where the implicit family linearizes a system and by how much it shifts:
+ * the matrix M - alpha df/dx - beta df/dv at (t, x, v) (v NULL for a
+ * first-order system). */
+typedef struct {
+    double t;
+    const double *x, *v;
+    double alpha, beta;
+} ts_linear_point;
+
 /* Linearize at (x, v, t); x and v must stay valid while products are taken. */
 int ts_system_linearize(ts_system *sys, double t, const double *x, const double *v,
                         double alpha, double beta);

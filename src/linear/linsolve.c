@@ -612,11 +612,11 @@ static int prepare(ts_linsolve *ls, ts_system *sys)
     return TS_OK;
 }
 
-int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, double t, const double *x,
-                      const double *v, double alpha, double beta, ts_step_stats *stats)
+int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, const ts_linear_point *at,
+                      ts_step_stats *stats)
 {
     double t0 = now();
-    ls->t = t, ls->x = x, ls->v = v, ls->alpha = alpha, ls->beta = beta;
+    ls->t = at->t, ls->x = at->x, ls->v = at->v, ls->alpha = at->alpha, ls->beta = at->beta;
     sys->definite_fix = 0; /* the exact Jacobian first: Newton converges fastest with it */
     int st = prepare(ls, sys);
     stats->setup_seconds += now() - t0;

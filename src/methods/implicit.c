@@ -85,14 +85,14 @@ const ts_solver_options *ts_implicit_options(const void *scratch)
     return &((const implicit_scratch *)scratch)->opt;
 }
 
-int ts_implicit_solve(ts_linsolve *ls, ts_system *sys, double t, const double *x,
-                      const double *v, double alpha, double beta, double tol, const double *rhs,
-                      double *sol, ts_step_stats *stats)
+int ts_implicit_solve(ts_linsolve *ls, ts_system *sys, const ts_linear_problem *q, double *sol,
+                      ts_step_stats *stats)
 {
-    int st = ts_linsolve_setup(ls, sys, t, x, v, alpha, beta, stats);
+    int st = ts_linsolve_setup(ls, sys, &q->at, stats);
     if (st)
         return st;
-    return ts_linsolve_solve(ls, sys, rhs, sol, tol > 0.0 ? tol : TS_LINEAR_TOL_DEFAULT, stats);
+    return ts_linsolve_solve(ls, sys, q->rhs, sol, q->tol > 0.0 ? q->tol : TS_LINEAR_TOL_DEFAULT,
+                             stats);
 }
 
 double ts_newton_scale(const ts_system *sys, const double *x, const double *v)
@@ -202,13 +202,13 @@ double ts_newton_update_measure(double upd, double uprev, double linres, double 
     return fmin(upd, (rho / (1.0 - rho) * upd + linres * upd) / TS_UPDATE_KAPPA);
 }
 
-/* Linearize at (x, v) and solve (M - J) sol = rhs to relative residual
+/* Linearize at `at` and solve (M - J) sol = s->rhs to relative residual
  * eta, sol holding the start. */
-static int linear_solve(implicit_scratch *s, ts_system *sys, double t, const double *x,
-                        const double *v, double alpha, double beta, double eta, double *sol,
-                        ts_step_stats *stats)
+static int linear_solve(implicit_scratch *s, ts_system *sys, ts_linear_point at, double eta,
+                        double *sol, ts_step_stats *stats)
 {
-    return ts_implicit_solve(s->lin, sys, t, x, v, alpha, beta, eta, s->rhs, sol, stats);
+    ts_linear_problem q = {at, s->rhs, eta};
+    return ts_implicit_solve(s->lin, sys, &q, sol, stats);
 }
 
 /* The unknown of a trial: w, or w + lambda dw when dw is given (a Newton
@@ -373,7 +373,8 @@ static int newton_first(implicit_scratch *s, ts_system *sys, const ts_implicit_m
     ns->eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
                           : ts_newton_forcing_first(&s->opt, s->lin);
     ns->it++, stats->newton_iters++;
-    if ((st = linear_solve(s, sys, lt, lx, lv, ns->alpha, ns->beta, ns->eta, s->w, stats)))
+    ts_linear_point at = {lt, lx, lv, ns->alpha, ns->beta};
+    if ((st = linear_solve(s, sys, at, ns->eta, s->w, stats)))
         return st;
     if (linear_only)
         return TS_OK;
@@ -418,8 +419,8 @@ static int newton_iterate(implicit_scratch *s, ts_system *sys, const ts_implicit
     ns->eta = ns->eta > 0.0 ? ts_newton_forcing(&s->opt, ns->eta, ns->rnorm, ns->rprev, rstop)
                             : ts_newton_forcing_first(&s->opt, s->lin);
     ts_vec_zero(n, s->dw);
-    if ((st = linear_solve(s, sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, ns->alpha,
-                           ns->beta, ns->eta, s->dw, stats)))
+    ts_linear_point at = {m->tf, s->xk, sys->order == 2 ? s->vk : NULL, ns->alpha, ns->beta};
+    if ((st = linear_solve(s, sys, at, ns->eta, s->dw, stats)))
         return st;
     ns->upd = ts_vec_norm_inf(n, s->dw), ns->rsolved = ns->rnorm;
     double umeasure = ts_newton_update_measure(ns->upd, ns->uprev, stats->linear_residual,
