@@ -555,6 +555,29 @@ START_TEST(table_format_by_option_or_extension)
             p = end;
         }
     }
+    /* region through the same writers: |R(z)| of rk4 on the grid Re z in
+     * {-2, 0}, Im z in {0, 2}, Re z the outer loop as in dat */
+    EXPECT("region --stepper rk4 --re-min -2 --re-max 0 --im-min 0 --im-max 2 --step 2 "
+           "--format json",
+           0, NULL);
+    ck_assert_msg(json_valid(out, NULL) && json_count(out, "\"command\": \"region\"") == 1,
+                  "not region's JSON: %s", out);
+    p = strstr(out, "\"rows\": [");
+    ck_assert_ptr_nonnull(p);
+    p += 9;
+    for (int row = 0; row < 4; row++) {
+        double re = -2.0 + 2.0 * (row / 2), im = 2.0 * (row % 2), rr, ri;
+        ck_assert_int_eq(ts_amplification(&ts_rk4, NULL, re, im, &rr, &ri), TS_OK);
+        double want[3] = {re, im, hypot(rr, ri)};
+        for (int c = 0; c < 3; c++) {
+            p += strcspn(p, "-0123456789");
+            char *end;
+            double got = strtod(p, &end);
+            ck_assert_msg(fabs(got - want[c]) <= 1e-15 * fabs(want[c]),
+                          "region row %d column %d: %.17g, want %.17g", row, c, got, want[c]);
+            p = end;
+        }
+    }
     snprintf(cmd, sizeof cmd, "phase --stepper rk4 --points 2 --out %s/p.csv", dir);
     EXPECT(cmd, 0, NULL);
     snprintf(cmd, sizeof cmd, "%s/p.csv", dir);

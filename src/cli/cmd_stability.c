@@ -993,7 +993,7 @@ static void region_help(void)
 {
     printf(
         "Usage: tstep region --stepper A,B,...|all [--re-min A] [--re-max B]\n"
-        "                    [--im-min C] [--im-max D] [--step H] [--format dat|csv]\n"
+        "                    [--im-min C] [--im-max D] [--step H] [--format dat|csv|json]\n"
         "                    [--out FILE] [--plane z|oscillator] [--hw-max W]\n"
         "                    [--zeta-min A] [--zeta-max B]\n"
         "\n"
@@ -1012,8 +1012,11 @@ static void region_help(void)
         "first line is the comment '# NAME' (gnuplot: index \"NAME\"), rows\n"
         "'NAME re_z im_z abs_R' with Re z fixed along each scan line and Im z\n"
         "increasing, one blank line after each scan line (a grid for splot), two\n"
-        "blank lines between steppers (index 0, 1, ... in --stepper order).  A step\n"
-        "that fails (backward Euler's equation is singular at z = 1) gives nan.\n"
+        "blank lines between steppers (index 0, 1, ... in --stepper order).  json:\n"
+        "{\"command\": \"region\", \"columns\": [...], \"blocks\": [{\"name\": STEPPER,\n"
+        "\"rows\": [[re_z, im_z, abs_R], ...]}, ...]} (docs/formats.md).  Without\n"
+        "--format, FILE's extension (.dat, .csv, .json) chooses.  A step that fails\n"
+        "(backward Euler's equation is singular at z = 1) gives nan (json: null).\n"
         "\n"
         "A partitioned stepper (one that treats x and v differently, e.g. symplectic\n"
         "Euler) is judged on the second-order test equation x'' = -w^2 x - 2 zeta w x'\n"
@@ -1042,55 +1045,98 @@ static void region_help(void)
         "           splot 'build/region.dat' index 'rk4' using 2:3:4 with pm3d\n");
 }
 
+/* region's grid: re (or hw) from lim[0] in nre steps of step, im (or zeta)
+ * from lim[2] in nim steps; oscillator: the (hw, zeta) plane */
+typedef struct {
+    double lim[4], step;
+    long nre, nim;
+    int oscillator;
+} region_grid;
+
+/* Where region's values go: text (dat: a scan line per re, a blank line
+ * after each, for splot; csv: rows), or json through the table writers. */
+typedef struct {
+    FILE *out;
+    int csv;
+    cli_table *json; /* NULL: dat or csv */
+} region_out;
+
+static void region_begin(region_out *o, int oscillator)
+{
+    if (o->json)
+        cli_table_begin(o->json);
+    else if (oscillator)
+        fputs(o->csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", o->out);
+    else
+        fputs(o->csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", o->out);
+}
+
+static void region_block(region_out *o, int first, const char *name)
+{
+    if (o->json)
+        cli_table_block(o->json, name);
+    else if (!o->csv)
+        fprintf(o->out, "%s# %s\n", first ? "" : "\n", name);
+}
+
+/* one scan line (re fixed) of values */
+static void region_scan(region_out *o, const char *name, const region_grid *g, double re,
+                        const double *row)
+{
+    const char *sep = o->csv ? "," : " ";
+    for (long b = 0; b < g->nim; b++) {
+        double im = g->lim[2] + (double)b * g->step;
+        if (o->json) {
+            cli_table_row(o->json, (double[]){re, im, row[b]});
+            continue;
+        }
+        fputs(name, o->out);
+        put_value(o->out, sep, re);
+        put_value(o->out, sep, im);
+        put_value(o->out, sep, row[b]);
+        fputc('\n', o->out);
+    }
+    if (!o->csv && !o->json)
+        fputc('\n', o->out);
+}
+
 /* The grid's rows, stepper by stepper; 0 or TS_ERR_NOMEM.  A stop signal
  * ends it after the row under way: *rows_done then counts the complete rows
  * written (of ntypes * nre). */
-static int write_region(FILE *out, int csv, int oscillator, const ts_stepper_type *const *types,
-                        int ntypes, const double *lim, double step, long nre, long nim,
-                        const ts_solver_options *solver, long *rows_done)
+static int write_region(region_out *o, const region_grid *g, const ts_stepper_type *const *types,
+                        int ntypes, const ts_solver_options *solver, long *rows_done)
 {
     *rows_done = 0;
-    const char *sep = csv ? "," : " ";
-    if (oscillator)
-        fputs(csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", out);
-    else
-        fputs(csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", out);
+    region_begin(o, g->oscillator);
     /* a row is computed whole before it is written: a signal inside an
      * implicit step fails that point, and the row is then left out */
-    double *row = malloc((size_t)nim * sizeof *row);
+    double *row = malloc((size_t)g->nim * sizeof *row);
     if (!row)
-        return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", nim);
+        return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", g->nim);
     int s = TS_OK;
     for (int i = 0; i < ntypes && !s; i++) {
         int second = ts_stability_second_order(types[i], NULL);
-        if (!csv)
-            fprintf(out, "%s# %s\n", i ? "\n" : "", types[i]->name);
-        for (long a = 0; a < nre && !s; a++) {
-            double re = lim[0] + (double)a * step;
-            for (long b = 0; b < nim && !s; b++) {
-                double im = lim[2] + (double)b * step, rho;
-                int g = oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
-                                   : ts_mode_growth(types[i], solver, second, re, im, &rho);
-                if (g == TS_ERR_NOMEM)
-                    s = g;
-                row[b] = g || isinf(rho) ? NAN : rho;
+        region_block(o, i == 0, types[i]->name);
+        for (long a = 0; a < g->nre && !s; a++) {
+            double re = g->lim[0] + (double)a * g->step;
+            for (long b = 0; b < g->nim && !s; b++) {
+                double im = g->lim[2] + (double)b * g->step, rho;
+                int e = g->oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
+                                      : ts_mode_growth(types[i], solver, second, re, im, &rho);
+                if (e == TS_ERR_NOMEM)
+                    s = e;
+                row[b] = e || isinf(rho) ? NAN : rho;
             }
             if (s || ts_stop_signal)
                 break;
-            for (long b = 0; b < nim; b++) {
-                fputs(types[i]->name, out);
-                put_value(out, sep, re);
-                put_value(out, sep, lim[2] + (double)b * step);
-                put_value(out, sep, row[b]);
-                fputc('\n', out);
-            }
-            if (!csv)
-                fputc('\n', out);
+            region_scan(o, types[i]->name, g, re, row);
             ++*rows_done;
         }
         if (ts_stop_signal)
             break;
     }
+    if (o->json)
+        cli_table_end(o->json);
     free(row);
     return s;
 }
@@ -1105,6 +1151,7 @@ int cmd_region(int argc, char **argv)
     double lim[4] = {NAN, NAN, NAN, NAN}, step = 0.05;
     cli_common o;
     cli_common_init(&o, 0);
+    o.json_ok = 1;
     const cli_opt opts[] = {
         CLI_OPTS_STEPPER(&o), CLI_REAL("re-min", &lim[0]), CLI_REAL("re-max", &lim[1]),
         CLI_REAL("im-min", &lim[2]), CLI_REAL("im-max", &lim[3]),
@@ -1157,8 +1204,16 @@ int cmd_region(int argc, char **argv)
         return rc;
     cli_catch_stop_signals();
     long done;
-    if ((rc = write_region(out, o.format == CLI_FORMAT_CSV, oscillator, types, ntypes, lim, step,
-                           (long)nre, (long)nim, &o.solver, &done))) {
+    region_grid g = {{lim[0], lim[1], lim[2], lim[3]}, step, (long)nre, (long)nim, oscillator};
+    static const char *const zcols[] = {"re_z", "im_z", "abs_R"}, *const ocols[] = {"hw", "zeta",
+                                                                                  "rho"};
+    static const int digits[] = {15, 15, 15};
+    /* the format --format names, else --out's extension (dat, csv, json), else dat */
+    const cli_table_format *tf = cli_common_table_format(&o);
+    cli_table t = {.format = tf, .out = out, .command = cmd, .label = "stepper",
+                   .cols = oscillator ? ocols : zcols, .digits = digits, .ncols = 3};
+    region_out ro = {out, strcmp(tf->name, "csv") == 0, strcmp(tf->name, "json") ? NULL : &t};
+    if ((rc = write_region(&ro, &g, types, ntypes, &o.solver, &done))) {
         cli_close_output(cmd, o.out, out);
         return cli_fail(cmd, rc);
     }
