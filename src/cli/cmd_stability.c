@@ -1141,6 +1141,38 @@ static int write_region(region_out *o, const region_grid *g, const ts_stepper_ty
     return s;
 }
 
+/* region's table to --out in its format; the exit status (a stop signal
+ * keeps the complete rows before it) */
+static int region_output(const char *cmd, const cli_common *o, const region_grid *g,
+                         const ts_stepper_type *const *types, int ntypes)
+{
+    FILE *out;
+    int rc;
+    if ((rc = cli_open_output(cmd, o->out, &out)))
+        return rc;
+    cli_catch_stop_signals();
+    long done;
+    static const char *const zcols[] = {"re_z", "im_z", "abs_R"}, *const ocols[] = {"hw", "zeta",
+                                                                                  "rho"};
+    static const int digits[] = {15, 15, 15};
+    /* the format --format names, else --out's extension (dat, csv, json), else dat */
+    const cli_table_format *tf = cli_common_table_format(o);
+    cli_table t = {.format = tf, .out = out, .command = cmd, .label = "stepper",
+                   .cols = g->oscillator ? ocols : zcols, .digits = digits, .ncols = 3};
+    region_out ro = {out, strcmp(tf->name, "csv") == 0, strcmp(tf->name, "json") ? NULL : &t};
+    if ((rc = write_region(&ro, g, types, ntypes, &o->solver, &done))) {
+        cli_close_output(cmd, o->out, out);
+        return cli_fail(cmd, rc);
+    }
+    rc = cli_close_output(cmd, o->out, out);
+    note_run_map(cmd, types, ntypes, &o->solver);
+    if (ts_stop_signal && done < ntypes * g->nre)
+        return cli_stopped(cmd, "after %ld of %ld rows (%ld points each): the output holds the "
+                                "rows before it, complete",
+                           done, ntypes * g->nre, g->nim);
+    return rc;
+}
+
 int cmd_region(int argc, char **argv)
 {
     static const char *const planes[] = {"z", "oscillator", NULL};
@@ -1199,29 +1231,6 @@ int cmd_region(int argc, char **argv)
         return cli_usage_error(cmd, "--step %g gives %.0f x %.0f points, more than 4 million",
                                step, nre, nim);
 
-    FILE *out;
-    if ((rc = cli_open_output(cmd, o.out, &out)))
-        return rc;
-    cli_catch_stop_signals();
-    long done;
     region_grid g = {{lim[0], lim[1], lim[2], lim[3]}, step, (long)nre, (long)nim, oscillator};
-    static const char *const zcols[] = {"re_z", "im_z", "abs_R"}, *const ocols[] = {"hw", "zeta",
-                                                                                  "rho"};
-    static const int digits[] = {15, 15, 15};
-    /* the format --format names, else --out's extension (dat, csv, json), else dat */
-    const cli_table_format *tf = cli_common_table_format(&o);
-    cli_table t = {.format = tf, .out = out, .command = cmd, .label = "stepper",
-                   .cols = oscillator ? ocols : zcols, .digits = digits, .ncols = 3};
-    region_out ro = {out, strcmp(tf->name, "csv") == 0, strcmp(tf->name, "json") ? NULL : &t};
-    if ((rc = write_region(&ro, &g, types, ntypes, &o.solver, &done))) {
-        cli_close_output(cmd, o.out, out);
-        return cli_fail(cmd, rc);
-    }
-    rc = cli_close_output(cmd, o.out, out);
-    note_run_map(cmd, types, ntypes, &o.solver);
-    if (ts_stop_signal && done < ntypes * (long)nre)
-        return cli_stopped(cmd, "after %ld of %ld rows (%.0f points each): the output holds the "
-                                "rows before it, complete",
-                           done, ntypes * (long)nre, nim);
-    return rc;
+    return region_output(cmd, &o, &g, types, ntypes);
 }
