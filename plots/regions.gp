@@ -11,7 +11,9 @@
 # fails on most of it (one that refuses the complex test equation) says so.
 # Small isolated patches are true: dopri5's two dots in Re z > 0 are discs
 # around zeros of its R(z) (|R| <= 1 near a zero), where one step does not
-# grow although the exact solution does.
+# grow although the exact solution does.  The point at z = 1 in the
+# backward Euler and BDF2 panels is the grid point where their step's
+# equation is singular (no value, left white).
 # Square panels (the plane is as tall as wide) on a near-square page, so
 # the panels fill their cells.
 # Writes OUTDIR/regions.png (or .svg); see plots/style.gp.
@@ -30,7 +32,7 @@ do for [i = 1:n] {
 }
 cols = n <= 4 ? n : (n <= 6 ? 3 : 4)
 rows = (n + cols - 1) / cols
-set multiplot layout rows, cols title "stability regions: where a step does not grow, |R(z)| <= 1, z = h{/Symbol l}\n(symplectic Euler, Verlet: the oscillator's map at h{/Symbol w} = |z|, {/Symbol z} = -Re z/|z|; Verlet, BDF2: the map a run iterates)\nisolated dots are true: small discs of |R| <= 1 around zeros of R(z) (dopri5's two, in Re z > 0)"
+set multiplot layout rows, cols title "stability regions: where a step does not grow, |R(z)| <= 1, z = h{/Symbol l}\n(symplectic Euler, Verlet: the oscillator's map at h{/Symbol w} = |z|, {/Symbol z} = -Re z/|z|; Verlet, BDF2: the map a run iterates)\nisolated dots are true: small discs of |R| <= 1 around zeros of R(z) (dopri5's two, in Re z > 0);\nthe point at z = 1 (backward Euler, BDF2): the step's equation is singular there, no value"
 set view map
 set size ratio -1
 set xrange [remin:remax]
