@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "json_valid.h"
 #include "tests.h"
 #include "tstep/linalg.h"
 #include "tstep/run.h"
@@ -960,6 +961,34 @@ START_TEST(run_measure_string_hair_and_cloth)
 }
 END_TEST
 
+/* --measure run on the string: the prediction along forward Euler's runs
+ * reaches 0 on an undamped transverse mode (gravity's tension, no damping
+ * across the springs), said on standard error and in the json; rk4's stays
+ * within 1 % of its prediction at the start. */
+START_TEST(cli_stability_along_the_runs)
+{
+    char out[1 << 14], err[8192];
+    EXPECT("stability --system string --stepper forward-euler,rk4 --measure run --format json",
+           0, "along the runs: forward-euler's prediction at 8 states");
+    ck_assert_ptr_nonnull(strstr(err, "true limit there is 0"));
+    ck_assert_msg(json_valid(out, NULL), "not JSON: %s", out);
+    const char *fe = strstr(out, "\"along\"");
+    ck_assert_ptr_nonnull(fe);
+    ck_assert(json_number_after(fe, "dt_pred_min", NULL) == 0.0 &&
+              json_number_after(fe, "lambda_re", NULL) == 0.0 &&
+              json_number_after(fe, "lambda_im", NULL) > 0.0);
+    const char *rk = strstr(fe + 1, "\"along\"");
+    ck_assert_ptr_nonnull(rk);
+    double lo = json_number_after(rk, "dt_pred_min", NULL),
+           hi = json_number_after(rk, "dt_pred_max", NULL),
+           p0 = json_number_after(strstr(out, "\"stepper\": \"rk4\""), "dt_pred", NULL);
+    ck_assert_msg(lo > 0.99 * p0 && hi < 1.01 * p0, "rk4 along [%g, %g], at the start %g", lo,
+                  hi, p0);
+    EXPECT("stability --system string --stepper rk4 --format json", 0, NULL);
+    ck_assert_ptr_null(strstr(out, "\"along\"")); /* on the linearization: none */
+}
+END_TEST
+
 /* --- the map a run iterates: closed forms ------------------------------------------ */
 
 /* Velocity Verlet with its kept force on x'' = -x - 2 zeta x' at step h, the
@@ -1105,6 +1134,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, cli_stability_huge_stiffness);
     tcase_add_test(tc, cli_stability_failed_stepper_keeps_rows);
     tcase_add_test(tc, cli_stability_growth_at);
+    tcase_add_test(tc, cli_stability_along_the_runs);
     tcase_add_test(tc, cli_region_and_amplification_layout);
     suite_add_tcase(s, tc);
     tc = tcase_create("end to end");

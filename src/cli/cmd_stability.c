@@ -335,12 +335,36 @@ static int advance_to(const char *cmd, ts_system *sys, const ts_stepper_type *ty
 
 static const char *yes_no(int b) { return b ? "yes" : "no"; }
 
+/* --measure run: the prediction along the runs (null where not made) */
+static void json_along(cli_json *j, const ts_stability_along *a)
+{
+    if (a->samples_done < 1) {
+        cli_json_null(j, "along");
+        return;
+    }
+    int mode = a->binding.mode != (size_t)-1;
+    cli_json_object(j, "along");
+    cli_json_int(j, "states", a->samples_done);
+    cli_json_number(j, "dt_pred_min", a->dt_pred_min);
+    cli_json_number(j, "dt_pred_max", a->dt_pred_max);
+    cli_json_number(j, "t_min", a->t_min);
+    if (mode) {
+        cli_json_number(j, "lambda_re", a->binding.re);
+        cli_json_number(j, "lambda_im", a->binding.im);
+    } else {
+        cli_json_null(j, "lambda_re");
+        cli_json_null(j, "lambda_im");
+    }
+    cli_json_close(j);
+}
+
 /* --format json: the rows, and the numbers of the table on standard error. */
 static void write_json(FILE *out, const ts_system_type *stype, double at_time,
                        const ts_stepper_type *at_type, double at_dt, const ts_spectrum *sp,
                        int linearized, double bound, const ts_stepper_type *const *types,
                        int ntypes, const ts_stability_result *res, const double *pred,
-                       const ts_binding *bind, const double *tend)
+                       const ts_binding *bind, const double *tend,
+                       const ts_stability_along *along)
 {
     cli_json j;
     cli_json_init(&j, out);
@@ -393,6 +417,8 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
             cli_json_null(&j, "stiffest");
         cli_json_string(&j, "equation", b->second_order ? "second-order" : "scalar");
         cli_json_bool(&j, "carries_state", b->carries_state);
+        if (along)
+            json_along(&j, &along[i]);
         cli_json_array(&j, "zeta_ranges"); /* arnoldi: where an unseen mode could bind */
         for (int k = 0; k < b->zeta_ranges; k++) {
             cli_json_array(&j, NULL);
@@ -586,7 +612,8 @@ static int write_table(const char *cmd, const study *st)
     const char *sep = csv ? "," : " ";
     if (o->format == CLI_FORMAT_JSON)
         write_json(out, st->stype, st->at_time, st->at_type, st->at_dt, &st->sp, st->linearized,
-                   st->bound, st->types, st->ntypes, st->res, st->pred, st->bind, st->tend);
+                   st->bound, st->types, st->ntypes, st->res, st->pred, st->bind, st->tend,
+                   st->linearized ? NULL : st->along);
     else
         fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
                  "%st_end%ssteps%sruns%sresult%sstiffest%sequation\n",
