@@ -693,7 +693,11 @@ static void report_along(const study *st)
             fprintf(stderr, ": that mode is undamped and %s has no stable step on it, so its "
                             "true limit there is 0 and runs longer than T grow at every step",
                     name);
-        else
+        else if (a->dt_pred_min == 0.0 && a->binding.mode != (size_t)-1)
+            fprintf(stderr, ": that mode's damping ratio is %.3g, and a stable interval, if "
+                            "it has one, is below the radius scan's first point (s = %g)",
+                    -a->binding.re / hypot(a->binding.re, a->binding.im), TS_STABILITY_S_MIN);
+        if (!(a->dt_pred_min == 0.0 && a->binding.re == 0.0))
             report_slow_mode(st, i);
         fputc('\n', stderr);
     }
