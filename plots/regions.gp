@@ -9,8 +9,15 @@
 # explicit steppers, outside the circle for backward Euler.  Where a
 # stepper's step fails (|R| nan) the plane is left white; a stepper that
 # fails on most of it (one that refuses the complex test equation) says so.
+# Small isolated patches are true: dopri5's two dots in Re z > 0 are discs
+# around zeros of its R(z) (|R| <= 1 near a zero), where one step does not
+# grow although the exact solution does.  The point at z = 1 in the
+# backward Euler and BDF2 panels is the grid point where their step's
+# equation is singular (no value, left white).
+# Square panels (the plane is as tall as wide) on a near-square page, so
+# the panels fill their cells.
 # Writes OUTDIR/regions.png (or .svg); see plots/style.gp.
-call 'style.gp' 'regions' 1600 900
+call 'style.gp' 'regions' 1300 1400
 
 reg = datadir.'/region.dat'
 stats reg using 2:3 nooutput
@@ -25,13 +32,15 @@ do for [i = 1:n] {
 }
 cols = n <= 4 ? n : (n <= 6 ? 3 : 4)
 rows = (n + cols - 1) / cols
-set multiplot layout rows, cols title "stability regions: where a step does not grow, |R(z)| <= 1, z = h{/Symbol l}\n(symplectic Euler, Verlet: the oscillator's map at h{/Symbol w} = |z|, {/Symbol z} = -Re z/|z|; Verlet, BDF2: the map a run iterates)"
+set multiplot layout rows, cols title "stability regions: where a step does not grow, |R(z)| <= 1, z = h{/Symbol l}\n(symplectic Euler, Verlet: the oscillator's map at h{/Symbol w} = |z|, {/Symbol z} = -Re z/|z|; Verlet, BDF2: the map a run iterates)\nisolated dots are true: small discs of |R| <= 1 around zeros of R(z) (dopri5's two, in Re z > 0);\nthe point at z = 1 (backward Euler, BDF2): the step's equation is singular there, no value"
 set view map
 set size ratio -1
 set xrange [remin:remax]
 set yrange [immin:immax]
-set xlabel 'Re z'
-set ylabel 'Im z'
+set xlabel 'Re z' offset 0, 0.5
+set ylabel 'Im z' offset 1.5, 0
+set xtics 2
+set ytics 2
 unset colorbox
 unset key
 set pm3d map corners2color c1

@@ -17,14 +17,19 @@
 #   region.dat          build/tstep region --stepper all --re-min -5 --re-max 3 \
 #                           --im-min -4 --im-max 4 --out build/plots/data/region.dat
 #                       columns 2 Re z, 3 Im z, 4 |R|; a grid block per stepper
-# Left: |R(hk)| of one step on x' = -k x, the line |R| = 1, and at each
-# stepper's measured dt_crit (critically damped oscillator, |lambda| = 10) a
-# mark at hk = dt_crit |lambda|:
-# the marks sit where the curves cross |R| = 1.  Right: the boundary |R| = 1
-# of each stepper's stability region in z = h lambda, and the measured
-# -dt_crit |lambda| on the negative real axis.
+#   families.dat        tools/plots.sh, from `tstep list --format json`: lines
+#                       "NAME F", F = 1 explicit Runge-Kutta, 2 implicit
+#                       one-step, 3 symplectic, partitioned or multistep (a
+#                       stepper missing there goes to the first column)
+# Small multiples, a column per family.  Top: |R(hk)| of one step on
+# x' = -k x, the line |R| = 1, and at each stepper's measured dt_crit
+# (critically damped oscillator, |lambda| = 10) a mark at hk = dt_crit
+# |lambda|: the marks sit where the curves cross |R| = 1; the key, above
+# the panel, gives dt_crit.  Bottom: the boundary |R| = 1 of each stepper's
+# stability region in z = h lambda, and the measured -dt_crit |lambda| on
+# the negative real axis.
 # Writes OUTDIR/stability.png (or .svg); see plots/style.gp.
-call 'style.gp' 'stability' 1500 820
+call 'style.gp' 'stability' 1500 1250
 
 amp = datadir.'/amplification.dat'
 crit = datadir.'/stability-damped.dat'
@@ -50,49 +55,29 @@ key(i) = dtc[i] == dtc[i] ? \
     (dtc[i] > 1e300 ? sprintf('%s: dt_{crit} = inf', name[i]) : \
      sprintf('%s: dt_{crit} = %.4g (h|{/Symbol l}| = %.3f)', name[i], dtc[i], hkc[i])) : \
     name[i]
+famfile = datadir.'/families.dat'
+array fam[n]
+array rank[n]  # position within its family (line width and dash)
+array count[3]
+do for [f = 1:3] { count[f] = 0 }
+do for [i = 1:n] {
+    fam[i] = 1
+    stats famfile using (strcol(1) eq name[i] ? (fam[i] = int(column(2)), 0) : 0) nooutput
+    count[fam[i]] = count[fam[i]] + 1
+    rank[i] = count[fam[i]]
+}
+array famtitle[3] = ['explicit Runge-Kutta', 'implicit one-step', \
+                     'symplectic, partitioned, multistep']
+lw(i) = stepper_lw(rank[i], count[fam[i]])
 
-set multiplot layout 1, 2 title sprintf('Stability: measured by running each stepper (critically damped oscillator, {/Symbol l} = -%g twice)', lam)
-
-# --- left: amplification ----------------------------------------------------
-set title "growth per step on x' = -k x (symplectic Euler, Verlet: x'' = -k x - 2{/Symbol \326}k x';\nVerlet, BDF2: the map a run iterates)"
-set xlabel 'hk'
-set ylabel '|R(-hk)| = |x_1 / x_0|'
-set xrange [0:zmax]
-set yrange [0:2.5]
-set x2range [0:zmax / lam]
-set x2tics
-set xtics nomirror
-set x2label sprintf('dt for |{/Symbol l}| = %g', lam)
-# the key below the panel, outside the data
-set key outside below center Left reverse font ',9' maxcols 2 width -2
-set arrow 1 from 0, 1 to zmax, 1 nohead lw 1.5 lc rgb '#202020' dt 2 front
-set label 1 '|R| = 1' at zmax * 0.98, 1.07 right front
-plot for [i = 1:n] amp index (i-1) using 2:5 with lines lw stepper_lw(i, n) \
-        dt stepper_dash(name[i], i) lc rgb stepper_color(name[i], i) title key(i), \
-     for [i = 1:n] '+' using (hkc[i]):(1) every ::0::0 with points pt (2 * i + 3) ps 2 lw 2 \
-        lc rgb stepper_color(name[i], i) notitle, \
-     for [i = 1:n] '+' using (hkc[i]):(0):(0):(2.5) every ::0::0 with vectors nohead dt 3 \
-        lc rgb stepper_color(name[i], i) notitle
-unset arrow 1
-unset label 1
-unset x2tics
-unset x2label
-set xtics mirror
-
-# --- right: region boundaries ------------------------------------------------
-set title 'stability regions: boundary |R(z)| = 1, z = h{/Symbol l}'
-set xlabel 'Re z'
-set ylabel 'Im z'
-set xrange [*:*]  # the left panel's ranges would clip the contouring
-set yrange [*:*]
+# the region boundaries, contoured once per stepper into $cI (a single
+# table's blocks are not reliably numbered: its comment lines sit between
+# blank lines); a stepper whose step fails on most of the plane (one that
+# refuses the complex test equation) has no boundary: left out, as in regions.gp
 set contour base
 set cntrparam levels discrete 1
 unset surface
 set view map
-# one datablock $cI per stepper (a single table's blocks are not reliably
-# numbered: its comment lines sit between blank lines)
-# a stepper whose step fails on most of the plane (one that refuses the
-# complex test equation) has no boundary to draw: left out, as in regions.gp
 array partial[n]
 do for [i = 1:n] {
     stats reg index (i-1) using 4 nooutput
@@ -104,22 +89,59 @@ do for [i = 1:n] {
     }
 }
 unset contour
-set size ratio -1
+set surface
 stats reg using 2:3 nooutput
-set xrange [STATS_min_x:STATS_max_x]
-set yrange [STATS_min_y:STATS_max_y]
+remin = STATS_min_x; remax = STATS_max_x; immin = STATS_min_y; immax = STATS_max_y
+
+set multiplot layout 2, 3 title sprintf("Stability, measured by running each stepper; marks: dt_{crit} on the critically damped oscillator, {/Symbol l} = -%g twice\ntop: growth per step on x' = -k x (symplectic Euler, Verlet: x'' = -k x - 2{/Symbol \326}k x'; Verlet, BDF2: the map a run iterates)\nbottom: the stability regions' boundaries |R(z)| = 1, z = h{/Symbol l}\n", lam)
+
+# --- top: amplification, a panel per family --------------------------------------
+set xlabel 'hk'
+set ylabel '|R(-hk)| = |x_1 / x_0|'
+set xrange [0:zmax]
+set yrange [0:2.5]
+set x2range [0:zmax / lam]
+set x2tics
+set xtics nomirror
+set x2label sprintf('dt for |{/Symbol l}| = %g', lam)
+set tmargin 13 # the keys' room above the panels: the top row's panels the same height
+set key outside top center vertical Left reverse font ',9' width -2 maxcols 1
+set arrow 1 from 0, 1 to zmax, 1 nohead lw 1.5 lc rgb '#202020' dt 2 front
+do for [f = 1:3] {
+    set key title famtitle[f] font ',11'
+    plot for [i = 1:n] amp index (i-1) using 2:(fam[i] == f ? $5 : NaN) with lines lw lw(i) \
+            dt stepper_dash(name[i], rank[i]) lc rgb stepper_color(name[i], i) \
+            title (fam[i] == f ? key(i) : ''), \
+         for [i = 1:n] '+' using (fam[i] == f ? hkc[i] : NaN):(1) every ::0::0 with points \
+            pt (2 * i + 3) ps 2 lw 2 lc rgb stepper_color(name[i], i) notitle, \
+         for [i = 1:n] '+' using (fam[i] == f ? hkc[i] : NaN):(0):(0):(2.5) every ::0::0 \
+            with vectors nohead dt 3 lc rgb stepper_color(name[i], i) notitle
+}
+unset arrow 1
+unset x2tics
+unset x2label
+set xtics mirror
+unset key
+set tmargin 1.5
+
+# --- bottom: region boundaries, a panel per family ---------------------------------
+set xlabel 'Re z'
+set ylabel 'Im z'
+set size ratio -1
+set xrange [remin:remax]
+set yrange [immin:immax]
 set xzeroaxis lt 1 lc rgb '#808080'
 set yzeroaxis lt 1 lc rgb '#808080'
-set key outside right top vertical Left reverse font ',10' width -2 maxcols auto maxrows auto
-cmd = 'plot'
-do for [i = 1:n] {
-    if (!partial[i]) {
-        cmd = cmd.sprintf(" $c%d using 1:2 with lines lw %g dt %d lc rgb '%s' title '%s',", \
-                          i, stepper_lw(i, n), stepper_dash(name[i], i), stepper_color(name[i], i), \
-                          name[i])
+do for [f = 1:3] {
+    cmd = "plot NaN notitle"
+    do for [i = 1:n] {
+        if (!partial[i] && fam[i] == f) {
+            cmd = cmd.sprintf(", $c%d using 1:2 with lines lw %g dt %d lc rgb '%s' notitle", \
+                              i, lw(i), stepper_dash(name[i], rank[i]), stepper_color(name[i], i))
+        }
     }
+    cmd = cmd." , for [i = 1:n] '+' using (fam[i] == f ? -hkc[i] : NaN):(0) every ::0::0"
+    cmd = cmd." with points pt (2 * i + 3) ps 2 lw 2 lc rgb stepper_color(name[i], i) notitle"
+    eval cmd
 }
-cmd = cmd." for [i = 1:n] '+' using (-hkc[i]):(0) every ::0::0 with points pt (2 * i + 3)"
-cmd = cmd." ps 2 lw 2 lc rgb stepper_color(name[i], i) notitle"
-eval cmd
 unset multiplot

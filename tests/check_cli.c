@@ -32,6 +32,7 @@ static const struct {
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --param k", "'k' is not of the form key=value"},
     {"run --system oscillator --stepper rk4 --dt 0.1 --steps 1 --param m=-1", "parameter 'm': -1 must be > 0"},
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --format xml", "--format: 'xml' is not a format; run writes dat, csv, frames, npy or json"},
+    {"region --stepper rk4 --format frames", "--format: region writes dat, csv or json, not frames"},
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --format frames", "needs a particle system"},
     {"run --system test1d --stepper rk4,midpoint --dt 0.1 --steps 1", "run takes one stepper"},
     {"run --system test1d --stepper rk4 --dt 0.1 --steps 1 --bogus", "unrecognized option or missing value: '--bogus'"},

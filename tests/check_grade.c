@@ -1572,10 +1572,14 @@ START_TEST(cli_stability_json)
     double r;
     ck_assert_int_eq(ts_stability_interval(&ts_rk4, NULL, -1.0, 0.0, &r), TS_OK);
     ck_assert_double_eq_tol(json_number_after(p, "interval", NULL), r, 1e-12 * r);
-    /* commands without JSON say so */
+    /* a format a command does not write is refused by name */
+    ck_assert_int_eq(cli_run("region --stepper rk4 --format frames", out, sizeof out, err,
+                             sizeof err), 2);
+    ck_assert_msg(strstr(err, "not frames"), "%s", err);
+    /* run writes json too: valid, its first row the initial state */
     ck_assert_int_eq(cli_run("run --system test1d --stepper rk4 --dt 0.1 --steps 2 --format json",
-                             out, sizeof out, err, sizeof err), 2);
-    ck_assert_msg(strstr(err, "not json"), "%s", err);
+                             out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(json_valid(out, NULL) && strstr(out, "\"command\": \"run\""), "%s", out);
 }
 END_TEST
 

@@ -3,6 +3,7 @@
  * in order, the shared options accepted where declared; and a stop signal
  * during stability's spectrum (before anything is written). */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <math.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -556,25 +557,25 @@ START_TEST(table_format_by_option_or_extension)
             p = end;
         }
     }
-    /* region through the same writers: |R(z)| of rk4 on a 3 x 2 grid, as
-     * ts_amplification gives it (a step each way, on the same equation) */
-    EXPECT("region --stepper rk4 --re-min -2 --re-max 0 --im-min 0 --im-max 1 --step 1 "
+    /* region through the same writers: |R(z)| of rk4 on the grid Re z in
+     * {-2, 0}, Im z in {0, 2}, Re z the outer loop as in dat */
+    EXPECT("region --stepper rk4 --re-min -2 --re-max 0 --im-min 0 --im-max 2 --step 2 "
            "--format json",
            0, NULL);
-    ck_assert_msg(json_valid(out, NULL), "not JSON: %s", out);
-    ck_assert_int_eq(json_count(out, "\"name\": \"rk4\""), 1);
+    ck_assert_msg(json_valid(out, NULL) && json_count(out, "\"command\": \"region\"") == 1,
+                  "not region's JSON: %s", out);
     p = strstr(out, "\"rows\": [");
     ck_assert_ptr_nonnull(p);
     p += 9;
-    for (int row = 0; row < 6; row++) {
-        double zr = -2.0 + row / 2, zi = row % 2, re, im;
-        ck_assert_int_eq(ts_amplification(&ts_rk4, NULL, zr, zi, &re, &im), TS_OK);
-        double want[3] = {zr, zi, hypot(re, im)};
+    for (int row = 0; row < 4; row++) {
+        double re = -2.0 + 2.0 * (row / 2), im = 2.0 * (row % 2), rr, ri;
+        ck_assert_int_eq(ts_amplification(&ts_rk4, NULL, re, im, &rr, &ri), TS_OK);
+        double want[3] = {re, im, hypot(rr, ri)};
         for (int c = 0; c < 3; c++) {
             p += strcspn(p, "-0123456789");
             char *end;
             double got = strtod(p, &end);
-            ck_assert_msg(fabs(got - want[c]) <= 1e-14 * fmax(1.0, fabs(want[c])),
+            ck_assert_msg(fabs(got - want[c]) <= 1e-15 * fabs(want[c]),
                           "region row %d column %d: %.17g, want %.17g", row, c, got, want[c]);
             p = end;
         }
@@ -654,6 +655,98 @@ START_TEST(check_system_out)
 }
 END_TEST
 
+/* run --format json: the trajectory's rows, number for number the csv's
+ * (both write the shortest decimals that read back exactly; nan as null),
+ * the columns in the same order; a --diagnostics FILE.json holds the csv
+ * diagnostics' columns and rows (energies to their 15 printed digits). */
+static int read_numbers(const char *p, double *v, int max)
+{
+    int n = 0;
+    while (*p && n < max) {
+        if (strncmp(p, "null", 4) == 0 || strncmp(p, "nan", 3) == 0) {
+            v[n++] = NAN, p += *p == 'n' && p[1] == 'u' ? 4 : 3;
+            continue;
+        }
+        if (isdigit((unsigned char)*p) || *p == '-') {
+            char *end;
+            v[n++] = strtod(p, &end);
+            p = end;
+            continue;
+        }
+        p++;
+    }
+    return n;
+}
+
+START_TEST(run_json_matches_csv)
+{
+    static char csv[1 << 14];
+    char dir[] = "/tmp/tstep-check-runjson-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    const char *args = "run --system string --param n=3 --stepper verlet --dt 0.01 --steps 6 "
+                       "--every 2 --stats";
+    snprintf(cmd, sizeof cmd, "%s --format csv --diagnostics %s/d.csv", args, dir);
+    EXPECT(cmd, 0, NULL);
+    memcpy(csv, out, sizeof csv);
+    snprintf(cmd, sizeof cmd, "%s --out %s/t.json --diagnostics %s/d.json", args, dir, dir);
+    EXPECT(cmd, 0, NULL);
+    /* the csv: its header row, then 4 rows of 25 columns (t, 9 x, 9 v, energy,
+     * 5 statistics) */
+    const char *body = strchr(csv, '\n') + 1;
+    static double a[512], b[512];
+    int na = read_numbers(body, a, 512);
+    char path[600];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    static char js[1 << 15];
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(js, 1, sizeof js - 1, f);
+    fclose(f);
+    js[len] = '\0';
+    ck_assert_msg(json_valid(js, NULL) && json_count(js, "\"command\": \"run\"") == 1,
+                  "not run's JSON: %s", js);
+    /* the same columns, in order: the csv header's names in the json */
+    char header[2048];
+    snprintf(header, sizeof header, "%.*s", (int)(body - csv - 1), csv);
+    const char *q = js;
+    for (char *name = strtok(header, ","); name; name = strtok(NULL, ",")) {
+        char quoted[64];
+        snprintf(quoted, sizeof quoted, "\"%s\"", name);
+        ck_assert_msg((q = strstr(q, quoted)) != NULL, "column %s missing or out of order", name);
+    }
+    int nb = read_numbers(strstr(js, "\"rows\""), b, 512);
+    ck_assert_msg(na == nb && na == 4 * 25, "csv %d numbers, json %d", na, nb);
+    for (int i = 0; i < na; i++)
+        ck_assert_msg(a[i] == b[i] || (isnan(a[i]) && isnan(b[i])), "number %d: %.17g and %.17g",
+                      i, a[i], b[i]);
+    /* the diagnostics */
+    snprintf(path, sizeof path, "%s/d.json", dir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    len = fread(js, 1, sizeof js - 1, f);
+    fclose(f);
+    js[len] = '\0';
+    ck_assert_msg(json_valid(js, NULL) && strstr(js, "\"residual_max\""), "diagnostics: %s", js);
+    snprintf(path, sizeof path, "%s/d.csv", dir);
+    f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    len = fread(csv, 1, sizeof csv - 1, f);
+    fclose(f);
+    csv[len] = '\0';
+    na = read_numbers(strchr(csv, '\n') + 1, a, 512);
+    nb = read_numbers(strstr(js, "\"rows\""), b, 512);
+    ck_assert_msg(na == nb && na > 0, "diagnostics: csv %d numbers, json %d", na, nb);
+    /* 17 columns: the csv's last three (residuals) have 4 digits, the rest 15 */
+    ck_assert_int_eq(na % 17, 0);
+    for (int i = 0; i < na; i++)
+        ck_assert_msg(fabs(a[i] - b[i]) <= (i % 17 >= 14 ? 5e-4 : 1e-14) * fabs(b[i]) ||
+                          (isnan(a[i]) && isnan(b[i])),
+                      "diagnostics number %d: %.17g and %.17g", i, a[i], b[i]);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -665,6 +758,7 @@ Suite *options_suite(void)
     tcase_add_test(tc, write_errors_plugins_and_outputs);
     tcase_add_test(tc, table_format_by_option_or_extension);
     tcase_add_test(tc, check_system_out);
+    tcase_add_test(tc, run_json_matches_csv);
     tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
     tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
     suite_add_tcase(s, tc);

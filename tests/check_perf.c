@@ -463,8 +463,8 @@ START_TEST(npy_matches_dat)
     ck_assert_int_eq(cli_run(args, out, sizeof out, err, sizeof err), 1);
     read_file(npy, &d);
     ck_assert_msg(json_valid((char *)d, NULL), "not JSON: %s", (char *)d);
-    ck_assert_int_eq(json_count((char *)d, "\n  ["), 5);
-    ck_assert_ptr_nonnull(strstr((char *)d, "[0.4,96059601,"));
+    ck_assert_int_eq(json_count((char *)d, "96059601"), 1); /* the last row's x */
+    ck_assert_int_eq(json_count((char *)d, "0.4,"), 1);      /* its t, shortest */
     free(d);
     remove(npy), remove(dat);
 }

@@ -603,6 +603,80 @@ START_TEST(tolerance_mode)
 }
 END_TEST
 
+/* The error estimate's reliability on x' = -x (test1d, k = 1, x0 = 1),
+ * against closed forms: one step of dopri5 gives R(z) with z = -h and its
+ * embedded solution Rhat(z), both polynomials from the tableau,
+ * R(z) = 1 + sum_j z^j b^T A^(j-1) 1 (Rhat with bhat), so the estimate is
+ * |R(z) - Rhat(z)| and the true local error |R(z) - e^z|.  The estimate is
+ * of order 5 and the true error of order 6 (dopri5 keeps the fifth-order
+ * solution), so estimated / true grows like 1/h: ratio * h settles to a
+ * constant.  Both differences of numbers near 1 carry about 1e-16 of
+ * rounding, the closed forms' and the stepper's alike. */
+static double dopri5_poly(const double *w, double z)
+{
+    static const double a[7][7] = {
+        {0}, {1.0 / 5}, {3.0 / 40, 9.0 / 40},
+        {44.0 / 45, -56.0 / 15, 32.0 / 9},
+        {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729},
+        {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656},
+        {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+    double v[7] = {1, 1, 1, 1, 1, 1, 1}, r = 1.0, zj = 1.0; /* v = A^(j-1) 1 */
+    for (int j = 1; j <= 7; j++) {
+        double c = 0.0, nv[7] = {0};
+        for (int i = 0; i < 7; i++)
+            c += w[i] * v[i];
+        zj *= z;
+        r += c * zj;
+        for (int i = 0; i < 7; i++)
+            for (int k = 0; k < i; k++)
+                nv[i] += a[i][k] * v[k];
+        for (int i = 0; i < 7; i++)
+            v[i] = nv[i];
+    }
+    return r;
+}
+
+START_TEST(estimator_against_closed_form)
+{
+    static const double b[7] = {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784,
+                                11.0 / 84, 0};
+    static const double bhat[7] = {5179.0 / 57600, 0, 7571.0 / 16695, 393.0 / 640,
+                                   -92097.0 / 339200, 187.0 / 2100, 1.0 / 40};
+    ts_params p;
+    ts_params_init(&p, ts_test1d.params);
+    enum { N = 7 };
+    ts_estimator_point pts[N];
+    ck_assert_int_eq(ts_estimator_sweep(&ts_test1d, &p, ts_stepper_find("dopri5"), NULL, 0.025,
+                                        0.1, N, pts),
+                     TS_OK);
+    for (int k = 0; k < N; k++) {
+        double z = -pts[k].dt, R = dopri5_poly(b, z);
+        double est = fabs(R - dopri5_poly(bhat, z)), tru = fabs(R - exp(z));
+        ck_assert_msg(fabs(pts[k].estimated - est) <= 1e-9 * est + 4e-16 &&
+                          fabs(pts[k].truth - tru) <= 1e-9 * tru + 4e-16,
+                      "dt %g: estimated %.15g (closed form %.15g), true %.15g (%.15g)",
+                      pts[k].dt, pts[k].estimated, est, pts[k].truth, tru);
+    }
+    double eo = ts_estimator_slope(pts, N, 0), to = ts_estimator_slope(pts, N, 1);
+    ck_assert_msg(fabs(eo - 5.0) <= 0.05 && fabs(to - 6.0) <= 0.1, "orders %g and %g", eo, to);
+    double c1 = pts[N - 2].estimated / pts[N - 2].truth * pts[N - 2].dt,
+           c2 = pts[N - 1].estimated / pts[N - 1].truth * pts[N - 1].dt;
+    ck_assert_msg(fabs(c2 / c1 - 1.0) <= 0.03, "ratio * dt %g then %g", c1, c2);
+    /* a stepper without an estimate is refused; the command says which */
+    ck_assert_int_eq(ts_estimator_sweep(&ts_test1d, &p, ts_stepper_find("rk4"), NULL, 0.025,
+                                        0.1, N, pts),
+                     TS_ERR_UNSUPPORTED);
+    int rc = cli_run("sweep --system test1d --stepper rk4 --estimator", out, sizeof out, err,
+                     sizeof err);
+    ck_assert_msg(rc == 2 && strstr(err, "'rk4' has no error estimate"), "exit %d: %s", rc, err);
+    rc = cli_run("sweep --system test1d --estimator --format csv", out, sizeof out, err,
+                 sizeof err);
+    ck_assert_msg(rc == 0 && strstr(out, "stepper,dt,estimated,true,ratio,estimated_order,"
+                                         "true_order\ndopri5,0.1,"),
+                  "exit %d: %s", rc, out);
+}
+END_TEST
+
 Suite *reference_suite(void)
 {
     Suite *s = suite_create("reference");
@@ -625,6 +699,7 @@ Suite *reference_suite(void)
     tcase_add_loop_test(tc, phase_local_order, 0, nsteppers);
     tcase_add_test(tc, energy_checks);
     tcase_add_test(tc, tolerance_mode);
+    tcase_add_test(tc, estimator_against_closed_form);
     suite_add_tcase(s, tc);
     return s;
 }

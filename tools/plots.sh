@@ -46,6 +46,20 @@ has_system() { "$TSTEP" list | grep -q "^  $1 "; }
 has_command() { "$TSTEP" --help | grep -q "^  $1 "; }
 steppers=$("$TSTEP" list | awk '/^Steppers:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }')
 steppers=$(echo $steppers)
+# each stepper's family, for the figures drawn as small multiples: 1 explicit
+# Runge-Kutta, 2 implicit one-step, 3 symplectic, partitioned or multistep;
+# from the flags `tstep list --format json` reports (a student's too)
+"$TSTEP" list --format json | awk '
+    /^  "steppers": \[/ { on = 1; next }
+    on && /^  \]/ { on = 0 }
+    !on { next }
+    /"name":/ { gsub(/[",]/, "", $2); name = $2 }
+    /"kind":/ { gsub(/[",]/, "", $2); kind = $2 }
+    /"symplectic":/ { sym = ($2 ~ /true/) }
+    /"partitioned":/ { part = ($2 ~ /true/) }
+    /"multistep":/ { multi = ($2 ~ /true/) }
+    /"summary":/ { print name, (sym || part || multi) ? 3 : (kind == "implicit" ? 2 : 1) }' \
+    >"$data/families.dat"
 # any gnuplot warning fails the figure (and make plots, make demo)
 gperr=$(mktemp)
 trap 'rm -f "$gperr"' EXIT

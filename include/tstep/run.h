@@ -209,4 +209,27 @@ void ts_sweep_default_dt(double rate, double t_end, int order, double *dt_min, d
  * excluded; NAN when fewer than two remain.  *used gets their count. */
 double ts_observed_order(const ts_sweep_point *points, int n, int *used);
 
+/* --- the reliability of an error estimate (src/analysis/estimator.c) --------- */
+
+/* One step of an adaptive stepper (TS_ADAPTIVE) at step dt from the
+ * system's initial state: its embedded estimate and the true local error,
+ * both in the RMS norm sqrt(1/m sum_i e_i^2) over Y = [x; v] (the
+ * stepper's error norm with atol = 1, rtol = 0); the truth against the
+ * exact solution at dt, or rk4 in substeps refined until it settles.
+ * status: the step's (estimated and truth NAN when it failed). */
+typedef struct {
+    double dt, estimated, truth;
+    int status;
+} ts_estimator_point;
+
+/* n step sizes geometric from hi down to lo (hi alone when n = 1).
+ * TS_ERR_UNSUPPORTED for a stepper without an estimate. */
+int ts_estimator_sweep(const ts_system_type *stype, const ts_params *params,
+                       const ts_stepper_type *type, const ts_solver_options *sopt, double lo,
+                       double hi, int n, ts_estimator_point *points);
+/* The least-squares slope of log(estimated) (truth 0) or log(true error)
+ * (truth 1) against log(dt) over the points with a positive finite value:
+ * the estimator's order and the local error's; NAN with fewer than two. */
+double ts_estimator_slope(const ts_estimator_point *points, int n, int truth);
+
 #endif

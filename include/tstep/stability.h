@@ -221,6 +221,8 @@ typedef struct {
     double first_step; /* the bracket's first factor from dt_start (default 2); squared
                           after each try, up to 2 (from a prediction: just under
                           1 + rel_tol, so a true prediction closes the search) */
+    double growth_tol; /* the sustained-growth test's margin (0: 1 %; ts_stability_study
+                          uses 0.1 % on the system itself, where T is short) */
     double rate;    /* w of the perturbation norm (the binding mode's |lambda|; 0: 1) */
     /* the seed: the perturbed run starts from (x0, v0) + a (seed, seed_v),
      * a = seed_size max(1, |x0|_inf) / |seed|_inf (pinned DOFs untouched);
@@ -243,6 +245,14 @@ typedef struct {
 /* windows of the sustained-growth test; cap on steps at dt_pred of the chosen T */
 #define TS_STABILITY_WINDOWS 16
 #define TS_STABILITY_MAX_STEPS 2e5
+/* the sustained-growth test's default margin; on the system itself (runs of
+ * 32 binding periods) ts_stability_study uses the finer one */
+#define TS_STABILITY_GROWTH_WINDOW_TOL 0.01
+#define TS_STABILITY_GROWTH_RUN_TOL 0.001
+/* on the linearization, growth is judged from the first half's smallest
+ * window, but not from below this fraction of |d(0)| (a decayed seed at an
+ * implicit solver's tolerance is noise, not a mode) */
+#define TS_STABILITY_TROUGH_FLOOR 1e-3
 
 /* t_end 0 (the caller must set it), bound 1e4, dt_min 0 and dt_max 0
  * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4, rate 0, seed_size 1e-6,
@@ -291,9 +301,13 @@ typedef struct {
  *   - |d(t_n)| > C |d(0)| at some step (C = opt->bound, default 1e4: blow-up,
  *     or a mode grown until it saturates), or
  *   - the growth is sustained: of TS_STABILITY_WINDOWS equal windows of the
- *     run, the last window's max of |d| is more than 1.01 times the max over
- *     the first half, and ln(window max) has a positive least-squares slope
- *     over the second half.
+ *     run, ln(window max of |d|) has a positive least-squares slope over the
+ *     second half, and the last window's max is more than 1 + growth_tol
+ *     times a reference: on the linearization the smallest window max of
+ *     the first half, at least TS_STABILITY_TROUGH_FLOOR |d(0)| (a mode that
+ *     starts small under a decaying seed, such as Verlet's parasitic root,
+ *     counts once it grows), on the system
+ *     itself the largest of the first half's and |d(0)|.
  * So a transient (a defective or non-normal mode's growth that then decays,
  * e.g. forward Euler on a critically damped oscillator below h = 2/w) is
  * not instability, while a mode growing by any steady factor is, once T is
@@ -330,7 +344,9 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
  * system's state at time opt->t0), then ts_stability_measure from `state`
  * (opt->x0 and v0 are set from it), seeded with the binding mode's real
  * vector (x and v parts; the stiffest mode when none binds), rate = its
- * |lambda|, T = opt->t_end or ts_stability_choose_t when that is 0, the
+ * |lambda|, T = opt->t_end or ts_stability_choose_t when that is 0 (on the
+ * system itself, opt->linearized 0, at most 32 periods of the binding mode,
+ * with growth_tol TS_STABILITY_GROWTH_RUN_TOL unless set), the
  * search's bracket starting as [1 - q, 1 + q] dt_pred, q = 0.49 rel_tol, so
  * that a prediction that holds costs two runs (T / 1000 and factor 2
  * without a finite nonzero prediction); the verdict by one t-limited rule
@@ -349,6 +365,26 @@ int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_
                        const ts_spectrum *sp, const ts_stepper_type *type,
                        const ts_solver_options *sopt, const ts_stability_options *opt,
                        ts_stability_study_result *out);
+
+/* The prediction along a run, for a measurement on the system itself (the
+ * state moves during T, so the limit the runs meet is that of the states
+ * they pass through): from `state` at time t0, a run of `type` with steps of
+ * h (the last one shortened) to t0 + k T / samples for k = 1..samples; at
+ * each, the spectrum (method) and ts_stability_binding.  dt_pred_min and
+ * t_min: the lowest prediction and where; binding: its binding mode
+ * (re = 0: undamped, a stepper without a stable step on the imaginary axis
+ * has none there); dt_pred_max the highest.  samples_done < samples when the
+ * run failed or diverged on the way (the rest is not judged). */
+typedef struct {
+    double dt_pred_min, dt_pred_max, t_min;
+    ts_binding binding;
+    int samples_done;
+} ts_stability_along;
+
+int ts_stability_along_run(const ts_system_type *stype, const ts_params *params,
+                           const ts_system *state, double t0, const ts_stepper_type *type,
+                           const ts_solver_options *sopt, ts_eig_method method, double h,
+                           double T, int samples, ts_stability_along *out);
 
 /* dt_pred = r / |lambda| for a stepper with interval r along lambda's
  * direction (INFINITY when |lambda| = 0 or r = inf). */

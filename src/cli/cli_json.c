@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <math.h>
 #include "cli_json.h"
+#include "tstep/numfmt.h"
 
 void cli_json_init(cli_json *j, FILE *f)
 {
@@ -84,10 +85,13 @@ void cli_json_string(cli_json *j, const char *key, const char *value)
 void cli_json_number(cli_json *j, const char *key, double value)
 {
     member(j, key);
-    if (isfinite(value))
-        fprintf(j->f, "%.17g", value);
-    else
+    char num[TS_NUM_MAX];
+    if (isfinite(value)) { /* the shortest decimal that reads back as value */
+        ts_format_double(num, value, 0);
+        fputs(num, j->f);
+    } else {
         fputs("null", j->f);
+    }
 }
 
 void cli_json_int(cli_json *j, const char *key, long value)

@@ -18,6 +18,7 @@
 #include "cli_error.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
+#include "table.h"
 #include "tstep/linsolve.h"
 
 typedef struct {
@@ -43,29 +44,18 @@ typedef struct {
     long every;
     cli_error_log *error; /* --error, or NULL */
     int flush_rows;       /* a plugin's stepper or system: every row flushed */
+    /* --format json (the trajectory) and a --diagnostics FILE.json: the table
+     * writers of table.h, one block named after the system; NULL otherwise */
+    cli_table *json, *diag_json;
+    cli_table json_t, diag_t;
+    const char **names, **diag_names; /* their column names */
 } writer;
 
-/* a column name of the header: dat and csv bare, json quoted */
 static void put(const writer *w, int first, const char *text)
 {
-    if (w->format == CLI_FORMAT_JSON) {
-        fprintf(w->out, "%s\"%s\"", first ? "" : ", ", text);
-        return;
-    }
     if (!first)
         fputc(w->format == CLI_FORMAT_CSV ? ',' : ' ', w->out);
     fputs(text, w->out);
-}
-
-/* json: an object with the run's identity and its columns, then "rows"
- * (closed by finish_run, whatever ends the run) */
-static void write_json_head(const writer *w, const ts_system *sys)
-{
-    char dt[TS_NUM_MAX];
-    ts_format_double(dt, w->dt, 0);
-    fprintf(w->out, "{\"command\": \"run\", \"system\": \"%s\", \"stepper\": \"%s\", "
-                    "\"dt\": %s, \"every\": %ld,\n \"columns\": [",
-            sys->type ? sys->type->name : "system", w->stepper, dt, w->every);
 }
 
 /* Columns of a trajectory row (see the file's header comment). */
@@ -111,11 +101,68 @@ static int write_frame(const writer *w, const ts_system *sys, long step, double 
     return ferror(w->out) ? ts_error(TS_ERR_IO, "writing the frames") : TS_OK;
 }
 
+/* The trajectory's column names, as the dat header: an array of cols
+ * pointers and the names' text after it, in one allocation (free it). */
+static const char **traj_names(const writer *w, const ts_system *sys)
+{
+    static const char *const stats[] = {"force_evals", "newton_iters", "linear_iters",
+                                        "residual", "linear_residual", "accepted", "rejected"};
+    size_t cols = row_columns(w, sys), c = 0;
+    const char **names = malloc(cols * (sizeof *names + 24));
+    if (!names)
+        return NULL;
+    char *p = (char *)(names + cols);
+    names[c++] = "t";
+    for (size_t i = 0; i < sys->n; i++)
+        names[c++] = p, p += sprintf(p, "x%zu", i) + 1;
+    for (size_t i = 0; sys->order == 2 && i < sys->n; i++)
+        names[c++] = p, p += sprintf(p, "v%zu", i) + 1;
+    if (sys->ops->energy)
+        names[c++] = "energy";
+    for (int k = 0; w->stats && k < (w->adaptive ? 7 : 5); k++)
+        names[c++] = stats[k];
+    return names;
+}
+
+/* The diagnostics' column names (write_diag_header's), into names[]; their count. */
+static int diag_names(const ts_system *sys, const char **names)
+{
+    static const char *const energy[] = {"kinetic", "potential", "energy"},
+                             *const momentum[] = {"px", "py", "pz"},
+                             *const stats[] = {"force_evals", "jacobian_products",
+                                               "newton_iters", "linear_iters", "accepted",
+                                               "rejected", "residual", "residual_max",
+                                               "linear_residual"};
+    int c = 0;
+    names[c++] = "t", names[c++] = "step";
+    for (int k = 0; sys->ops->energy && k < 3; k++)
+        names[c++] = energy[k];
+    for (int k = 0; sys->ops->momentum && k < 3; k++)
+        names[c++] = momentum[k];
+    for (int k = 0; k < 9; k++)
+        names[c++] = stats[k];
+    return c;
+}
+
+/* json: a table with one block named after the system */
+static void json_table_begin(cli_table *t, FILE *out, const char *const *cols, int ncols,
+                             const ts_system *sys)
+{
+    *t = (cli_table){.format = cli_table_format_find("json"), .out = out, .command = "run",
+                     .label = "system", .cols = cols, .ncols = ncols};
+    cli_table_begin(t);
+    cli_table_block(t, sys->type ? sys->type->name : "system");
+}
+
 static void write_header(const writer *w, const ts_system *sys)
 {
     char name[32];
     if (w->format == CLI_FORMAT_NPY) {
         write_npy_header(w, w->planned);
+        return;
+    }
+    if (w->json) {
+        json_table_begin(w->json, w->out, w->names, (int)w->cols, sys);
         return;
     }
     if (w->format == CLI_FORMAT_FRAMES) {
@@ -131,8 +178,6 @@ static void write_header(const writer *w, const ts_system *sys)
     }
     if (w->format == CLI_FORMAT_DAT)
         fputs("# ", w->out);
-    if (w->format == CLI_FORMAT_JSON)
-        write_json_head(w, sys);
     put(w, 1, "t");
     for (size_t i = 0; i < sys->n; i++) {
         snprintf(name, sizeof name, "x%zu", i);
@@ -155,13 +200,18 @@ static void write_header(const writer *w, const ts_system *sys)
         put(w, 0, "accepted");
         put(w, 0, "rejected");
     }
-    fputs(w->format == CLI_FORMAT_JSON ? "],\n \"rows\": [" : "\n", w->out);
+    fputc('\n', w->out);
 }
 
 /* Diagnostics: t, step, [kinetic, potential, energy], [px, py, pz], then the
  * stepper's statistics summed from t = 0 to this row. */
 static void write_diag_header(const writer *w, const ts_system *sys)
 {
+    if (w->diag_json) {
+        json_table_begin(w->diag_json, w->diag, w->diag_names, diag_names(sys, w->diag_names),
+                         sys);
+        return;
+    }
     const char *sep = w->diag_csv ? "," : " ";
     fputs(w->diag_csv ? "t,step" : "# t step", w->diag);
     if (sys->ops->energy)
@@ -173,9 +223,36 @@ static void write_diag_header(const writer *w, const ts_system *sys)
             sep, sep, sep, sep, sep, sep, sep, sep, sep);
 }
 
+/* A diagnostics row to its json table: the columns of write_diag_row */
+static int diag_json_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
+                         double t)
+{
+    double v[17], ke = 0, pe = 0, p[3] = {0, 0, 0};
+    int c = 0, s;
+    v[c++] = t, v[c++] = (double)step;
+    if (sys->ops->energy && (s = ts_system_energy(sys, t, &ke, &pe)))
+        return s;
+    if (sys->ops->energy)
+        v[c++] = ke, v[c++] = pe, v[c++] = ke + pe;
+    if (sys->ops->momentum && (s = sys->ops->momentum(sys, sys->x, sys->v, p)))
+        return s;
+    if (sys->ops->momentum)
+        v[c++] = p[0], v[c++] = p[1], v[c++] = p[2];
+    const ts_step_stats *k = &st->total;
+    double tail[9] = {(double)k->force_evals, (double)k->jacobian_products,
+                      (double)k->newton_iters, (double)k->linear_iters, (double)k->accepted,
+                      (double)k->rejected, st->last.residual, k->residual,
+                      st->last.linear_residual};
+    memcpy(v + c, tail, sizeof tail);
+    cli_table_row(w->diag_json, v);
+    return ferror(w->diag) ? ts_error(TS_ERR_IO, "writing the diagnostics") : TS_OK;
+}
+
 static int write_diag_row(const writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t)
 {
+    if (w->diag_json)
+        return diag_json_row(w, sys, st, step, t);
     const char *sep = w->diag_csv ? "," : " ";
     fprintf(w->diag, "%.15g%s%ld", t, sep, step);
     if (sys->ops->energy) {
@@ -334,7 +411,9 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
         r[c++] = (double)st->total.accepted;
         r[c++] = (double)st->total.rejected;
     }
-    if (w->format == CLI_FORMAT_NPY) {
+    if (w->json) {
+        cli_table_row(w->json, r);
+    } else if (w->format == CLI_FORMAT_NPY) {
         if (!little_endian()) /* '<f8': swap on a big-endian machine */
             for (size_t i = 0; i < c; i++) {
                 unsigned char *b = (unsigned char *)(r + i);
@@ -345,11 +424,8 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
             }
         fwrite(r, sizeof *r, c, w->out);
     } else { /* shortest decimals that read back exactly, written in chunks */
-        int json = w->format == CLI_FORMAT_JSON;
         char *p = w->line, *end = w->line + ROW_CHUNK;
-        char sep = json || w->format == CLI_FORMAT_CSV ? ',' : ' ';
-        if (json)
-            p += sprintf(p, "%s\n  [", w->rows ? "," : "");
+        char sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
         for (size_t i = 0; i < c; i++) {
             if (end - p < TS_NUM_MAX + 2) {
                 fwrite(w->line, 1, (size_t)(p - w->line), w->out);
@@ -357,12 +433,9 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
             }
             if (i)
                 *p++ = sep;
-            if (json && !isfinite(r[i]))
-                p += sprintf(p, "null");
-            else
-                p += ts_format_double(p, r[i], 0);
+            p += ts_format_double(p, r[i], 0);
         }
-        *p++ = json ? ']' : '\n';
+        *p++ = '\n';
         fwrite(w->line, 1, (size_t)(p - w->line), w->out);
     }
     w->rows++;
@@ -488,7 +561,8 @@ static void help(void)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
-           "                 [--format dat|csv|frames|npy|json] [--stats] [--adaptive [--strain-limit X]]\n"
+           "                 [--format dat|csv|json|frames|npy] [--stats]\n"
+           "                 [--adaptive [--strain-limit X]]\n"
            "                 [--rtol X [--atol Y]]\n"
            "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
            "                 [--allow-large]\n"
@@ -509,6 +583,9 @@ static void help(void)
            "                    --format, --out FILE ending in .csv writes csv, in .npy\n"
            "                    npy and in .json json, as --diagnostics and --error\n"
            "                    follow theirs\n"
+           "  --format json     {\"command\": \"run\", \"block\": \"system\", \"columns\":\n"
+           "                    [...], \"blocks\": [{\"name\": SYSTEM, \"rows\": [...]}]}: the\n"
+           "                    same columns, numbers that read back exactly, nan as null\n"
            "  --format frames   particle systems: one gnuplot index block per output time\n"
            "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
            "                    grids have a blank line after each row so splot draws a\n"
@@ -518,9 +595,6 @@ static void help(void)
            "  --format npy      binary: NumPy .npy v1.0, '<f8', shape (rows, columns), the\n"
            "                    same columns as dat; data from byte 128 (numpy.load(FILE);\n"
            "                    gnuplot: binary skip=128, see docs/performance.md)\n"
-           "  --format json     {\"command\": \"run\", \"system\", \"stepper\", \"dt\", \"every\",\n"
-           "                    \"columns\": [...], \"rows\": [[...], ...]}: the dat columns,\n"
-           "                    numbers that read back exactly, null for nan and inf\n"
            "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
            "                    residual, linear_residual columns (below), and print\n"
            "                    totals, the achieved accuracy and the linear solver's\n"
@@ -564,8 +638,9 @@ static void help_columns(void)
            "exactly the computed double.\n"
            "With --plot or --live and no --out, the trajectory is not written.\n"
            "\n"
-           "Diagnostics file: CSV with a header row when FILE ends in .csv, else dat\n"
-           "(space-separated under a '#' header).  Columns, one row per output step:\n"
+           "Diagnostics file: CSV with a header row when FILE ends in .csv, json (as\n"
+           "--format json) when it ends in .json, else dat (space-separated under a\n"
+           "'#' header).  Columns, one row per output step:\n"
            "  t, step                           time and steps taken\n"
            "  kinetic, potential, energy        where the system defines energy\n"
            "                                    (energy = kinetic + potential)\n"
@@ -704,7 +779,7 @@ static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *
         ro->t_end = r->t_end;
     }
     /* one rule with --diagnostics and --error: without --format, the output
-     * follows its file's extension (.csv, .npy; else dat) */
+     * follows its file's extension (.csv, .npy, .json; else dat) */
     size_t len = o->out ? strlen(o->out) : 0;
     if (!o->format_given && len >= 4 && strcmp(o->out + len - 4, ".csv") == 0)
         o->format = CLI_FORMAT_CSV;
@@ -750,6 +825,11 @@ static int open_run(const char *cmd, run_job *r)
     if (r->diagpath) {
         size_t len = strlen(r->diagpath);
         w->diag_csv = len >= 4 && strcmp(r->diagpath + len - 4, ".csv") == 0;
+        if (len >= 5 && strcmp(r->diagpath + len - 5, ".json") == 0) {
+            w->diag_json = &w->diag_t;
+            if (!(w->diag_names = malloc(17 * sizeof *w->diag_names)))
+                return cli_fail(cmd, ts_error(TS_ERR_NOMEM, "the diagnostics' columns"));
+        }
         if ((rc = cli_open_output_for(cmd, "diagnostics", r->diagpath, &w->diag)))
             return rc;
         write_diag_header(w, r->sys);
@@ -758,7 +838,9 @@ static int open_run(const char *cmd, run_job *r)
     w->planned = 1 + r->steps / r->every + (r->steps % r->every != 0);
     w->vals = malloc(w->cols * sizeof *w->vals);
     w->line = malloc(ROW_CHUNK);
-    if (!w->vals || !w->line)
+    if (w->format == CLI_FORMAT_JSON && (w->names = traj_names(w, r->sys)))
+        w->json = &w->json_t;
+    if (!w->vals || !w->line || (w->format == CLI_FORMAT_JSON && !w->names))
         return cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w->cols));
     if (r->errorpath &&
         (rc = cli_error_open(cmd, r->errorpath, r->stype, &r->p, r->sys, r->dt, &w->error)))
@@ -846,11 +928,13 @@ static int finish_run(const char *cmd, run_job *r, int s, const ts_run_result *r
     if (w->out && w->format == CLI_FORMAT_NPY && w->rows != w->planned &&
         fseek(w->out, 0, SEEK_SET) == 0)
         write_npy_header(w, w->rows);
-    if (w->out && w->format == CLI_FORMAT_JSON) /* the rows written, closed */
-        fputs("\n ]}\n", w->out);
+    if (w->out && w->json)
+        cli_table_end(w->json);
     if (w->out)
         rc = cli_close_output(cmd, r->o.out, w->out);
     w->out = NULL;
+    if (w->diag && w->diag_json)
+        cli_table_end(w->diag_json);
     if (w->diag) {
         int r2 = cli_close_output(cmd, r->diagpath, w->diag);
         rc = rc ? rc : r2;
@@ -903,6 +987,8 @@ static int close_run(const char *cmd, run_job *r, int rc)
         fclose(w->plot);
     free(w->vals);
     free(w->line);
+    free(w->names);
+    free(w->diag_names);
     cli_error_close(cmd, w->error);
     ts_stepper_free(r->st);
     ts_system_free(r->sys);

@@ -75,6 +75,7 @@ static int drop_unrunnable(const char *cmd, const char *list, const ts_system_ty
 
 static void stability_help_tail(void);
 static void stability_help_output(void);
+static void stability_help_measured(void);
 
 static void stability_help(void)
 {
@@ -117,7 +118,14 @@ static void stability_help(void)
         "whose eigenvalues are found from a short run on the test equation.\n"
         "With arnoldi, modes below the smallest |lambda| found are unseen; the output\n"
         "says for which damping ratios such a mode could still bind.\n"
-        "\n"
+        "\n");
+    stability_help_measured();
+}
+
+/* The help's account of the measurement. */
+static void stability_help_measured(void)
+{
+    printf(
         "Measured.  A run is stable at dt when, over T, a perturbation seeded along\n"
         "the binding mode (its real eigenvector, x and v parts, size 1e-6 max(1,\n"
         "|x0|_inf)) does not grow: with --measure linearized (default) the stepper runs\n"
@@ -128,17 +136,25 @@ static void stability_help(void)
         "|d| = sqrt(sum m (w^2 dx^2 + dv^2)), w the binding mode's |lambda|.  Unstable:\n"
         "a step fails or the state is non-finite; |d| exceeds C |d(0)| (blow-up, or a\n"
         "mode grown until it saturates); or growth is sustained: of 16 equal windows of\n"
-        "the run, the last window's max |d| exceeds 1.01 times every first-half window's\n"
-        "and |d(0)|, and ln(window max) rises over the second half (least squares).  So\n"
-        "a transient that decays again (forward Euler on a critically damped\n"
-        "oscillator just below h = 2/w) is not instability.  T (default) is the larger\n");
+        "the run, ln(window max |d|) rises over the second half (least squares) and the\n"
+        "last window's max exceeds 1.01 times the smallest first-half window's (not\n"
+        "below 1e-3 |d(0)|; on the system itself 1.001 times the largest and |d(0)|).\n"
+        "So a transient that decays again (forward Euler on a critically damped\n"
+        "oscillator just below h = 2/w) is not instability, and a mode that starts\n"
+        "small under a decaying seed (Verlet's parasitic root) is.  T (default) is\n");
     printf(
-        "of 32 periods of the binding mode and 4 / g, g its growth rate ln|R| / h at\n"
-        "h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max |lambda| without\n"
-        "a finite nonzero prediction).  The search's bracket starts as [1 - q, 1 + q]\n"
-        "dt_pred with q = 0.245 %%, so a prediction that holds costs two runs; else the\n"
-        "factor is widened (squared, up to 2) until the bracket holds, then bisected\n"
-        "geometrically to 0.5 %%; both ends of the bracket are runs.\n"
+        "the larger of 32 periods of the binding mode and 4 / g, g its growth rate\n"
+        "ln|R| / h at h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max\n"
+        "|lambda| without a finite nonzero prediction); on the system itself at most\n"
+        "the 32 periods, before the flow's own separation of nearby runs (a swinging\n"
+        "string, buckling cloth) overtakes the seed.  With --measure run each stepper\n"
+        "is also predicted at 8 states along a run of its own (0.9 dt_crit, over T;\n"
+        "2 states above 1000 eigenvalues), and standard error says the range, where\n"
+        "it is lowest, and whether that mode has no stable step (true limit 0).\n"
+        "The search's bracket starts as [1 - q, 1 + q] dt_pred with q = 0.245 %%, so\n"
+        "a prediction that holds costs two runs; else the factor is widened (squared,\n"
+        "up to 2) until the bracket holds, then bisected geometrically to 0.5 %%; both\n"
+        "ends of the bracket are runs.\n"
         "dt_crit is the stable end.  t-limited (no true limit: the growth over T sets\n"
         "what runs measure) is one rule: dt_pred is 0 (no stable step on the binding\n"
         "mode, e.g. forward Euler or midpoint on an undamped mode; dt_crit is then\n"
@@ -319,12 +335,36 @@ static int advance_to(const char *cmd, ts_system *sys, const ts_stepper_type *ty
 
 static const char *yes_no(int b) { return b ? "yes" : "no"; }
 
+/* --measure run: the prediction along the runs (null where not made) */
+static void json_along(cli_json *j, const ts_stability_along *a)
+{
+    if (a->samples_done < 1) {
+        cli_json_null(j, "along");
+        return;
+    }
+    int mode = a->binding.mode != (size_t)-1;
+    cli_json_object(j, "along");
+    cli_json_int(j, "states", a->samples_done);
+    cli_json_number(j, "dt_pred_min", a->dt_pred_min);
+    cli_json_number(j, "dt_pred_max", a->dt_pred_max);
+    cli_json_number(j, "t_min", a->t_min);
+    if (mode) {
+        cli_json_number(j, "lambda_re", a->binding.re);
+        cli_json_number(j, "lambda_im", a->binding.im);
+    } else {
+        cli_json_null(j, "lambda_re");
+        cli_json_null(j, "lambda_im");
+    }
+    cli_json_close(j);
+}
+
 /* --format json: the rows, and the numbers of the table on standard error. */
 static void write_json(FILE *out, const ts_system_type *stype, double at_time,
                        const ts_stepper_type *at_type, double at_dt, const ts_spectrum *sp,
                        int linearized, double bound, const ts_stepper_type *const *types,
                        int ntypes, const ts_stability_result *res, const double *pred,
-                       const ts_binding *bind, const double *tend)
+                       const ts_binding *bind, const double *tend,
+                       const ts_stability_along *along)
 {
     cli_json j;
     cli_json_init(&j, out);
@@ -377,6 +417,8 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
             cli_json_null(&j, "stiffest");
         cli_json_string(&j, "equation", b->second_order ? "second-order" : "scalar");
         cli_json_bool(&j, "carries_state", b->carries_state);
+        if (along)
+            json_along(&j, &along[i]);
         cli_json_array(&j, "zeta_ranges"); /* arnoldi: where an unseen mode could bind */
         for (int k = 0; k < b->zeta_ranges; k++) {
             cli_json_array(&j, NULL);
@@ -407,6 +449,8 @@ typedef struct {
     double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
+    ts_stability_along along[MAX_STEPPERS]; /* --measure run: the prediction along the runs */
+    int along_samples;
     int failed; /* steppers whose study stopped with an error (rows kept) */
     double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
 } study;
@@ -568,7 +612,8 @@ static int write_table(const char *cmd, const study *st)
     const char *sep = csv ? "," : " ";
     if (o->format == CLI_FORMAT_JSON)
         write_json(out, st->stype, st->at_time, st->at_type, st->at_dt, &st->sp, st->linearized,
-                   st->bound, st->types, st->ntypes, st->res, st->pred, st->bind, st->tend);
+                   st->bound, st->types, st->ntypes, st->res, st->pred, st->bind, st->tend,
+                   st->linearized ? NULL : st->along);
     else
         fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
                  "%st_end%ssteps%sruns%sresult%sstiffest%sequation\n",
@@ -590,6 +635,72 @@ static int write_table(const char *cmd, const study *st)
         return 0;
     }
     return cli_close_output(cmd, o->out, out);
+}
+
+/* --measure run: each stepper's prediction at states along a run of its own
+ * at 0.9 of the limit measured (else predicted) over its T; none where
+ * neither is finite and nonzero (along[i].samples_done 0). */
+static int predict_along(study *st)
+{
+    /* one spectrum per sample: 8 on a small system, 2 where dgeev takes seconds */
+    int samples = st->sp.dim <= 1000 ? 8 : 2;
+    for (int i = 0; i < st->ntypes; i++) {
+        double c = st->res[i].dt_crit, p = st->pred[i];
+        double h = 0.9 * (isfinite(c) && c > 0.0 ? c : isfinite(p) && p > 0.0 ? p : NAN);
+        st->along[i] = (ts_stability_along){.samples_done = 0};
+        if (!(h > 0.0) || !(st->tend[i] > 0.0))
+            continue;
+        int s = ts_stability_along_run(st->stype, &st->p, st->probe, st->at_time, st->types[i],
+                                       &st->o.solver, (ts_eig_method)st->eig, h, st->tend[i],
+                                       samples, &st->along[i]);
+        st->along_samples = samples;
+        if (s)
+            return s;
+    }
+    return TS_OK;
+}
+
+/* A limit measured above the lowest prediction along the runs: how fast
+ * that mode grows at the measured limit (slowly, or the runs would show it) */
+static void report_slow_mode(const study *st, int i)
+{
+    const ts_stability_along *a = &st->along[i];
+    double h = st->res[i].dt_crit, rho;
+    if (a->binding.mode == (size_t)-1 || !(isfinite(h) && h > a->dt_pred_min * 1.005) ||
+        ts_mode_growth(st->types[i], &st->o.solver, a->binding.second_order, h * a->binding.re,
+                       h * a->binding.im, &rho) || !(rho > 1.0))
+        return;
+    double rate = log(rho) / h;
+    fprintf(stderr, "; at the measured limit it grows %.4g per second (e-folding time %.4g s, a "
+                    "factor %.4g over T), so runs of length T do not show it",
+            rate, 1.0 / rate, exp(rate * st->tend[i]));
+}
+
+static void report_along(const study *st)
+{
+    for (int i = 0; i < st->ntypes; i++) {
+        const ts_stability_along *a = &st->along[i];
+        const char *name = st->types[i]->name;
+        if (a->samples_done < 1)
+            continue;
+        fprintf(stderr, "along the runs: %s's prediction at %d states to t = %.4g: %.6g to %.6g",
+                name, a->samples_done, st->at_time + st->tend[i] * a->samples_done /
+                st->along_samples, a->dt_pred_min, a->dt_pred_max);
+        if (a->binding.mode != (size_t)-1 && isfinite(a->dt_pred_min))
+            fprintf(stderr, ", lowest at t = %.4g (mode %.6g%+.6gi)", a->t_min, a->binding.re,
+                    a->binding.im);
+        if (a->dt_pred_min == 0.0 && a->binding.re == 0.0)
+            fprintf(stderr, ": that mode is undamped and %s has no stable step on it, so its "
+                            "true limit there is 0 and runs longer than T grow at every step",
+                    name);
+        else if (a->dt_pred_min == 0.0 && a->binding.mode != (size_t)-1)
+            fprintf(stderr, ": that mode's damping ratio is %.3g, and a stable interval, if "
+                            "it has one, is below the radius scan's first point (s = %g)",
+                    -a->binding.re / hypot(a->binding.re, a->binding.im), TS_STABILITY_S_MIN);
+        if (!(a->dt_pred_min == 0.0 && a->binding.re == 0.0))
+            report_slow_mode(st, i);
+        fputc('\n', stderr);
+    }
 }
 
 /* Standard error: the state, the spectrum, the table and the notes. */
@@ -632,6 +743,7 @@ static void report(const study *st)
                             "multistep history): its radius is that of the map a run "
                             "iterates (eigenvalues from a run on the test equation), not "
                             "of one step from a fresh start\n", st->types[i]->name);
+    report_along(st);
     if (ntypes > 0 && bind[0].unstable > 0)
         fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
                         "itself is unstable along %s (the exact solution grows there too)\n",
@@ -736,6 +848,8 @@ int cmd_stability(int argc, char **argv)
     if ((rc = prepare_state(cmd, &st)))
         return rc;
     int fail = measure_all(&st, &stopped);
+    if (!fail && !stopped && !st.linearized)
+        fail = predict_along(&st);
     if (fail)
         rc = cli_fail(cmd, fail);
     else if (!(rc = write_table(cmd, &st)))
@@ -931,9 +1045,9 @@ static void region_help(void)
         "increasing, one blank line after each scan line (a grid for splot), two\n"
         "blank lines between steppers (index 0, 1, ... in --stepper order).  json:\n"
         "{\"command\": \"region\", \"columns\": [...], \"blocks\": [{\"name\": STEPPER,\n"
-        "\"rows\": [[re_z, im_z, abs_R], ...]}, ...]}.  Without --format, --out's\n"
-        "extension (.dat, .csv, .json) chooses, else dat.  A step that fails\n"
-        "(backward Euler's equation is singular at z = 1) gives nan (null in json).\n"
+        "\"rows\": [[re_z, im_z, abs_R], ...]}, ...]} (docs/formats.md).  Without\n"
+        "--format, FILE's extension (.dat, .csv, .json) chooses.  A step that fails\n"
+        "(backward Euler's equation is singular at z = 1) gives nan (json: null).\n"
         "\n"
         "A partitioned stepper (one that treats x and v differently, e.g. symplectic\n"
         "Euler) is judged on the second-order test equation x'' = -w^2 x - 2 zeta w x'\n"
@@ -963,7 +1077,7 @@ static void region_help(void)
 }
 
 /* region's grid: re (or hw) from lim[0] in nre steps of step, im (or zeta)
- * from lim[2] in nim steps, in the z plane or the oscillator's */
+ * from lim[2] in nim steps; oscillator: the (hw, zeta) plane */
 typedef struct {
     double lim[4], step;
     long nre, nim;
@@ -971,17 +1085,17 @@ typedef struct {
 } region_grid;
 
 /* Where region's values go: text (dat: a scan line per re, a blank line
- * after each, for gnuplot's pm3d; csv), or a table of its registry (json). */
+ * after each, for splot; csv: rows), or json through the table writers. */
 typedef struct {
     FILE *out;
     int csv;
-    cli_table *table; /* json: everything through it */
+    cli_table *json; /* NULL: dat or csv */
 } region_out;
 
 static void region_begin(region_out *o, int oscillator)
 {
-    if (o->table)
-        cli_table_begin(o->table);
+    if (o->json)
+        cli_table_begin(o->json);
     else if (oscillator)
         fputs(o->csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", o->out);
     else
@@ -990,30 +1104,30 @@ static void region_begin(region_out *o, int oscillator)
 
 static void region_block(region_out *o, int first, const char *name)
 {
-    if (o->table)
-        cli_table_block(o->table, name);
+    if (o->json)
+        cli_table_block(o->json, name);
     else if (!o->csv)
         fprintf(o->out, "%s# %s\n", first ? "" : "\n", name);
 }
 
-/* one scan line: the values rho[0..nim) at re */
+/* one scan line (re fixed) of values */
 static void region_scan(region_out *o, const char *name, const region_grid *g, double re,
-                        const double *rho)
+                        const double *row)
 {
     const char *sep = o->csv ? "," : " ";
     for (long b = 0; b < g->nim; b++) {
         double im = g->lim[2] + (double)b * g->step;
-        if (o->table) {
-            cli_table_row(o->table, (double[]){re, im, rho[b]});
+        if (o->json) {
+            cli_table_row(o->json, (double[]){re, im, row[b]});
             continue;
         }
         fputs(name, o->out);
         put_value(o->out, sep, re);
         put_value(o->out, sep, im);
-        put_value(o->out, sep, rho[b]);
+        put_value(o->out, sep, row[b]);
         fputc('\n', o->out);
     }
-    if (!o->table && !o->csv)
+    if (!o->csv && !o->json)
         fputc('\n', o->out);
 }
 
@@ -1052,29 +1166,30 @@ static int write_region(region_out *o, const region_grid *g, const ts_stepper_ty
         if (ts_stop_signal)
             break;
     }
-    if (o->table && !s)
-        cli_table_end(o->table);
+    if (o->json)
+        cli_table_end(o->json);
     free(row);
     return s;
 }
 
-/* region's grid to --out in the format --format or the extension names;
- * the exit status */
+/* region's table to --out in its format; the exit status (a stop signal
+ * keeps the complete rows before it) */
 static int region_output(const char *cmd, const cli_common *o, const region_grid *g,
                          const ts_stepper_type *const *types, int ntypes)
 {
-    static const char *const cols_z[] = {"re_z", "im_z", "abs_R"};
-    static const char *const cols_osc[] = {"hw", "zeta", "rho"};
-    static const int digits[] = {15, 15, 15};
     FILE *out;
     int rc;
     if ((rc = cli_open_output(cmd, o->out, &out)))
         return rc;
     cli_catch_stop_signals();
     long done;
+    static const char *const zcols[] = {"re_z", "im_z", "abs_R"}, *const ocols[] = {"hw", "zeta",
+                                                                                  "rho"};
+    static const int digits[] = {15, 15, 15};
+    /* the format --format names, else --out's extension (dat, csv, json), else dat */
     const cli_table_format *tf = cli_common_table_format(o);
     cli_table t = {.format = tf, .out = out, .command = cmd, .label = "stepper",
-                   .cols = g->oscillator ? cols_osc : cols_z, .digits = digits, .ncols = 3};
+                   .cols = g->oscillator ? ocols : zcols, .digits = digits, .ncols = 3};
     region_out ro = {out, strcmp(tf->name, "csv") == 0, strcmp(tf->name, "json") ? NULL : &t};
     if ((rc = write_region(&ro, g, types, ntypes, &o->solver, &done))) {
         cli_close_output(cmd, o->out, out);

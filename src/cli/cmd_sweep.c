@@ -9,6 +9,7 @@
 #include "cli_json.h"
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
+#include "table.h"
 
 #define MAX_LEVELS 64
 #define MAX_STEPPERS 64
@@ -79,13 +80,15 @@ static int draw_plot(const char *cmd, FILE *data, const char *system, double t_e
     return cli_gnuplot_close(cmd, gp);
 }
 
+static void help_modes(void);
+
 static void help(void)
 {
     printf("Usage: tstep sweep --system S [--stepper A,B,...|all] [--dt-min H0 --dt-max H1]\n"
            "                   [--levels L] [--t-end T] [--param key=value]...\n"
            "                   [--norm scaled|state|positions] [--reference auto|computed]\n"
            "                   [--reference-dt H] [--tol-max E1 --tol-min E0]\n"
-           "                   [--format dat|csv|json] [--out FILE] [--plot]\n"
+           "                   [--estimator] [--format dat|csv|json] [--out FILE] [--plot]\n"
            "\n"
            "For each stepper (default all), run to T with L step sizes spaced\n"
            "geometrically from H1 down to H0, each adjusted to T/round(T/H) so a whole\n"
@@ -114,8 +117,14 @@ static void help(void)
            "                Richardson's estimate from the two differences its error; H is\n"
            "                halved until the ratio of the differences is within a factor 2\n"
            "                of 2^4 (or they agree to rounding) and the estimate is below a\n"
-           "                tenth of the sweep's smallest round-off level\n"
-           "  --tol-max E1, --tol-min E0  tolerance mode: steppers with an error\n"
+           "                tenth of the sweep's smallest round-off level\n");
+    help_modes();
+}
+
+/* The help's other modes, the solver's options and the output. */
+static void help_modes(void)
+{
+    printf("  --tol-max E1, --tol-min E0  tolerance mode: steppers with an error\n"
            "                estimate (dopri5) run at L tolerances rtol = atol from E1 down\n"
            "                to E0 instead of L fixed steps, each over [0, T] under error\n"
            "                control (as run --rtol); their rows give the accepted steps,\n"
@@ -125,6 +134,13 @@ static void help(void)
            "                (1 when the error follows the tolerance).  The other\n"
            "                steppers sweep fixed steps as usual: together, error against\n"
            "                force_evals is a work-precision diagram\n"
+           "  --estimator   the error estimate's reliability instead: for each stepper\n"
+           "                with one (dopri5), at each dt, one step from the initial\n"
+           "                state; columns dt, estimated (its estimate, RMS norm over\n"
+           "                [x; v]), true (the same norm of the step's true local error,\n"
+           "                against the exact solution or rk4 in fine substeps), ratio\n"
+           "                (estimated / true), estimated_order and true_order (slopes\n"
+           "                of log error against log dt).  Not with --tol-max or --plot\n"
            "  --plot        draw error against dt (log-log) in the terminal with gnuplot;\n"
            "                without --out the table is then not written\n"
            "  --newton-tol X, --cg-tol X  implicit steppers' tolerances (default 1e-12\n"
@@ -162,7 +178,7 @@ typedef struct {
     cli_common o;
     double dt_min, dt_max, t_end, ref_dt, tol_min, tol_max;
     long levels;
-    int ref_computed, norm, tolmode, defaults, json, csv;
+    int ref_computed, norm, tolmode, defaults, json, csv, estimator;
     const ts_system_type *stype;
     ts_params p;
     const ts_stepper_type *types[MAX_STEPPERS];
@@ -193,7 +209,7 @@ static int sweep_options(const char *cmd, int argc, char **argv, sweep_job *w, i
         {.name = "norm", .kind = CLI_OPT_CHOICE, .to = &w->norm, .names = norms,
          .values = norm_values, .says = "scaled, state or positions"},
         CLI_POSITIVE("tol-max", &w->tol_max), CLI_POSITIVE("tol-min", &w->tol_min),
-        CLI_OPTS_SOLVER(o), CLI_END};
+        CLI_FLAG("estimator", &w->estimator), CLI_OPTS_SOLVER(o), CLI_END};
     if (cli_options(cmd, argc, argv, opts, rc))
         return 1;
     if (!o->steppers)
@@ -218,6 +234,9 @@ static int sweep_options(const char *cmd, int argc, char **argv, sweep_job *w, i
     else if (w->tol_max >= 1.0)
         *rc = cli_usage_error(cmd, "--tol-max %g: a relative tolerance must be below 1",
                               w->tol_max);
+    else if (w->estimator && (w->tol_max > 0.0 || o->plot))
+        *rc = cli_usage_error(cmd, "--estimator measures one step per dt: not with --tol-max "
+                                   "or --plot");
     else if (w->levels > MAX_LEVELS)
         *rc = cli_usage_error(cmd, "--levels: %ld is more than %d", w->levels, MAX_LEVELS);
     /* more than 1e9 steps: refused once t_end and the ranges are known
@@ -498,6 +517,82 @@ static void summary(const sweep_job *w)
     }
 }
 
+/* --estimator: keep the steppers with an error estimate (a named one
+ * without is an error; under all it is left out) */
+static int keep_adaptive(const char *cmd, sweep_job *w)
+{
+    int all = strcmp(w->o.steppers, "all") == 0, kept = 0;
+    for (int i = 0; i < w->ntypes; i++) {
+        if (w->types[i]->flags & TS_ADAPTIVE) {
+            w->types[kept] = w->types[i], w->lo[kept] = w->lo[i], w->hi[kept] = w->hi[i];
+            kept++;
+        } else if (!all) {
+            return cli_usage_error(cmd, "--estimator: '%s' has no error estimate (steppers "
+                                        "with one: tstep list, flag adaptive)",
+                                   w->types[i]->name);
+        }
+    }
+    w->ntypes = kept;
+    return kept ? 0 : cli_usage_error(cmd, "--estimator: no stepper with an error estimate");
+}
+
+/* Standard error after --estimator: the orders and the ratio's range */
+static void estimator_summary(const sweep_job *w, const double (*orders)[2],
+                              const double (*ratios)[2])
+{
+    fprintf(stderr, "error estimate on %s: one step from the initial state per dt, the "
+                    "stepper's estimate against the true local error (RMS norm over [x; v])\n",
+            w->stype->name);
+    fprintf(stderr, "  %-22s %7s %9s %9s  %s\n", "stepper", "nominal", "estimate", "true",
+            "estimated / true, largest dt .. smallest");
+    for (int i = 0; i < w->ntypes; i++)
+        fprintf(stderr, "  %-22s %7d %9.3f %9.3f  %.4g .. %.4g (dt %.3g .. %.3g)\n",
+                w->types[i]->name, w->types[i]->order, orders[i][0], orders[i][1],
+                ratios[i][0], ratios[i][1], w->hi[i], w->lo[i]);
+}
+
+/* --estimator: per stepper with an error estimate, at each dt, the
+ * estimate of one step and its true local error (src/analysis/estimator.c) */
+static int estimator_sweep(const char *cmd, sweep_job *w)
+{
+    static const char *const cols[] = {"dt", "estimated", "true", "ratio", "estimated_order",
+                                       "true_order"};
+    static const int digits[] = {15, 15, 15, 10, 6, 6};
+    static double orders[MAX_STEPPERS][2], ratios[MAX_STEPPERS][2];
+    ts_estimator_point pts[MAX_LEVELS];
+    FILE *out;
+    int rc = keep_adaptive(cmd, w);
+    if (rc || (rc = cli_open_output(cmd, w->o.out, &out)))
+        return rc;
+    cli_table t = {.format = cli_common_table_format(&w->o), .out = out, .command = cmd,
+                   .label = "stepper", .cols = cols, .digits = digits, .ncols = 6};
+    cli_table_begin(&t);
+    for (int i = 0; i < w->ntypes && !rc; i++) {
+        int s = ts_estimator_sweep(w->stype, &w->p, w->types[i], &w->o.solver, w->lo[i],
+                                   w->hi[i], (int)w->levels, pts);
+        if (s) {
+            rc = cli_fail(cmd, s);
+            break;
+        }
+        orders[i][0] = ts_estimator_slope(pts, (int)w->levels, 0);
+        orders[i][1] = ts_estimator_slope(pts, (int)w->levels, 1);
+        cli_table_block(&t, w->types[i]->name);
+        for (long k = 0; k < w->levels; k++) {
+            double r = pts[k].estimated / pts[k].truth;
+            cli_table_row(&t, (double[]){pts[k].dt, pts[k].estimated, pts[k].truth, r,
+                                         orders[i][0], orders[i][1]});
+            ratios[i][k == 0 ? 0 : 1] = r;
+        }
+        if (w->levels == 1)
+            ratios[i][1] = ratios[i][0];
+    }
+    cli_table_end(&t);
+    int r2 = cli_close_output(cmd, w->o.out, out);
+    if (!rc && !(rc = r2))
+        estimator_summary(w, (const double (*)[2])orders, (const double (*)[2])ratios);
+    return rc;
+}
+
 int cmd_sweep(int argc, char **argv)
 {
     const char *cmd = "sweep";
@@ -514,8 +609,11 @@ int cmd_sweep(int argc, char **argv)
     int rc;
     if (sweep_options(cmd, argc, argv, &w, &rc))
         return rc;
-    if ((rc = drop_unsupported(cmd, &w)) || (rc = choose_ranges(cmd, &w, &lo_all)) ||
-        (rc = compute_reference(cmd, &w, lo_all)))
+    if ((rc = drop_unsupported(cmd, &w)) || (rc = choose_ranges(cmd, &w, &lo_all)))
+        return rc;
+    if (w.estimator)
+        return estimator_sweep(cmd, &w);
+    if ((rc = compute_reference(cmd, &w, lo_all)))
         return rc;
     if (!(rc = open_outputs(cmd, &w)))
         rc = sweep_steppers(cmd, &w);
