@@ -502,6 +502,28 @@ START_TEST(own_program_links_the_installed_library)
     rc = student(dir, out, sizeof out, "./clash list");
     ck_assert_msg(rc == 2 && strstr(out, "stepper 'rk4' clashes with the built-in"),
                   "exit %d: %s", rc, out);
+    /* linked with the core alone: the heavy options are refused by name,
+     * and the string's default solver becomes cg */
+    edit(dir, "ralston.c", "\"rk4\"", "\"ralston\"");
+    rc = student(dir, out, sizeof out,
+                 "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) $(pkg-config --static "
+                 "--libs tstep | sed 's/-ltstep/-l:libtstep.a/') $TSTEP_TEST_CFLAGS -o core");
+    ck_assert_msg(rc == 0, "building core: %s", out);
+    static const char *const refused[][2] = {
+        {"--linear-solver direct", "linear solver 'direct' needs libtstep-ext (CHOLMOD)"},
+        {"--threads 2", "threads above 1 needs libtstep-ext (OpenMP)"},
+    };
+    for (int k = 0; k < 2; k++) {
+        rc = student(dir, out, sizeof out,
+                     "./core run --system string --stepper backward-euler --dt 0.01 --steps 3 %s",
+                     refused[k][0]);
+        ck_assert_msg(rc == 2 && strstr(out, refused[k][1]), "%s: exit %d: %s", refused[k][0],
+                      rc, out);
+    }
+    rc = student(dir, out, sizeof out,
+                 "./core run --system string --stepper backward-euler --dt 0.01 --steps 3 "
+                 "--stats 2>&1 >/dev/null | grep -c 'linear solver cg/jacobi'");
+    ck_assert_msg(rc == 0, "the default solver without the extension: %s", out);
 }
 END_TEST
 
