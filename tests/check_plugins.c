@@ -524,6 +524,14 @@ START_TEST(own_program_links_the_installed_library)
                  "./core run --system string --stepper backward-euler --dt 0.01 --steps 3 "
                  "--stats 2>&1 >/dev/null | grep -c 'linear solver cg/jacobi'");
     ck_assert_msg(rc == 0, "the default solver without the extension: %s", out);
+    /* the core's serial loops give the bits of the extension's two threads
+     * (an 80 x 80 cloth: its vectors are long enough for the team) */
+    rc = student(dir, out, sizeof out,
+                 "a='run --system cloth --param nx=80 --param ny=80 --stepper backward-euler "
+                 "--dt 0.01 --steps 3 --precond jacobi' && ./core $a --out core.dat && "
+                 "tstep $a --threads 2 --out ext.dat && cmp core.dat ext.dat && "
+                 "test $(wc -l < core.dat) -ge 4");
+    ck_assert_msg(rc == 0, "core alone and the extension's threads differ: %s", out);
 }
 END_TEST
 
