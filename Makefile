@@ -52,7 +52,8 @@ EXT_SONAME := libtstep-ext.so.$(SOMAJOR)
 # The library: the framework (ts_* symbols) and the command-line program
 # (tstep_main).  src/ holds the layers, each using only those below it
 # (docs/internals.md; tools/layers.sh checks it): core, linear and springs,
-# methods, then steppers/ and systems/, analysis, cli.  The CLI's own objects
+# methods, then steppers/ and systems/, analysis, cli (src/ext is the second
+# library, libtstep-ext, below).  The CLI's own objects
 # are linked into one object whose only global symbol is tstep_main, so
 # neither library exports them.  Every object is position-independent, for
 # the shared library.
