@@ -142,6 +142,7 @@ static const struct {
     {"phase --stepper rk4 --linear-solver lu", 2, "--linear-solver: unknown solver 'lu'"},
     {"phase --stepper rk4 --format frames", 2, "--format: phase writes dat, csv or json, not frames"},
     {"amplification --stepper rk4 --format frames", 2, "--format: amplification writes dat, csv or json, not frames"},
+    {"region --stepper rk4 --format npy", 2, "--format: region writes dat, csv or json, not npy"},
     /* a single-valued option given twice: both values named, not the last kept */
     {"run --system test1d --stepper rk4 --dt 0.1 --dt 0.2 --steps 1", 2,
      "--dt given twice ('0.1' and '0.2')"},
@@ -555,6 +556,38 @@ START_TEST(table_format_by_option_or_extension)
             p = end;
         }
     }
+    /* region through the same writers: |R(z)| of rk4 on a 3 x 2 grid, as
+     * ts_amplification gives it (a step each way, on the same equation) */
+    EXPECT("region --stepper rk4 --re-min -2 --re-max 0 --im-min 0 --im-max 1 --step 1 "
+           "--format json",
+           0, NULL);
+    ck_assert_msg(json_valid(out, NULL), "not JSON: %s", out);
+    ck_assert_int_eq(json_count(out, "\"name\": \"rk4\""), 1);
+    p = strstr(out, "\"rows\": [");
+    ck_assert_ptr_nonnull(p);
+    p += 9;
+    for (int row = 0; row < 6; row++) {
+        double zr = -2.0 + row / 2, zi = row % 2, re, im;
+        ck_assert_int_eq(ts_amplification(&ts_rk4, NULL, zr, zi, &re, &im), TS_OK);
+        double want[3] = {zr, zi, hypot(re, im)};
+        for (int c = 0; c < 3; c++) {
+            p += strcspn(p, "-0123456789");
+            char *end;
+            double got = strtod(p, &end);
+            ck_assert_msg(fabs(got - want[c]) <= 1e-14 * fmax(1.0, fabs(want[c])),
+                          "region row %d column %d: %.17g, want %.17g", row, c, got, want[c]);
+            p = end;
+        }
+    }
+    snprintf(cmd, sizeof cmd, "region --stepper rk4 --step 1 --out %s/r.csv", dir);
+    EXPECT(cmd, 0, NULL);
+    snprintf(cmd, sizeof cmd, "%s/r.csv", dir);
+    FILE *rf = fopen(cmd, "r");
+    ck_assert_ptr_nonnull(rf);
+    char rline[128] = "";
+    ck_assert_ptr_nonnull(fgets(rline, sizeof rline, rf));
+    fclose(rf);
+    ck_assert_str_eq(rline, "stepper,re_z,im_z,abs_R\n");
     snprintf(cmd, sizeof cmd, "phase --stepper rk4 --points 2 --out %s/p.csv", dir);
     EXPECT(cmd, 0, NULL);
     snprintf(cmd, sizeof cmd, "%s/p.csv", dir);

@@ -239,17 +239,54 @@ START_TEST(reductions_same_bits_any_threads)
 }
 END_TEST
 
-/* The formatter: printf's bytes at fixed digits; at 0, exact round trip. */
+/* The fewest significant digits p for which printf's correctly rounded
+ * %.{p-1}e of x reads back as x. */
+static int printf_shortest(double x)
+{
+    char e[40];
+    for (int p = 1; p < 17; p++) {
+        snprintf(e, sizeof e, "%.*e", p - 1, x);
+        if (strtod(e, NULL) == x)
+            return p;
+    }
+    return 17;
+}
+
+/* significant digits of a %g-laid-out decimal (trailing zeros of an
+ * integer are places, not digits) */
+static int significant_digits(const char *s)
+{
+    int n = 0, zeros = 0, lead = 1;
+    for (; *s && *s != 'e'; s++) {
+        if (*s < '0' || *s > '9' || (lead && *s == '0'))
+            continue;
+        lead = 0;
+        if (*s == '0')
+            zeros++;
+        else
+            n += zeros + 1, zeros = 0;
+    }
+    return n;
+}
+
+/* The formatter: printf's bytes at fixed digits; at 0, exact round trip
+ * with as few digits as printf's shortest (fewer only at a power of two,
+ * where the interval below is narrower and the nearest p-digit decimal may
+ * fall outside it while another inside), over every range of exponents:
+ * any bits, moderate, below 1e-15 (multi-word powers of five) and
+ * subnormals. */
 START_TEST(formatter_exact)
 {
     char fast[TS_NUM_MAX], ref[64];
-    for (long i = 0; i < 40000; i++) {
+    for (long i = 0; i < 36000; i++) {
         double x;
         uint64_t r = next();
-        switch (i % 4) {
+        switch (i % 6) {
         case 0: memcpy(&x, &r, sizeof x); break; /* any bits: any exponent, NaN, inf */
         case 1: x = uniform() * pow(10.0, (double)(int)(next() % 30) - 12); break;
         case 2: x = (double)(long)(next() % 2000001 - 1000000) / 1000.0; break;
+        case 3: x = uniform() * pow(10.0, -15.0 - (double)(next() % 293)); break;
+        case 4: r &= (1ull << 52) - 1, memcpy(&x, &r, sizeof x); break; /* subnormal */
         default: x = ldexp(1.0, (int)(next() % 120) - 60); break;
         }
         for (int d = 1; d <= 17; d++) {
@@ -268,6 +305,17 @@ START_TEST(formatter_exact)
                       back, x);
         ck_assert_msg(strtod(ref, NULL) == back, "%s and %%.17g %s differ", fast, ref);
         ck_assert_uint_le(len, strlen(ref));
+        if (isfinite(x) && x != 0.0) {
+            uint64_t bits;
+            memcpy(&bits, &x, sizeof bits);
+            int sig = significant_digits(fast), want = printf_shortest(x);
+            if (bits & ((1ull << 52) - 1))
+                ck_assert_msg(sig == want, "%a: %s has %d digits, printf's shortest %d", x,
+                              fast, sig, want);
+            else
+                ck_assert_msg(sig <= want, "%a: %s has %d digits, printf's shortest %d", x,
+                              fast, sig, want);
+        }
     }
     ts_format_double(fast, 0.1, 0);
     ck_assert_str_eq(fast, "0.1");
@@ -279,6 +327,12 @@ START_TEST(formatter_exact)
     ck_assert_str_eq(fast, "1e-07");
     ts_format_double(fast, 1e300, 0);
     ck_assert_str_eq(fast, "1e+300");
+    ts_format_double(fast, 5e-324, 0);
+    ck_assert_str_eq(fast, "5e-324");
+    ts_format_double(fast, 2.2250738585072014e-308, 0);
+    ck_assert_str_eq(fast, "2.2250738585072014e-308");
+    ts_format_double(fast, 1e-20, 0);
+    ck_assert_str_eq(fast, "1e-20");
 }
 END_TEST
 
@@ -406,6 +460,38 @@ START_TEST(threads_option)
 }
 END_TEST
 
+/* stderr of `tstep run` (a 10^2 cloth, rk4, --threads 2 --stats) with the
+ * environment changes env (shell assignments after env -u of both names) */
+static void threads_stats(const char *env, char *err, size_t size)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT %s %s run --system cloth --param nx=10 "
+             "--param ny=10 --stepper rk4 --dt 0.001 --steps 2 --threads 2 --stats "
+             "--out /dev/null 2>&1",
+             env, TSTEP_BIN);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(err, 1, size - 1, p);
+    err[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+}
+
+/* Threads wait passively unless the user chose a policy (src/cli/main.c):
+ * the program itself, started without either variable, runs with
+ * OMP_WAIT_POLICY=passive; a policy or spin count given is kept. */
+START_TEST(threads_wait_passively)
+{
+    char err[2048];
+    threads_stats("", err, sizeof err);
+    ck_assert_msg(strstr(err, "threads 2, waiting passive (OMP_WAIT_POLICY)"), "%s", err);
+    threads_stats("OMP_WAIT_POLICY=active", err, sizeof err);
+    ck_assert_msg(strstr(err, "threads 2, waiting active (OMP_WAIT_POLICY)"), "%s", err);
+    threads_stats("GOMP_SPINCOUNT=1000", err, sizeof err);
+    ck_assert_msg(strstr(err, "threads 2, waiting GOMP_SPINCOUNT 1000"), "%s", err);
+}
+END_TEST
+
 Suite *perf_suite(void)
 {
     Suite *s = suite_create("perf");
@@ -415,6 +501,7 @@ Suite *perf_suite(void)
     tcase_add_loop_test(tc, implicit_run_same_bits_any_threads, 0, 2);
     tcase_add_test(tc, reductions_same_bits_any_threads);
     tcase_add_test(tc, threads_option);
+    tcase_add_test(tc, threads_wait_passively);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_set_timeout(tc, 60);

@@ -203,6 +203,10 @@ static int keep_plot_row(const writer *w, ts_system *sys, double t)
     return ferror(w->plot) ? ts_error(TS_ERR_IO, "keeping data for --plot") : TS_OK;
 }
 
+/* the text writer's buffer: rows go out in writes of at most this many
+ * bytes, so that a row of a large system needs no buffer of its size */
+#define ROW_CHUNK 65536
+
 static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t);
 
@@ -322,9 +326,14 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
                 }
             }
         fwrite(r, sizeof *r, c, w->out);
-    } else { /* shortest decimals that read back exactly; one write per row */
-        char *p = w->line, sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
+    } else { /* shortest decimals that read back exactly, written in chunks */
+        char *p = w->line, *end = w->line + ROW_CHUNK;
+        char sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
         for (size_t i = 0; i < c; i++) {
+            if (end - p < TS_NUM_MAX + 2) {
+                fwrite(w->line, 1, (size_t)(p - w->line), w->out);
+                p = w->line;
+            }
             if (i)
                 *p++ = sep;
             p += ts_format_double(p, r[i], 0);
@@ -718,7 +727,7 @@ static int open_run(const char *cmd, run_job *r)
     w->cols = row_columns(w, r->sys);
     w->planned = 1 + r->steps / r->every + (r->steps % r->every != 0);
     w->vals = malloc(w->cols * sizeof *w->vals);
-    w->line = malloc(w->cols * (TS_NUM_MAX + 1) + 2);
+    w->line = malloc(ROW_CHUNK);
     if (!w->vals || !w->line)
         return cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w->cols));
     if (r->errorpath &&
@@ -740,6 +749,12 @@ static void print_totals(const run_job *r, const ts_run_result *res)
             "Newton iterations %ld, linear iterations %ld, accepted %ld, rejected %ld\n",
             res->steps_done, res->t, tot->force_evals, tot->jacobian_products,
             tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
+    if (ts_threads_get() > 1) {
+        const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
+        fprintf(stderr, "tstep run: threads %d, waiting %s%s%s\n", ts_threads_get(),
+                policy ? policy : spin ? "GOMP_SPINCOUNT " : "libgomp's default",
+                !policy && spin ? spin : "", policy ? " (OMP_WAIT_POLICY)" : "");
+    }
     if (!(r->itype->flags & TS_IMPLICIT))
         return;
     fprintf(stderr,

@@ -910,7 +910,7 @@ static void region_help(void)
 {
     printf(
         "Usage: tstep region --stepper A,B,...|all [--re-min A] [--re-max B]\n"
-        "                    [--im-min C] [--im-max D] [--step H] [--format dat|csv]\n"
+        "                    [--im-min C] [--im-max D] [--step H] [--format dat|csv|json]\n"
         "                    [--out FILE] [--plane z|oscillator] [--hw-max W]\n"
         "                    [--zeta-min A] [--zeta-max B]\n"
         "\n"
@@ -929,8 +929,11 @@ static void region_help(void)
         "first line is the comment '# NAME' (gnuplot: index \"NAME\"), rows\n"
         "'NAME re_z im_z abs_R' with Re z fixed along each scan line and Im z\n"
         "increasing, one blank line after each scan line (a grid for splot), two\n"
-        "blank lines between steppers (index 0, 1, ... in --stepper order).  A step\n"
-        "that fails (backward Euler's equation is singular at z = 1) gives nan.\n"
+        "blank lines between steppers (index 0, 1, ... in --stepper order).  json:\n"
+        "{\"command\": \"region\", \"columns\": [...], \"blocks\": [{\"name\": STEPPER,\n"
+        "\"rows\": [[re_z, im_z, abs_R], ...]}, ...]}.  Without --format, --out's\n"
+        "extension (.dat, .csv, .json) chooses, else dat.  A step that fails\n"
+        "(backward Euler's equation is singular at z = 1) gives nan (null in json).\n"
         "\n"
         "A partitioned stepper (one that treats x and v differently, e.g. symplectic\n"
         "Euler) is judged on the second-order test equation x'' = -w^2 x - 2 zeta w x'\n"
@@ -959,57 +962,131 @@ static void region_help(void)
         "           splot 'build/region.dat' index 'rk4' using 2:3:4 with pm3d\n");
 }
 
+/* region's grid: re (or hw) from lim[0] in nre steps of step, im (or zeta)
+ * from lim[2] in nim steps, in the z plane or the oscillator's */
+typedef struct {
+    double lim[4], step;
+    long nre, nim;
+    int oscillator;
+} region_grid;
+
+/* Where region's values go: text (dat: a scan line per re, a blank line
+ * after each, for gnuplot's pm3d; csv), or a table of its registry (json). */
+typedef struct {
+    FILE *out;
+    int csv;
+    cli_table *table; /* json: everything through it */
+} region_out;
+
+static void region_begin(region_out *o, int oscillator)
+{
+    if (o->table)
+        cli_table_begin(o->table);
+    else if (oscillator)
+        fputs(o->csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", o->out);
+    else
+        fputs(o->csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", o->out);
+}
+
+static void region_block(region_out *o, int first, const char *name)
+{
+    if (o->table)
+        cli_table_block(o->table, name);
+    else if (!o->csv)
+        fprintf(o->out, "%s# %s\n", first ? "" : "\n", name);
+}
+
+/* one scan line: the values rho[0..nim) at re */
+static void region_scan(region_out *o, const char *name, const region_grid *g, double re,
+                        const double *rho)
+{
+    const char *sep = o->csv ? "," : " ";
+    for (long b = 0; b < g->nim; b++) {
+        double im = g->lim[2] + (double)b * g->step;
+        if (o->table) {
+            cli_table_row(o->table, (double[]){re, im, rho[b]});
+            continue;
+        }
+        fputs(name, o->out);
+        put_value(o->out, sep, re);
+        put_value(o->out, sep, im);
+        put_value(o->out, sep, rho[b]);
+        fputc('\n', o->out);
+    }
+    if (!o->table && !o->csv)
+        fputc('\n', o->out);
+}
+
 /* The grid's rows, stepper by stepper; 0 or TS_ERR_NOMEM.  A stop signal
  * ends it after the row under way: *rows_done then counts the complete rows
  * written (of ntypes * nre). */
-static int write_region(FILE *out, int csv, int oscillator, const ts_stepper_type *const *types,
-                        int ntypes, const double *lim, double step, long nre, long nim,
-                        const ts_solver_options *solver, long *rows_done)
+static int write_region(region_out *o, const region_grid *g, const ts_stepper_type *const *types,
+                        int ntypes, const ts_solver_options *solver, long *rows_done)
 {
     *rows_done = 0;
-    const char *sep = csv ? "," : " ";
-    if (oscillator)
-        fputs(csv ? "stepper,hw,zeta,rho\n" : "# stepper hw zeta rho\n", out);
-    else
-        fputs(csv ? "stepper,re_z,im_z,abs_R\n" : "# stepper re_z im_z abs_R\n", out);
+    region_begin(o, g->oscillator);
     /* a row is computed whole before it is written: a signal inside an
      * implicit step fails that point, and the row is then left out */
-    double *row = malloc((size_t)nim * sizeof *row);
+    double *row = malloc((size_t)g->nim * sizeof *row);
     if (!row)
-        return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", nim);
+        return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", g->nim);
     int s = TS_OK;
     for (int i = 0; i < ntypes && !s; i++) {
         int second = ts_stability_second_order(types[i], NULL);
-        if (!csv)
-            fprintf(out, "%s# %s\n", i ? "\n" : "", types[i]->name);
-        for (long a = 0; a < nre && !s; a++) {
-            double re = lim[0] + (double)a * step;
-            for (long b = 0; b < nim && !s; b++) {
-                double im = lim[2] + (double)b * step, rho;
-                int g = oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
-                                   : ts_mode_growth(types[i], solver, second, re, im, &rho);
-                if (g == TS_ERR_NOMEM)
-                    s = g;
-                row[b] = g || isinf(rho) ? NAN : rho;
+        region_block(o, i == 0, types[i]->name);
+        for (long a = 0; a < g->nre && !s; a++) {
+            double re = g->lim[0] + (double)a * g->step;
+            for (long b = 0; b < g->nim && !s; b++) {
+                double im = g->lim[2] + (double)b * g->step, rho;
+                int e = g->oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
+                                      : ts_mode_growth(types[i], solver, second, re, im, &rho);
+                if (e == TS_ERR_NOMEM)
+                    s = e;
+                row[b] = e || isinf(rho) ? NAN : rho;
             }
             if (s || ts_stop_signal)
                 break;
-            for (long b = 0; b < nim; b++) {
-                fputs(types[i]->name, out);
-                put_value(out, sep, re);
-                put_value(out, sep, lim[2] + (double)b * step);
-                put_value(out, sep, row[b]);
-                fputc('\n', out);
-            }
-            if (!csv)
-                fputc('\n', out);
+            region_scan(o, types[i]->name, g, re, row);
             ++*rows_done;
         }
         if (ts_stop_signal)
             break;
     }
+    if (o->table && !s)
+        cli_table_end(o->table);
     free(row);
     return s;
+}
+
+/* region's grid to --out in the format --format or the extension names;
+ * the exit status */
+static int region_output(const char *cmd, const cli_common *o, const region_grid *g,
+                         const ts_stepper_type *const *types, int ntypes)
+{
+    static const char *const cols_z[] = {"re_z", "im_z", "abs_R"};
+    static const char *const cols_osc[] = {"hw", "zeta", "rho"};
+    static const int digits[] = {15, 15, 15};
+    FILE *out;
+    int rc;
+    if ((rc = cli_open_output(cmd, o->out, &out)))
+        return rc;
+    cli_catch_stop_signals();
+    long done;
+    const cli_table_format *tf = cli_common_table_format(o);
+    cli_table t = {.format = tf, .out = out, .command = cmd, .label = "stepper",
+                   .cols = g->oscillator ? cols_osc : cols_z, .digits = digits, .ncols = 3};
+    region_out ro = {out, strcmp(tf->name, "csv") == 0, strcmp(tf->name, "json") ? NULL : &t};
+    if ((rc = write_region(&ro, g, types, ntypes, &o->solver, &done))) {
+        cli_close_output(cmd, o->out, out);
+        return cli_fail(cmd, rc);
+    }
+    rc = cli_close_output(cmd, o->out, out);
+    note_run_map(cmd, types, ntypes, &o->solver);
+    if (ts_stop_signal && done < ntypes * g->nre)
+        return cli_stopped(cmd, "after %ld of %ld rows (%ld points each): the output holds the "
+                                "rows before it, complete",
+                           done, ntypes * g->nre, g->nim);
+    return rc;
 }
 
 int cmd_region(int argc, char **argv)
@@ -1022,6 +1099,7 @@ int cmd_region(int argc, char **argv)
     double lim[4] = {NAN, NAN, NAN, NAN}, step = 0.05;
     cli_common o;
     cli_common_init(&o, 0);
+    o.json_ok = 1;
     const cli_opt opts[] = {
         CLI_OPTS_STEPPER(&o), CLI_REAL("re-min", &lim[0]), CLI_REAL("re-max", &lim[1]),
         CLI_REAL("im-min", &lim[2]), CLI_REAL("im-max", &lim[3]),
@@ -1069,21 +1147,6 @@ int cmd_region(int argc, char **argv)
         return cli_usage_error(cmd, "--step %g gives %.0f x %.0f points, more than 4 million",
                                step, nre, nim);
 
-    FILE *out;
-    if ((rc = cli_open_output(cmd, o.out, &out)))
-        return rc;
-    cli_catch_stop_signals();
-    long done;
-    if ((rc = write_region(out, o.format == CLI_FORMAT_CSV, oscillator, types, ntypes, lim, step,
-                           (long)nre, (long)nim, &o.solver, &done))) {
-        cli_close_output(cmd, o.out, out);
-        return cli_fail(cmd, rc);
-    }
-    rc = cli_close_output(cmd, o.out, out);
-    note_run_map(cmd, types, ntypes, &o.solver);
-    if (ts_stop_signal && done < ntypes * (long)nre)
-        return cli_stopped(cmd, "after %ld of %ld rows (%.0f points each): the output holds the "
-                                "rows before it, complete",
-                           done, ntypes * (long)nre, nim);
-    return rc;
+    region_grid g = {{lim[0], lim[1], lim[2], lim[3]}, step, (long)nre, (long)nim, oscillator};
+    return region_output(cmd, &o, &g, types, ntypes);
 }
