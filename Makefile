@@ -20,7 +20,8 @@
 #                 grading spec (tools/assignment.sh; docs/grading.md)
 #   make petsc    (optional) build/tstep-petsc: any system under PETSc's TS;
 #                 make deps-petsc installs PETSc and an MPI, make test-petsc tests it
-#   make install  bin/tstep, lib/libtstep.{a,so}, include/tstep/, lib/pkgconfig/tstep.pc,
+#   make install  bin/tstep, lib/libtstep.{a,so}, lib/libtstep-ext.{a,so},
+#                 include/tstep/, lib/pkgconfig/tstep.pc and tstep-ext.pc,
 #                 share/man/man1/tstep.1, share/tstep/*.gp under $(DESTDIR)$(PREFIX)
 #   make uninstall  remove what make install put there
 
@@ -28,12 +29,17 @@
 # the flags tstep needs are added to it in TS_CFLAGS.
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-# SuiteSparse CHOLMOD (libsuitesparse-dev) for --linear-solver direct.
-# OpenMP: threads for the spring forces, products and vector helpers
-# (results identical for any thread count; OMP_NUM_THREADS or --threads).
+# The core library links libc and libm only; the extension (src/ext/,
+# libtstep-ext) brings SuiteSparse CHOLMOD (--linear-solver direct), LAPACK
+# and ARPACK (the spectrum, the run map, amg's coarse solve), libseccomp
+# (the grader's filter) and OpenMP: threads for the spring forces, products
+# and vector helpers (results identical for any thread count;
+# OMP_NUM_THREADS or --threads).  The core compiles with -fopenmp-simd (its
+# simd loops), only the extension with $(OPENMP).
 OPENMP  ?= -fopenmp
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -Isrc -I/usr/include/suitesparse -MMD -MP $(OPENMP) $(CFLAGS)
-LDLIBS  += -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -Isrc -fopenmp-simd -MMD -MP $(CFLAGS)
+CORE_LIBS = -lm
+EXT_LIBS  = -lcholmod -llapacke -llapack -larpack -lseccomp -lm
 BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -41,11 +47,13 @@ DESTDIR ?=
 VERSION := $(shell sed -n 's/^\#define TSTEP_VERSION "\(.*\)"/\1/p' include/tstep/version.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 SONAME  := libtstep.so.$(SOMAJOR)
+EXT_SONAME := libtstep-ext.so.$(SOMAJOR)
 
 # The library: the framework (ts_* symbols) and the command-line program
 # (tstep_main).  src/ holds the layers, each using only those below it
 # (docs/internals.md; tools/layers.sh checks it): core, linear and springs,
-# methods, then steppers/ and systems/, analysis, cli.  The CLI's own objects
+# methods, then steppers/ and systems/, analysis, cli (src/ext is the second
+# library, libtstep-ext, below).  The CLI's own objects
 # are linked into one object whose only global symbol is tstep_main, so
 # neither library exports them.  Every object is position-independent, for
 # the shared library.
@@ -56,6 +64,13 @@ CORE_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) \
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIB_OBJ  := $(CORE_OBJ) $(BUILD)/tstep_cli.o
+# The extension: its own folder, above analysis (tools/layers.sh), and its
+# table's symbol, which a static link names to pull it in (core/ext.h).
+EXT_SRC  := $(wildcard src/ext/*.c)
+EXT_OBJ  := $(EXT_SRC:%.c=$(BUILD)/%.o)
+EXT_PULL := -Wl,-u,tstep_ext_entries
+# a program with every feature: the extension's archive, then the core's
+EXT_LINK := $(EXT_PULL) $(BUILD)/libtstep-ext.a $(BUILD)/libtstep.a $(OPENMP) $(EXT_LIBS)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -75,17 +90,21 @@ DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
            bubblewrap libseccomp-dev
 
 .PHONY: all test test-long check-fast layers lint demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc bench-petsc assignment
-all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/tstep.1
+all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/$(EXT_SONAME) $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
 $(BUILD)/.cflags: FORCE
 	@mkdir -p $(@D)
-	@echo '$(CC) $(TS_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(TS_CFLAGS)' > $@
+	@echo '$(CC) $(TS_CFLAGS) $(OPENMP) $(EXT_SONAME)' | cmp -s - $@ || \
+	    echo '$(CC) $(TS_CFLAGS) $(OPENMP) $(EXT_SONAME)' > $@
 FORCE:
 
 $(BUILD)/%.o: %.c $(BUILD)/.cflags
 	@mkdir -p $(@D)
-	$(CC) $(TS_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+	$(CC) $(TS_CFLAGS) $(OBJ_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+
+$(EXT_OBJ): OBJ_CFLAGS = $(OPENMP) -I/usr/include/suitesparse
+$(BUILD)/src/core/ext.o: OBJ_CFLAGS = -DTS_EXT_SONAME='"$(EXT_SONAME)"'
 
 $(BUILD)/tstep_cli.o: $(CLI_OBJ)
 	$(LD) -r -o $@.tmp $^
@@ -97,13 +116,24 @@ $(BUILD)/libtstep.a: $(LIB_OBJ)
 # The shared library exports the ts_* and tstep_* symbols only.
 $(BUILD)/$(SONAME): $(LIB_OBJ) tools/libtstep.map
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) \
-	    -Wl,--version-script,tools/libtstep.map -o $@ $(LIB_OBJ) $(LDLIBS)
+	    -Wl,--version-script,tools/libtstep.map -o $@ $(LIB_OBJ) $(CORE_LIBS) $(LDLIBS)
 
-# The program carries the whole library and exports its public symbols, which
-# plugins built without -ltstep resolve against.
-$(BUILD)/tstep: $(BUILD)/src/cli/main.o $(BUILD)/libtstep.a
+$(BUILD)/libtstep-ext.a: $(EXT_OBJ)
+	rm -f $@ && $(AR) rcs $@ $^
+
+# The extension's shared library needs the core's (one copy of the core in
+# a process) and exports only its table.
+$(BUILD)/$(EXT_SONAME): $(EXT_OBJ) $(BUILD)/$(SONAME) tools/libtstep-ext.map
+	$(CC) $(TS_CFLAGS) $(OPENMP) $(LDFLAGS) -shared -Wl,-soname,$(EXT_SONAME) \
+	    -Wl,--version-script,tools/libtstep-ext.map -o $@ $(EXT_OBJ) \
+	    $(BUILD)/$(SONAME) $(EXT_LIBS) $(LDLIBS)
+
+# The program carries the whole library and the extension and exports the
+# public symbols, which plugins built without -ltstep resolve against.
+$(BUILD)/tstep: $(BUILD)/src/cli/main.o $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/src/cli/main.o \
-	    -Wl,--whole-archive $(BUILD)/libtstep.a -Wl,--no-whole-archive $(LDLIBS)
+	    -Wl,--whole-archive $(BUILD)/libtstep-ext.a $(BUILD)/libtstep.a -Wl,--no-whole-archive \
+	    $(OPENMP) $(EXT_LIBS) $(LDLIBS)
 
 # The man page, from the --help texts.
 $(BUILD)/tstep.1: $(BUILD)/tstep tools/manpage.sh
@@ -112,8 +142,9 @@ $(BUILD)/tstep.1: $(BUILD)/tstep tools/manpage.sh
 $(BUILD)/check_tstep: CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 $(TEST_OBJ): CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null) -Isrc \
                             -DTSTEP_BIN='"$(BUILD)/tstep"'
-$(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a
-	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs check) -llapacke $(LDLIBS)
+$(BUILD)/check_tstep: $(TEST_OBJ) $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $(TEST_OBJ) $(EXT_LINK) \
+	    $(shell pkg-config --libs check) $(LDLIBS)
 
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
@@ -158,8 +189,8 @@ BENCH_SRC := $(filter-out bench/bench_sundials.c,$(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 SUNDIALS_LIBS = -lsundials_arkode -lsundials_nvecserial -lsundials_sunlinsolpcg
 HAVE_SUNDIALS := $(wildcard /usr/include/arkode/arkode_arkstep.h)
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libtstep.a
-	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -o $@ $< $(EXT_LINK) $(LDLIBS)
 $(BUILD)/bench/bench_sundials: LDLIBS += $(SUNDIALS_LIBS)
 
 bench:
@@ -181,10 +212,10 @@ deps-petsc:
 	@sh tools/deps.sh $(PETSC_PKGS)
 
 PETSC_SRC = petsc/tstep_petsc.c petsc/bridge.c petsc/grid.c petsc/jacobian.c
-$(BUILD)/tstep-petsc: $(PETSC_SRC) petsc/internal.h petsc/include/tstep/petsc.h $(BUILD)/libtstep.a
+$(BUILD)/tstep-petsc: $(PETSC_SRC) petsc/internal.h petsc/include/tstep/petsc.h $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a
 	@pkg-config --exists petsc || { echo "make petsc: PETSc not found; run 'make deps-petsc'" >&2; exit 1; }
 	$(CC) $(TS_CFLAGS) -Ipetsc/include $$(pkg-config --cflags petsc ompi-c) $(LDFLAGS) -o $@ \
-	    $(PETSC_SRC) $(BUILD)/libtstep.a \
+	    $(PETSC_SRC) $(EXT_LINK) \
 	    $$(pkg-config --libs petsc ompi-c) $(LDLIBS)
 
 petsc: $(BUILD)/tstep-petsc
@@ -203,26 +234,33 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 DATADIR = $(DESTDIR)$(PREFIX)/share/tstep
 HEADERS = $(wildcard include/tstep/*.h)
 
-$(BUILD)/tstep.pc: tools/tstep.pc.in include/tstep/version.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' tools/tstep.pc.in > $@
+# the two libraries, each a static archive and a shared library (libtstep,
+# libtstep-ext), and their pkg-config files
+LIBS_INSTALLED = libtstep libtstep-ext
+PC_FILES = tstep.pc tstep-ext.pc
 
-# tstep.pc records PREFIX: rebuild it on every install.
-.PHONY: $(BUILD)/tstep.pc
-install: all $(BUILD)/libtstep.a $(BUILD)/tstep.pc
+$(addprefix $(BUILD)/,$(PC_FILES)): $(BUILD)/%.pc: tools/%.pc.in include/tstep/version.h
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# the .pc files record PREFIX: rebuild them on every install.
+.PHONY: $(addprefix $(BUILD)/,$(PC_FILES))
+install: all $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a $(addprefix $(BUILD)/,$(PC_FILES))
 	install -d $(BINDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR) $(DATADIR)
 	install -m 755 $(BUILD)/tstep $(BINDIR)/tstep
-	install -m 644 $(BUILD)/libtstep.a $(LIBDIR)/libtstep.a
-	install -m 755 $(BUILD)/$(SONAME) $(LIBDIR)/libtstep.so.$(VERSION)
-	ln -sf libtstep.so.$(VERSION) $(LIBDIR)/$(SONAME)
-	ln -sf $(SONAME) $(LIBDIR)/libtstep.so
+	for l in $(LIBS_INSTALLED); do \
+	    install -m 644 $(BUILD)/$$l.a $(LIBDIR)/$$l.a && \
+	    install -m 755 $(BUILD)/$$l.so.$(SOMAJOR) $(LIBDIR)/$$l.so.$(VERSION) && \
+	    ln -sf $$l.so.$(VERSION) $(LIBDIR)/$$l.so.$(SOMAJOR) && \
+	    ln -sf $$l.so.$(SOMAJOR) $(LIBDIR)/$$l.so || exit 1; done
 	install -m 644 $(HEADERS) $(INCDIR)
-	install -m 644 $(BUILD)/tstep.pc $(LIBDIR)/pkgconfig/tstep.pc
+	install -m 644 $(addprefix $(BUILD)/,$(PC_FILES)) $(LIBDIR)/pkgconfig
 	install -m 644 $(BUILD)/tstep.1 $(MANDIR)/tstep.1
 	install -m 644 plots/*.gp $(DATADIR)
 
 uninstall:
-	rm -f $(BINDIR)/tstep $(LIBDIR)/libtstep.a $(LIBDIR)/libtstep.so.$(VERSION) \
-	    $(LIBDIR)/$(SONAME) $(LIBDIR)/libtstep.so $(LIBDIR)/pkgconfig/tstep.pc \
+	rm -f $(BINDIR)/tstep $(addprefix $(LIBDIR)/pkgconfig/,$(PC_FILES)) \
+	    $(foreach l,$(LIBS_INSTALLED),$(LIBDIR)/$(l).a $(LIBDIR)/$(l).so.$(VERSION) \
+	        $(LIBDIR)/$(l).so.$(SOMAJOR) $(LIBDIR)/$(l).so) \
 	    $(MANDIR)/tstep.1 $(addprefix $(INCDIR)/,$(notdir $(HEADERS))) \
 	    $(addprefix $(DATADIR)/,$(notdir $(wildcard plots/*.gp)))
 	-rmdir $(INCDIR) $(DATADIR) 2>/dev/null
@@ -233,4 +271,4 @@ assignment:
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(wildcard $(BUILD)/bench/*.d)
+-include $(CORE_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(wildcard $(BUILD)/bench/*.d)

@@ -2,7 +2,9 @@
  * (docs/students.md).  Every command of tstep, with ralston and pendulum
  * among the built-in types:
  *   cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) \
- *      $(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp -fopenmp -o mytstep
+ *      $(pkg-config --static --libs tstep-ext | sed 's/-ltstep\([-a-z]*\)/-l:libtstep\1.a/g') \
+ *      -o mytstep
+ * (libtstep-ext.a and libtstep.a: the core and its extension, every feature)
  *   ./mytstep list */
 #include <tstep/tstep.h>
 

@@ -13,12 +13,15 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # without OpenMP: the harnesses are single-threaded, and clang's OpenMP
 # runtime is not installed (tstep's parallel loops fall back to serial)
-make -s BUILD=$B CC=clang OPENMP= CFLAGS="-O1 -g $SAN -fsanitize=fuzzer-no-link" $B/libtstep.a
+make -s BUILD=$B CC=clang OPENMP= CFLAGS="-O1 -g $SAN -fsanitize=fuzzer-no-link" \
+    $B/libtstep.a $B/libtstep-ext.a
 FLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -O1 -g -Iinclude -Isrc $SAN"
-# the libraries tstep links with, as the Makefile says
-LIBS=$(make -s -p -n OPENMP= nonexistent-target 2>/dev/null | sed -n 's/^LDLIBS = //p' | head -1)
-clang $FLAGS -fsanitize=fuzzer fuzz/fuzz_options.c $B/libtstep.a $LIBS -o $B/fuzz_options
-clang $FLAGS -fsanitize=fuzzer fuzz/fuzz_obj.c $B/libtstep.a $LIBS -o $B/fuzz_obj
+# the core and the extension (every feature), and the libraries the
+# extension links with, as the Makefile says
+LIBS="-Wl,-u,tstep_ext_entries $B/libtstep-ext.a $B/libtstep.a \
+    $(make -s -p -n OPENMP= nonexistent-target 2>/dev/null | sed -n 's/^EXT_LIBS = //p' | head -1)"
+clang $FLAGS -fsanitize=fuzzer fuzz/fuzz_options.c $LIBS -o $B/fuzz_options
+clang $FLAGS -fsanitize=fuzzer fuzz/fuzz_obj.c $LIBS -o $B/fuzz_obj
 targets=${*:-options obj}
 status=0
 for t in $targets; do

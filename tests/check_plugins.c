@@ -207,6 +207,7 @@ START_TEST(install_layout_version_and_man_page)
     require_install();
     static const char *const files[] = {
         "bin/tstep", "lib/libtstep.a", "lib/libtstep.so", "lib/pkgconfig/tstep.pc",
+        "lib/libtstep-ext.a", "lib/libtstep-ext.so", "lib/pkgconfig/tstep-ext.pc",
         "include/tstep/tstep.h", "include/tstep/version.h", "include/tstep/builtins.h",
         "share/man/man1/tstep.1", "share/tstep/style.gp", "share/tstep/convergence.gp",
     };
@@ -248,15 +249,18 @@ START_TEST(install_layout_version_and_man_page)
 }
 END_TEST
 
-/* Every defined global symbol of both libraries is ts_* or tstep_* (names
- * starting with __ are reserved to the compiler and skipped). */
+/* Every defined global symbol of the libraries is ts_* or tstep_* (names
+ * starting with __ are reserved to the compiler and skipped); the
+ * extension's shared library exports its table only. */
 START_TEST(libraries_export_only_prefixed_symbols)
 {
     require_install();
     static char out[1 << 18];
     static const char *const nm[] = {"nm -g --defined-only '%s/lib/libtstep.a'",
-                                     "nm -D --defined-only '%s/lib/libtstep.so'"};
-    for (int k = 0; k < 2; k++) {
+                                     "nm -D --defined-only '%s/lib/libtstep.so'",
+                                     "nm -g --defined-only '%s/lib/libtstep-ext.a'",
+                                     "nm -D --defined-only '%s/lib/libtstep-ext.so'"};
+    for (int k = 0; k < 4; k++) {
         ck_assert_int_eq(student(root, out, sizeof out, nm[k], prefix), 0);
         int symbols = 0, has_main = 0;
         for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
@@ -266,12 +270,17 @@ START_TEST(libraries_export_only_prefixed_symbols)
             if (strncmp(name, "__", 2) == 0)
                 continue; /* the compiler's own (sanitizers' __odr_asan.*) */
             ck_assert_msg(strncmp(name, "ts_", 3) == 0 || strncmp(name, "tstep_", 6) == 0,
-                          "%s exports %s", k ? "libtstep.so" : "libtstep.a", name);
+                          "%s exports %s", nm[k], name);
+            ck_assert_msg(k != 3 || strcmp(name, "tstep_ext_entries") == 0,
+                          "libtstep-ext.so exports %s", name);
             symbols++;
             has_main |= strcmp(name, "tstep_main") == 0;
         }
-        ck_assert_msg(symbols > 50 && has_main, "%d symbols, tstep_main %s", symbols,
-                      has_main ? "present" : "missing");
+        if (k < 2)
+            ck_assert_msg(symbols > 50 && has_main, "%d symbols, tstep_main %s", symbols,
+                          has_main ? "present" : "missing");
+        else
+            ck_assert_msg(symbols >= 1 && !has_main, "%s: %d symbols", nm[k], symbols);
     }
 }
 END_TEST
@@ -285,7 +294,11 @@ START_TEST(destdir_install_and_uninstall)
                   "make install DESTDIR: %s", out);
     ck_assert_int_eq(student(root, out, sizeof out, "test -x stage/opt/tstep/bin/tstep && "
                                                      "grep -x 'prefix=/opt/tstep' "
-                                                     "stage/opt/tstep/lib/pkgconfig/tstep.pc"),
+                                                     "stage/opt/tstep/lib/pkgconfig/tstep.pc && "
+                                                     "grep -x 'prefix=/opt/tstep' "
+                                                     "stage/opt/tstep/lib/pkgconfig/tstep-ext.pc && "
+                                                     "test -f stage/opt/tstep/lib/libtstep-ext.a && "
+                                                     "test -L stage/opt/tstep/lib/libtstep-ext.so"),
                      0);
     ck_assert_msg(student(repo, out, sizeof out,
                           "make -s uninstall DESTDIR='%s/stage' PREFIX=/opt/tstep", root) == 0,
@@ -470,7 +483,8 @@ START_TEST(own_program_links_the_installed_library)
     char out[65536];
     int rc = student(dir, out, sizeof out,
                      "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                     "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp -fopenmp $TSTEP_TEST_CFLAGS -o mytstep");
+                     "$(pkg-config --static --libs tstep-ext | sed 's/-ltstep\\([-a-z]*\\)/-l:libtstep\\1.a/g') "
+                     "$TSTEP_TEST_CFLAGS -o mytstep");
     ck_assert_msg(rc == 0, "building mytstep: %s", out);
     ck_assert_int_eq(student(dir, out, sizeof out, "./mytstep list"), 0);
     ck_assert_msg(strstr(out, "\n  ralston ") && strstr(out, "\n  pendulum "), "%s", out);
@@ -482,11 +496,140 @@ START_TEST(own_program_links_the_installed_library)
     edit(dir, "ralston.c", "\"ralston\"", "\"rk4\"");
     rc = student(dir, out, sizeof out,
                  "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) "
-                 "$(pkg-config --variable=libdir tstep)/libtstep.a -lcholmod -llapacke -llapack -larpack -lm -ldl -lseccomp -fopenmp $TSTEP_TEST_CFLAGS -o clash");
+                 "$(pkg-config --static --libs tstep-ext | sed 's/-ltstep\\([-a-z]*\\)/-l:libtstep\\1.a/g') "
+                 "$TSTEP_TEST_CFLAGS -o clash");
     ck_assert_msg(rc == 0, "building clash: %s", out);
     rc = student(dir, out, sizeof out, "./clash list");
     ck_assert_msg(rc == 2 && strstr(out, "stepper 'rk4' clashes with the built-in"),
                   "exit %d: %s", rc, out);
+    /* linked with the core alone: the heavy options are refused by name,
+     * and the string's default solver becomes cg */
+    edit(dir, "ralston.c", "\"rk4\"", "\"ralston\"");
+    rc = student(dir, out, sizeof out,
+                 "cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) $(pkg-config --static "
+                 "--libs tstep | sed 's/-ltstep/-l:libtstep.a/') $TSTEP_TEST_CFLAGS -o core");
+    ck_assert_msg(rc == 0, "building core: %s", out);
+    static const char *const refused[][2] = {
+        {"--linear-solver direct", "linear solver 'direct' needs libtstep-ext (CHOLMOD)"},
+        {"--threads 2", "threads above 1 needs libtstep-ext (OpenMP)"},
+    };
+    for (int k = 0; k < 2; k++) {
+        rc = student(dir, out, sizeof out,
+                     "./core run --system string --stepper backward-euler --dt 0.01 --steps 3 %s",
+                     refused[k][0]);
+        ck_assert_msg(rc == 2 && strstr(out, refused[k][1]), "%s: exit %d: %s", refused[k][0],
+                      rc, out);
+    }
+    rc = student(dir, out, sizeof out,
+                 "./core run --system string --stepper backward-euler --dt 0.01 --steps 3 "
+                 "--stats 2>&1 >/dev/null | grep -c 'linear solver cg/jacobi'");
+    ck_assert_msg(rc == 0, "the default solver without the extension: %s", out);
+    /* the core's serial loops give the bits of the extension's two threads
+     * (an 80 x 80 cloth: its vectors are long enough for the team) */
+    rc = student(dir, out, sizeof out,
+                 "a='run --system cloth --param nx=80 --param ny=80 --stepper backward-euler "
+                 "--dt 0.01 --steps 3 --precond jacobi' && ./core $a --out core.dat && "
+                 "tstep $a --threads 2 --out ext.dat && cmp core.dat ext.dat && "
+                 "test $(wc -l < core.dat) -ge 4");
+    ck_assert_msg(rc == 0, "core alone and the extension's threads differ: %s", out);
+}
+END_TEST
+
+/* --- the core library and the extension ---------------------------------- */
+
+/* The heavy libraries a program of the core alone must not load. */
+static const char heavy[] = "cholmod|lapack|arpack|openblas|gomp|seccomp|tstep-ext";
+
+/* x(1) printed by examples/euler.c: forward Euler on x' = -x, ten steps of
+ * 0.1, is 0.9^10 up to rounding. */
+static void check_euler_output(const char *out)
+{
+    double x;
+    ck_assert_msg(sscanf(out, "x(1) = %lf", &x) == 1, "euler printed: %s", out);
+    ck_assert_msg(fabs(x - pow(0.9, 10)) <= 1e-15, "x(1) = %.17g, want 0.9^10", x);
+}
+
+/* libtstep.so needs libc and libm only; a forward Euler program linked
+ * with pkg-config's line loads nothing heavy and runs; so does the same
+ * program linked statically (pkg-config --static). */
+START_TEST(core_library_links_libc_and_libm_only)
+{
+    require_install();
+    const char *dir = folder("euler", "euler.c");
+    char out[65536];
+    ck_assert_int_eq(student(root, out, sizeof out,
+                             "readelf -d '%s/lib/libtstep.so' | sed -n 's/.*NEEDED.*\\[\\(.*\\)\\]/\\1/p' "
+                             "| sort | tr '\\n' ' '", prefix), 0);
+    ck_assert_str_eq(out, "libc.so.6 libm.so.6 ");
+    int rc = student(dir, out, sizeof out,
+                     "cc euler.c $(pkg-config --cflags --libs tstep) $TSTEP_TEST_CFLAGS "
+                     "-Wl,-rpath,$(pkg-config --variable=libdir tstep) -o euler");
+    ck_assert_msg(rc == 0, "building euler: %s", out);
+    rc = student(dir, out, sizeof out, "ldd ./euler | grep -E '%s'", heavy);
+    ck_assert_msg(rc == 1 && !*out, "euler loads heavy libraries:\n%s", out);
+    ck_assert_int_eq(student(dir, out, sizeof out, "ldd ./euler | grep -c libtstep.so.0"), 0);
+    ck_assert_int_eq(student(dir, out, sizeof out, "./euler"), 0);
+    check_euler_output(out);
+    /* static: no libtstep.so, nothing heavy (every library in the program) */
+    rc = student(dir, out, sizeof out,
+                 "cc -static euler.c $(pkg-config --cflags tstep) $(pkg-config --static --libs "
+                 "tstep) -o euler-static 2>&1 | grep -v 'dlopen\\|in function' ; "
+                 "readelf -d euler-static | grep NEEDED");
+    ck_assert_msg(rc == 1 && !strstr(out, "NEEDED") && !strstr(out, "error"),
+                  "static euler: %s", out);
+    ck_assert_int_eq(student(dir, out, sizeof out, "./euler-static"), 0);
+    check_euler_output(out);
+}
+END_TEST
+
+/* The last particle's position printed by examples/direct.c. */
+static void direct_output(const char *out, const char *solver, double x[3])
+{
+    char want[64];
+    snprintf(want, sizeof want, "%s: last particle at %%lf %%lf %%lf", solver);
+    ck_assert_msg(sscanf(out, want, &x[0], &x[1], &x[2]) == 3, "direct printed: %s", out);
+}
+
+/* A program of the core alone that asks for the direct solver loads the
+ * installed extension and gets the answer of the iterative solve; without
+ * the extension beside the core it is refused with a message naming it. */
+START_TEST(direct_solver_loads_the_extension)
+{
+    require_install();
+    const char *dir = folder("direct", "direct.c");
+    char out[65536];
+    int rc = student(dir, out, sizeof out,
+                     "cc direct.c $(pkg-config --cflags --libs tstep) $TSTEP_TEST_CFLAGS "
+                     "-Wl,-rpath,$(pkg-config --variable=libdir tstep) -o direct && "
+                     "readelf -d direct | grep -E 'NEEDED.*(%s)'", heavy);
+    ck_assert_msg(rc == 1, "building direct, or it links a heavy library: %s", out);
+    double xd[3], xc[3];
+    ck_assert_int_eq(student(dir, out, sizeof out, "LD_DEBUG=files ./direct 2>debug.log"), 0);
+    direct_output(out, "direct", xd);
+    ck_assert_int_eq(student(dir, out, sizeof out,
+                             "grep -c 'file=.*libtstep-ext.so.0 .*dynamically loaded' debug.log"),
+                     0);
+    ck_assert_int_eq(student(dir, out, sizeof out, "./direct cg"), 0);
+    direct_output(out, "cg", xc);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabs(xd[i] - xc[i]) <= 1e-8, "direct %.17g, cg %.17g", xd[i], xc[i]);
+    ck_assert_msg(xd[1] < -0.1, "the string did not swing: y = %g", xd[1]);
+    /* the core alone in a folder: a clear refusal, exit 1, no crash */
+    rc = student(dir, out, sizeof out,
+                 "mkdir -p core && cp '%s/lib/libtstep.so.0' core/ && "
+                 "LD_LIBRARY_PATH=$PWD/core ./direct", prefix);
+    ck_assert_msg(rc == 1 && strstr(out, "linear solver 'direct' needs libtstep-ext (CHOLMOD): "
+                                         "not installed"),
+                  "exit %d: %s", rc, out);
+    /* linked with the extension's static archive, the direct solver is there */
+    rc = student(dir, out, sizeof out,
+                 "cc direct.c $(pkg-config --cflags tstep-ext) $(pkg-config --static --libs "
+                 "tstep-ext | sed 's/-ltstep\\([-a-z]*\\)/-l:libtstep\\1.a/g') "
+                 "$TSTEP_TEST_CFLAGS -o direct-static && ./direct-static");
+    ck_assert_msg(rc == 0, "direct-static: %s", out);
+    double xs[3];
+    direct_output(out, "direct", xs);
+    ck_assert_msg(memcmp(xs, xd, sizeof xs) == 0, "static and shared direct differ");
 }
 END_TEST
 
@@ -600,6 +743,8 @@ Suite *plugins_suite(void)
     tcase_add_test(tc, plugins_from_the_environment);
     tcase_add_test(tc, bad_plugins_are_refused_with_exit_2);
     tcase_add_test(tc, own_program_links_the_installed_library);
+    tcase_add_test(tc, core_library_links_libc_and_libm_only);
+    tcase_add_test(tc, direct_solver_loads_the_extension);
     tcase_add_test(tc, student_guide_runs_as_written);
     suite_add_tcase(s, tc);
     TCase *reg = tcase_create("registry");

@@ -3,7 +3,9 @@
 #
 # The layers, lowest first (docs/internals.md draws them):
 #   0 src/core      1 src/linear, src/springs      2 src/methods
-#   3 steppers/, systems/      4 src/analysis      5 src/cli
+#   3 steppers/, systems/      4 src/analysis      5 src/cli, src/ext
+# (src/ext, the extension libtstep-ext, is found by the core at run time by
+# name, core/ext.h: no call of the core's points to it)
 # A file may use its own folder and any folder of a lower rank; folders of
 # the same rank never use each other.  Two kinds of arrow are checked:
 #   - includes: each public header include/tstep/NAME.h belongs to a layer
@@ -20,7 +22,7 @@ cd "$(dirname "$0")/.."
 rank() {
     case $1 in
     src/core) echo 0 ;; src/linear | src/springs) echo 1 ;; src/methods) echo 2 ;;
-    steppers | systems) echo 3 ;; src/analysis) echo 4 ;; src/cli) echo 5 ;; *) echo 9 ;;
+    steppers | systems) echo 3 ;; src/analysis) echo 4 ;; src/cli | src/ext) echo 5 ;; *) echo 9 ;;
     esac
 }
 header_layer() {

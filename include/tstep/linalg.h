@@ -11,11 +11,14 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Threads (OpenMP, when built with it): the vector helpers below and the
- * spring networks' forces and products run on ts_threads_get() threads, with
- * results bit-identical for any count (reductions in fixed chunks whose
- * size depends only on n, combined in order).  ts_threads_set(n) sets the
- * count (n >= 1; TS_ERR_INPUT otherwise); OMP_NUM_THREADS sets the default.
+/* Threads (OpenMP, from the extension libtstep-ext): the vector helpers
+ * below and the spring networks' forces and products run on
+ * ts_threads_get() threads, with results bit-identical for any count and
+ * without the extension (reductions in fixed chunks whose size depends only
+ * on n, combined in order).  ts_threads_set(n) sets the count (n >= 1;
+ * TS_ERR_INPUT otherwise; n > 1 loads the extension, TS_ERR_UNSUPPORTED
+ * without it); with the extension linked OMP_NUM_THREADS sets the default,
+ * without it a program runs on one thread.
  * Loops shorter than ts_threads_min() (default TS_PAR_MIN) stay on one
  * thread, where threads cost more than they save; the tests lower it to run
  * small systems on several threads. */

@@ -14,7 +14,8 @@
  * file opening with its algorithm and reference:
  *
  *   solvers          src/linear/linsolve_cg.c        cg: preconditioned CG, matrix-free
- *                    src/linear/linsolve_cholmod.c   direct: sparse Cholesky (CHOLMOD)
+ *                    src/ext/linsolve_cholmod.c      direct: sparse Cholesky (CHOLMOD, in
+ *                                                    libtstep-ext; src/linear/linsolve_direct.c)
  *   preconditioners  src/linear/precond_jacobi.c     jacobi: the diagonal of A
  *                    src/linear/precond_block_jacobi.c  block-jacobi: A's 3x3 diagonal blocks
  *                    src/linear/precond_ichol.c      ic0: incomplete Cholesky IC(0) of A

@@ -20,7 +20,9 @@
  *            prediction then is.
  * Mode vectors: dense, by inverse iteration on the m x m quadratic pencil
  * lambda^2 I - lambda M^-1 df/dv - M^-1 df/dx (order 2; order 1:
- * M^-1 df/dx - lambda I), LAPACK's zgesv; arnoldi, ARPACK's Ritz vectors. */
+ * M^-1 df/dx - lambda I), LAPACK's zgetrf/zgetrs; arnoldi, ARPACK's Ritz vectors.
+ * LAPACK and ARPACK come from the extension, libtstep-ext: without it these
+ * functions return TS_ERR_UNSUPPORTED with a message naming it. */
 #ifndef TSTEP_SPECTRUM_H
 #define TSTEP_SPECTRUM_H
 

@@ -31,9 +31,15 @@
  *     }
  *
  *     cc mytstep.c ralston.c pendulum.c $(pkg-config --cflags tstep) \
- *        $(pkg-config --variable=libdir tstep)/libtstep.a -lm -ldl -o mytstep
+ *        $(pkg-config --static --libs tstep-ext | sed 's/-ltstep\([-a-z]*\)/-l:libtstep\1.a/g') \
+ *        -o mytstep
  *
- * (the same plugin files: TSTEP_PLUGIN() may appear in each of them).
+ * (the same plugin files: TSTEP_PLUGIN() may appear in each of them; the
+ * sed picks the static archives libtstep-ext.a and libtstep.a).  The
+ * command line's heavy features (the direct solver, the spectrum, threads,
+ * the grader's filter) are in libtstep-ext; without it, linked with
+ * $(pkg-config --static --libs tstep) alone (libtstep.a, -lm), they fail
+ * with a message naming it.
  *
  * docs/students.md walks through both. */
 #ifndef TSTEP_TSTEP_H

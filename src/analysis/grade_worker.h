@@ -53,6 +53,12 @@ typedef struct {
 
 int ts_sandbox_limit_self(const ts_sandbox_limits *l);
 
+/* The system call filter, from the extension (libseccomp; src/ext/seccomp.c):
+ * load it into this process, 0 on success. */
+typedef struct {
+    int (*load)(void);
+} ts_seccomp_ops;
+
 /* Open a plugin file and find its tables of types, without registering
  * them (src/plugin.c; the grader's worker serves a submission's steppers
  * even where a built-in has the same name). */

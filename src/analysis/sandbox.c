@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include <unistd.h>
 #include "grade_worker.h"
 #include "tstep/status.h"
+#include "core/ext.h"
 
 #define BWRAP "bwrap"
 #define TMPFS_BYTES "67108864"
@@ -189,52 +189,13 @@ int ts_sandbox_works(char *why, size_t size)
 
 /* --- in the worker ------------------------------------------------------------ */
 
-static int filter(void)
-{
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx)
-        return -1;
-    static const char *const killed[] = {
-        "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
-        "fork", "vfork", "execve", "execveat", "ptrace", "mount", "umount2", "unshare",
-        "setns", "pivot_root", "chroot", "process_vm_readv", "process_vm_writev",
-        "io_uring_setup", "io_uring_enter", "io_uring_register", "bpf", "perf_event_open",
-        "userfaultfd", "keyctl", "add_key", "request_key", "tkill", "open_by_handle_at",
-        NULL};
-    int rc = 0;
-    const uint32_t kill_it = SCMP_ACT_KILL_PROCESS;
-    for (int i = 0; killed[i] && !rc; i++) {
-        int nr = seccomp_syscall_resolve_name(killed[i]);
-        if (nr != __NR_SCMP_ERROR)
-            rc = seccomp_rule_add(ctx, kill_it, nr, 0);
-    }
-    /* a thread may be created (OpenMP), a process not; signals to self only */
-    if (!rc)
-        rc = seccomp_rule_add(ctx, kill_it, SCMP_SYS(clone), 1,
-                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
-    if (!rc)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    /* no typing into the grader's terminal (the worker keeps its session) */
-    if (!rc)
-        rc = seccomp_rule_add(ctx, kill_it, SCMP_SYS(ioctl), 1,
-                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCSTI));
-    if (!rc)
-        rc = seccomp_rule_add(ctx, kill_it, SCMP_SYS(ioctl), 1,
-                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, TIOCLINUX));
-    if (!rc)
-        rc = seccomp_rule_add(ctx, kill_it, SCMP_SYS(kill), 1,
-                              SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
-    if (!rc)
-        rc = seccomp_rule_add(ctx, kill_it, SCMP_SYS(tgkill), 1,
-                              SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)getpid()));
-    if (!rc)
-        rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    return rc;
-}
-
 int ts_sandbox_limit_self(const ts_sandbox_limits *l)
 {
+    /* found before the limits, which would keep the loader from opening it */
+    const ts_seccomp_ops *sc = NULL;
+    if (l->seccomp && !(sc = ts_ext_need("seccomp", "grade worker: the system call filter",
+                                         "libseccomp")))
+        return TS_ERR_UNSUPPORTED;
     struct rlimit as = {(rlim_t)l->memory_mb << 20, (rlim_t)l->memory_mb << 20};
     struct rlimit cpu = {(rlim_t)l->cpu_s, (rlim_t)l->cpu_s + 1};
     struct rlimit fsize = {(rlim_t)l->file_bytes, (rlim_t)l->file_bytes};
@@ -245,7 +206,7 @@ int ts_sandbox_limit_self(const ts_sandbox_limits *l)
         return ts_error(TS_ERR_IO, "grade worker: setrlimit: %s", strerror(errno));
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
         return ts_error(TS_ERR_IO, "grade worker: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
-    if (l->seccomp && filter())
+    if (sc && sc->load())
         return ts_error(TS_ERR_IO, "grade worker: the seccomp filter could not be loaded");
     return TS_OK;
 }

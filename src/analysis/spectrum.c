@@ -13,10 +13,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <lapacke.h>
 #include "tstep/linalg.h"
 #include "tstep/run.h"
 #include "tstep/spectrum.h"
+#include "core/ext.h"
+#include "core/lapack.h"
 
 void ts_fill_pseudo_random(size_t n, unsigned long seed, double *u)
 {
@@ -120,6 +121,9 @@ static int dense_spectrum(lin_op *op)
 {
     ts_spectrum *sp = op->sp;
     size_t m = sp->m, dim = sp->dim;
+    const ts_lapack *la = ts_ext_need("lapack", "the dense spectrum", "LAPACK");
+    if (!la)
+        return TS_ERR_UNSUPPORTED;
     int s = TS_OK;
     double *a = NULL, *e = calloc(m, sizeof *e);
     sp->kx_ = calloc(m * m, sizeof *sp->kx_);
@@ -163,8 +167,8 @@ static int dense_spectrum(lin_op *op)
             s = ts_error(TS_ERR_DIVERGED, "spectrum: non-finite Jacobian entry");
             goto done;
         }
-    lapack_int info = LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', (lapack_int)dim, a,
-                                    (lapack_int)dim, sp->re, sp->im, NULL, 1, NULL, 1);
+    int info = la->dgeev(TS_LAPACK_COL_MAJOR, 'N', 'N', (int)dim, a, (int)dim, sp->re, sp->im,
+                         NULL, 1, NULL, 1);
     if (info != 0) {
         s = ts_error(TS_ERR_LINEAR, "spectrum: dgeev failed (info %d)", (int)info);
         goto done;
@@ -176,18 +180,6 @@ done:
     return s;
 }
 
-/* ARPACK's reverse-communication interface (Fortran, hidden string lengths). */
-extern void dnaupd_(int *ido, const char *bmat, int *n, const char *which, int *nev,
-                    double *tol, double *resid, int *ncv, double *v, int *ldv, int *iparam,
-                    int *ipntr, double *workd, double *workl, int *lworkl, int *info,
-                    size_t bmat_len, size_t which_len);
-extern void dneupd_(int *rvec, const char *howmny, int *select, double *dr, double *di,
-                    double *z, int *ldz, double *sigmar, double *sigmai, double *workev,
-                    const char *bmat, int *n, const char *which, int *nev, double *tol,
-                    double *resid, int *ncv, double *v, int *ldv, int *iparam, int *ipntr,
-                    double *workd, double *workl, int *lworkl, int *info, size_t howmny_len,
-                    size_t bmat_len, size_t which_len);
-
 static int arnoldi_spectrum(lin_op *op)
 {
     ts_spectrum *sp = op->sp;
@@ -198,6 +190,9 @@ static int arnoldi_spectrum(lin_op *op)
     int ncv = 2 * nev + 1 < n ? 2 * nev + 1 : n;
     int lworkl = 3 * ncv * ncv + 6 * ncv, ido = 0, info = 0, ldv = n;
     int iparam[11] = {0}, ipntr[14] = {0};
+    const ts_lapack *la = ts_ext_need("lapack", "the arnoldi spectrum", "ARPACK");
+    if (!la)
+        return TS_ERR_UNSUPPORTED;
     iparam[0] = 1;    /* exact shifts */
     iparam[2] = 3000; /* max restarts */
     iparam[6] = 1;    /* mode 1: A x = lambda x */
@@ -217,8 +212,8 @@ static int arnoldi_spectrum(lin_op *op)
     ts_fill_pseudo_random(nn, 12345u, resid); /* deterministic start vector */
     info = 1; /* use resid as the start */
     for (;;) {
-        dnaupd_(&ido, "I", &n, "LM", &nev, &tol, resid, &ncv, v, &ldv, iparam, ipntr, workd,
-                workl, &lworkl, &info, 1, 2);
+        la->dnaupd(&ido, "I", &n, "LM", &nev, &tol, resid, &ncv, v, &ldv, iparam, ipntr, workd,
+                   workl, &lworkl, &info, 1, 2);
         if (ido != 1 && ido != -1)
             break;
         if (ts_stop_signal) {
@@ -235,8 +230,8 @@ static int arnoldi_spectrum(lin_op *op)
     sp->iterations = iparam[2];
     int rvec = 1;
     double sigr = 0.0, sigi = 0.0;
-    dneupd_(&rvec, "A", select, dr, di, z, &ldv, &sigr, &sigi, workev, "I", &n, "LM", &nev,
-            &tol, resid, &ncv, v, &ldv, iparam, ipntr, workd, workl, &lworkl, &info, 1, 1, 2);
+    la->dneupd(&rvec, "A", select, dr, di, z, &ldv, &sigr, &sigi, workev, "I", &n, "LM", &nev,
+               &tol, resid, &ncv, v, &ldv, iparam, ipntr, workd, workl, &lworkl, &info, 1, 1, 2);
     if (info != 0) {
         s = ts_error(TS_ERR_LINEAR, "arnoldi: dneupd failed (info %d)", info);
         goto done;
@@ -311,8 +306,11 @@ done:
 static int dense_vector(const ts_spectrum *sp, double complex lam, double complex *xv)
 {
     size_t m = sp->m;
+    const ts_lapack *la = ts_ext_need("lapack", "a mode vector", "LAPACK");
+    if (!la)
+        return TS_ERR_UNSUPPORTED;
     double complex *p = malloc(m * m * sizeof *p);
-    lapack_int *piv = malloc(m * sizeof *piv);
+    int *piv = malloc(m * sizeof *piv);
     double *start = malloc(m * sizeof *start);
     int s = TS_OK;
     if (!p || !piv || !start) {
@@ -335,8 +333,7 @@ static int dense_vector(const ts_spectrum *sp, double complex lam, double comple
             }
             p[j * m + i] = e;
         }
-    lapack_int info = LAPACKE_zgetrf(LAPACK_COL_MAJOR, (lapack_int)m, (lapack_int)m, p,
-                                     (lapack_int)m, piv);
+    int info = la->zgetrf(TS_LAPACK_COL_MAJOR, (int)m, (int)m, p, (int)m, piv);
     if (info < 0) {
         s = ts_error(TS_ERR_LINEAR, "mode vector: zgetrf failed (info %d)", (int)info);
         goto done;
@@ -347,8 +344,7 @@ static int dense_vector(const ts_spectrum *sp, double complex lam, double comple
     for (size_t i = 0; i < m; i++)
         xv[i] = start[i];
     for (int it = 0; it < 2; it++) {
-        info = LAPACKE_zgetrs(LAPACK_COL_MAJOR, 'N', (lapack_int)m, 1, p, (lapack_int)m, piv, xv,
-                              (lapack_int)m);
+        info = la->zgetrs(TS_LAPACK_COL_MAJOR, 'N', (int)m, 1, p, (int)m, piv, xv, (int)m);
         if (info) {
             s = ts_error(TS_ERR_LINEAR, "mode vector: zgetrs failed (info %d)", (int)info);
             goto done;

@@ -16,11 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <lapacke.h>
 #include "tstep/linalg.h"
 #include "tstep/run.h"
 #include "tstep/stability.h"
 #include "tstep/spectrum.h"
+#include "core/ext.h"
+#include "core/lapack.h"
 
 /* --- the test equation ------------------------------------------------------- */
 
@@ -322,7 +323,7 @@ static int observed(const ts_system *sys, int second, double y[2])
  * relative residual returned, coefficients c[0..d-1].  The equations are
  * not scaled one by one: an implicit stepper's error is about its solver's
  * tolerance times max(1, |y|), so the largest terms are the most accurate. */
-static double prony_fit(const double *seq, int ncomp, int len, int d, double *c)
+static double prony_fit(const ts_lapack *la, const double *seq, int ncomp, int len, int d, double *c)
 {
     int rows = 0;
     double a[TS_RUN_STEPS * 2 * TS_RUN_MAP_MAX], rhs[TS_RUN_STEPS * 2], norm = 0.0;
@@ -338,8 +339,8 @@ static double prony_fit(const double *seq, int ncomp, int len, int d, double *c)
         return rows == 0 ? 0.0 : INFINITY;
     double a0[TS_RUN_STEPS * 2 * TS_RUN_MAP_MAX], b0[TS_RUN_STEPS * 2];
     memcpy(a0, a, sizeof a), memcpy(b0, rhs, sizeof rhs);
-    if (LAPACKE_dgels(LAPACK_COL_MAJOR, 'N', rows, d, 1, a, TS_RUN_STEPS * 2, rhs,
-                      TS_RUN_STEPS * 2))
+    if (la->dgels(TS_LAPACK_COL_MAJOR, 'N', rows, d, 1, a, TS_RUN_STEPS * 2, rhs,
+                  TS_RUN_STEPS * 2))
         return INFINITY;
     double res = 0.0;
     for (int r = 0; r < rows; r++) {
@@ -353,7 +354,7 @@ static double prony_fit(const double *seq, int ncomp, int len, int d, double *c)
 }
 
 /* roots of x^d + c[d-1] x^{d-1} + ... + c[0]: the companion matrix's eigenvalues */
-static int poly_roots(const double *c, int d, ts_run_map *m)
+static int poly_roots(const ts_lapack *la, const double *c, int d, ts_run_map *m)
 {
     double comp[TS_RUN_MAP_MAX * TS_RUN_MAP_MAX] = {0};
     for (int i = 0; i < d; i++) {
@@ -361,7 +362,7 @@ static int poly_roots(const double *c, int d, ts_run_map *m)
         if (i > 0)
             comp[(i - 1) * d + i] = 1.0;
     }
-    if (LAPACKE_dgeev(LAPACK_COL_MAJOR, 'N', 'N', d, comp, d, m->re, m->im, NULL, 1, NULL, 1))
+    if (la->dgeev(TS_LAPACK_COL_MAJOR, 'N', 'N', d, comp, d, m->re, m->im, NULL, 1, NULL, 1))
         return ts_error(TS_ERR_LINEAR, "run map: eigenvalues of a degree-%d companion matrix", d);
     m->degree = d;
     m->rho = 0.0;
@@ -376,7 +377,10 @@ static int probe_run_map(mode_probe *p, double s, ts_run_map *m)
 {
     double seq[(TS_RUN_START + TS_RUN_STEPS) * 2], y0[2] = {1.0, 0.37}, c[TS_RUN_MAP_MAX];
     int ncomp = 1;
+    const ts_lapack *la = ts_ext_need("lapack", "the run map", "LAPACK");
     *m = (ts_run_map){.degree = 0, .rho = INFINITY};
+    if (!la)
+        return TS_ERR_UNSUPPORTED;
     ts_system_set_y(p->sys, y0);
     ts_stepper_reset(p->st);
     for (int k = 0; k < TS_RUN_START + TS_RUN_STEPS; k++) {
@@ -390,7 +394,7 @@ static int probe_run_map(mode_probe *p, double s, ts_run_map *m)
     double best = INFINITY, tol = p->implicit ? 1e-6 : 1e-9;
     int best_d = 1;
     for (int d = 1; d <= TS_RUN_MAP_MAX; d++) {
-        double res = prony_fit(run, ncomp, TS_RUN_STEPS, d, c);
+        double res = prony_fit(la, run, ncomp, TS_RUN_STEPS, d, c);
         if (res == 0.0) { /* the run is exactly zero: every root is 0 */
             *m = (ts_run_map){.degree = 1, .rho = 0.0};
             return TS_OK;
@@ -400,8 +404,8 @@ static int probe_run_map(mode_probe *p, double s, ts_run_map *m)
         if (res <= tol)
             break;
     }
-    prony_fit(run, ncomp, TS_RUN_STEPS, best_d, c);
-    return poly_roots(c, best_d, m);
+    prony_fit(la, run, ncomp, TS_RUN_STEPS, best_d, c);
+    return poly_roots(la, c, best_d, m);
 }
 
 /* |R(s d)| or the map's spectral radius at hw = s; a failed step is growth. */

@@ -547,7 +547,8 @@ int cli_parse_threads(const char *cmd, const char *arg, void *unused)
         fprintf(stderr, "tstep %s: note: --threads %ld is more than the %ld processors here: "
                         "the threads share them (slower; the results are the same)\n",
                 cmd, n, procs);
-    return ts_threads_set((int)n) ? CLI_EXIT_USAGE : 0;
+    int s = ts_threads_set((int)n); /* more than 1 without libtstep-ext: refused */
+    return s ? cli_fail(cmd, s) : 0;
 }
 
 /* --precond with a solver that takes none, in either order: refused */

@@ -8,20 +8,19 @@
  * preconditioned, same filter.  Dense: Gaussian elimination with partial
  * pivoting, Golub & Van Loan, Matrix Computations, 3.4. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "tstep/linalg.h"
 #include "tstep/status.h"
 #include "v2d.h"
+#include "core/ext.h"
 #include "core/parallel.h"
 
 /* --- threads and the vector helpers ---------------------------------------
  *
- * Elementwise helpers split their range over the OpenMP threads (static
- * schedule; each entry is computed the same way whoever computes it).
+ * Elementwise helpers split their range over the threads (core/parallel.h;
+ * each entry is computed the same way whoever computes it).
  * Reductions are deterministic: the vector is cut into chunks whose size
  * depends only on n (never on the thread count), each chunk is summed with
  * four interleaved accumulators, and the chunks' partial sums are added in
@@ -34,14 +33,52 @@ double ts_memory_physical(void)
     return pages > 0 && size > 0 ? (double)pages * (double)size : 0.0;
 }
 
+/* The extension's thread team: the one linked or loaded at the first
+ * loop, else the one ts_threads_set loads; NULL: every loop on the caller. */
+static const ts_threads_ops *team;
+static pthread_once_t team_once = PTHREAD_ONCE_INIT;
+
+static void team_find(void) { team = ts_ext_find("threads", 0); }
+
+static const ts_threads_ops *team_get(void)
+{
+    pthread_once(&team_once, team_find);
+    return team;
+}
+
 int ts_threads_set(int n)
 {
     if (n < 1)
         return ts_error(TS_ERR_INPUT, "threads: %d must be at least 1", n);
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#endif
+    const ts_threads_ops *t = team_get();
+    if (!t && n > 1) {
+        if (!(t = ts_ext_need("threads", "threads above 1", "OpenMP")))
+            return TS_ERR_UNSUPPORTED;
+        team = t;
+    }
+    if (t)
+        t->set(n);
     return TS_OK;
+}
+
+void ts_parallel_for(size_t n, ts_range_fn fn, void *ctx)
+{
+    const ts_threads_ops *t = team_get();
+    if (t)
+        t->run_for(n, fn, ctx);
+    else
+        fn(ctx, 0, n);
+}
+
+void ts_parallel_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx)
+{
+    const ts_threads_ops *t = team_get();
+    if (t) {
+        t->run_passes(npass, count, fn, ctx);
+        return;
+    }
+    for (int p = 0; p < npass; p++)
+        fn(ctx, p, 0, count[p]);
 }
 
 static size_t par_min = TS_PAR_MIN;
@@ -52,11 +89,8 @@ size_t ts_threads_min(void) { return par_min; }
 
 int ts_threads_get(void)
 {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
+    const ts_threads_ops *t = team_get();
+    return t ? t->get() : 1;
 }
 
 #define RED_PARTS 512
@@ -70,11 +104,58 @@ static size_t red_chunk(size_t n)
     return c;
 }
 
+/* the elementwise helpers' arguments: y = a x + b y and its special cases */
+typedef struct {
+    double a, b;
+    const double *x;
+    double *y;
+} vec_args;
+
+static void zero_range(void *c, size_t i0, size_t i1)
+{
+    double *x = ((vec_args *)c)->y;
+    for (size_t i = i0; i < i1; i++)
+        x[i] = 0.0;
+}
+
+static void copy_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    memcpy(g->y + i0, g->x + i0, (i1 - i0) * sizeof *g->y);
+}
+
+static void scale_range(void *c, size_t i0, size_t i1)
+{
+    double a = ((vec_args *)c)->a, *x = ((vec_args *)c)->y;
+#pragma omp simd
+    for (size_t i = i0; i < i1; i++)
+        x[i] *= a;
+}
+
+static void axpy_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    double a = g->a, *y = g->y;
+    const double *x = g->x;
+#pragma omp simd
+    for (size_t i = i0; i < i1; i++)
+        y[i] += a * x[i];
+}
+
+static void axpby_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    double a = g->a, b = g->b, *y = g->y;
+    const double *x = g->x;
+#pragma omp simd
+    for (size_t i = i0; i < i1; i++)
+        y[i] = a * x[i] + b * y[i];
+}
+
 void ts_vec_zero(size_t n, double *x)
 {
-    TS_PARALLEL_FOR(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        x[i] = 0.0;);
+    vec_args g = {.y = x};
+    TS_PARALLEL(n >= ts_threads_min(), n, zero_range, &g);
 }
 
 void ts_vec_copy(size_t n, const double *x, double *y)
@@ -85,30 +166,26 @@ void ts_vec_copy(size_t n, const double *x, double *y)
         memmove(y, x, n * sizeof *x);
         return;
     }
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        y[i] = x[i];
+    vec_args g = {.x = x, .y = y};
+    ts_parallel_for(n, copy_range, &g);
 }
 
 void ts_vec_scale(size_t n, double a, double *x)
 {
-    TS_PARALLEL_FOR_SIMD(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        x[i] *= a;);
+    vec_args g = {.a = a, .y = x};
+    TS_PARALLEL(n >= ts_threads_min(), n, scale_range, &g);
 }
 
 void ts_vec_axpy(size_t n, double a, const double *x, double *y)
 {
-    TS_PARALLEL_FOR_SIMD(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        y[i] += a * x[i];);
+    vec_args g = {.a = a, .x = x, .y = y};
+    TS_PARALLEL(n >= ts_threads_min(), n, axpy_range, &g);
 }
 
 void ts_vec_axpby(size_t n, double a, const double *x, double b, double *y)
 {
-    TS_PARALLEL_FOR_SIMD(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        y[i] = a * x[i] + b * y[i];);
+    vec_args g = {.a = a, .b = b, .x = x, .y = y};
+    TS_PARALLEL(n >= ts_threads_min(), n, axpby_range, &g);
 }
 
 /* x . y over [0, n), four interleaved accumulators */
@@ -129,17 +206,31 @@ static double dot_chunk(size_t n, const double *x, const double *y)
     return (s0 + s01[1]) + (s23[0] + s23[1]);
 }
 
+/* a reduction's arguments: chunks of c entries of x (and y), part[k]
+ * the k-th chunk's result */
+typedef struct {
+    size_t n, c;
+    const double *x, *y;
+    double *part;
+} red_args;
+
+static void dot_range(void *a, size_t k0, size_t k1)
+{
+    const red_args *g = a;
+    for (size_t k = k0; k < k1; k++) {
+        size_t i0 = k * g->c, len = i0 + g->c < g->n ? g->c : g->n - i0;
+        g->part[k] = dot_chunk(len, g->x + i0, g->y + i0);
+    }
+}
+
 double ts_vec_dot(size_t n, const double *x, const double *y)
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     if (nc <= 1)
         return dot_chunk(n, x, y);
     double part[RED_PARTS];
-#pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < nc; k++) {
-        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
-        part[k] = dot_chunk(len, x + i0, y + i0);
-    }
+    red_args g = {.n = n, .c = c, .x = x, .y = y, .part = part};
+    ts_parallel_for(nc, dot_range, &g);
     double s = 0.0;
     for (size_t k = 0; k < nc; k++)
         s += part[k];
@@ -180,17 +271,23 @@ static double dist_chunk(size_t n, const double *x, const double *y)
     return y ? dist_chunk_of(n, x, y) : dist_chunk_of(n, x, NULL);
 }
 
+static void dist_range(void *a, size_t k0, size_t k1)
+{
+    const red_args *g = a;
+    for (size_t k = k0; k < k1; k++) {
+        size_t i0 = k * g->c, len = i0 + g->c < g->n ? g->c : g->n - i0;
+        g->part[k] = dist_chunk(len, g->x + i0, g->y ? g->y + i0 : NULL);
+    }
+}
+
 static double dist_inf(size_t n, const double *x, const double *y)
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     if (nc <= 1)
         return dist_chunk(n, x, y);
     double part[RED_PARTS];
-#pragma omp parallel for schedule(static)
-    for (size_t k = 0; k < nc; k++) {
-        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
-        part[k] = dist_chunk(len, x + i0, y ? y + i0 : NULL);
-    }
+    red_args g = {.n = n, .c = c, .x = x, .y = y, .part = part};
+    ts_parallel_for(nc, dist_range, &g);
     double m = 0.0;
     for (size_t k = 0; k < nc; k++)
         if (part[k] > m || part[k] != part[k])
@@ -213,15 +310,23 @@ static double nonfinite_sum(const double *x, size_t i0, size_t i1)
     return t;
 }
 
+static void nonfinite_range(void *a, size_t k0, size_t k1)
+{
+    const red_args *g = a;
+    for (size_t k = k0; k < k1; k++)
+        g->part[k] = nonfinite_sum(g->x, k * g->c, k * g->c + g->c < g->n ? k * g->c + g->c : g->n);
+}
+
 int ts_vec_all_finite(size_t n, const double *x)
 {
-    double s = 0.0;
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     if (nc <= 1)
         return nonfinite_sum(x, 0, n) == 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : s)
+    double part[RED_PARTS], s = 0.0;
+    red_args g = {.n = n, .c = c, .x = x, .part = part};
+    ts_parallel_for(nc, nonfinite_range, &g);
     for (size_t k = 0; k < nc; k++)
-        s += nonfinite_sum(x, k * c, k * c + c < n ? k * c + c : n);
+        s += part[k];
     return s == 0.0;
 }
 
@@ -287,17 +392,30 @@ static int reached(const ts_krylov *k, double rnorm, double bnorm)
  * operations in the same order as the separate passes, so the results are
  * the same bits. */
 
+typedef struct {
+    red_args r; /* x: p, y: q */
+    const unsigned char *mask;
+} filter_dot_args;
+
+static void filter_dot_range(void *a, size_t k0, size_t k1)
+{
+    const filter_dot_args *g = a;
+    size_t n = g->r.n, c = g->r.c;
+    double *q = (double *)g->r.y;
+    for (size_t k = k0; k < k1; k++) {
+        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
+        ts_vec_mask(len, g->mask ? g->mask + i0 : NULL, q + i0);
+        g->r.part[k] = dot_chunk(len, g->r.x + i0, q + i0);
+    }
+}
+
 /* q = S q (filtered), returns p . q */
 static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p, double *q)
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     double part[RED_PARTS];
-    TS_PARALLEL_FOR(nc > 1,
-    for (size_t k = 0; k < nc; k++) {
-        size_t i0 = k * c, len = i0 + c < n ? c : n - i0;
-        ts_vec_mask(len, mask ? mask + i0 : NULL, q + i0);
-        part[k] = dot_chunk(len, p + i0, q + i0);
-    });
+    filter_dot_args g = {{.n = n, .c = c, .x = p, .y = q, .part = part}, mask};
+    TS_PARALLEL(nc > 1, nc, filter_dot_range, &g);
     double s = 0.0;
     for (size_t k = 0; k < nc; k++)
         s += part[k];
@@ -342,15 +460,32 @@ static void cg_update_chunk(const ts_krylov *k, double alpha, const double *p, c
     *rz = dot_chunk(i1 - i0, r + i0, z + i0);
 }
 
+typedef struct {
+    size_t n, c;
+    const ts_krylov *k;
+    double alpha;
+    const double *p, *q;
+    double *x, *r, *z, *part_rr, *part_rz;
+} update_args;
+
+static void update_range(void *a, size_t j0, size_t j1)
+{
+    const update_args *g = a;
+    for (size_t j = j0; j < j1; j++) {
+        size_t i0 = j * g->c, i1 = i0 + g->c < g->n ? i0 + g->c : g->n;
+        cg_update_chunk(g->k, g->alpha, g->p, g->q, g->x, g->r, g->z, i0, i1, &g->part_rr[j],
+                        &g->part_rz[j]);
+    }
+}
+
 static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *p,
                       const double *q, double *x, double *r, double *z, double *rr, double *rz)
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     double part_rr[RED_PARTS], part_rz[RED_PARTS];
-    TS_PARALLEL_FOR(nc > 1, for (size_t j = 0; j < nc; j++) {
-        size_t i0 = j * c, i1 = i0 + c < n ? i0 + c : n;
-        cg_update_chunk(k, alpha, p, q, x, r, z, i0, i1, &part_rr[j], &part_rz[j]);
-    });
+    update_args g = {.n = n, .c = c, .k = k, .alpha = alpha, .p = p, .q = q, .x = x, .r = r,
+                     .z = z, .part_rr = part_rr, .part_rz = part_rz};
+    TS_PARALLEL(nc > 1, nc, update_range, &g);
     double a = 0.0, b = 0.0;
     for (size_t j = 0; j < nc; j++)
         a += part_rr[j], b += z ? part_rz[j] : 0.0;

@@ -118,11 +118,16 @@ static int words_mul(uint64_t *w, int n, uint64_t f)
 }
 
 /* 5^k; for k > 31 the words are this thread's last power computed, kept
- * for the next number (a row's numbers share their magnitudes) */
+ * for the next number (a row's numbers share their magnitudes).  The
+ * initial-exec model reaches them at a fixed offset from the thread
+ * pointer, without __tls_get_addr, which would make the dynamic loader a
+ * NEEDED of libtstep.so besides libc and libm (128 bytes of the static TLS
+ * block; glibc keeps 512 for libraries loaded later). */
+#define TS_TLS_IE __attribute__((tls_model("initial-exec")))
 static inline pow5 pow5_of(int k)
 {
-    static _Thread_local uint64_t words[BIG_WORDS];
-    static _Thread_local int words_k = -1, words_n;
+    static _Thread_local uint64_t words[BIG_WORDS] TS_TLS_IE;
+    static _Thread_local int words_k TS_TLS_IE = -1, words_n TS_TLS_IE;
     pow5 P = {k, 1, 0, words};
     if (k <= 27) {
         P.p128 = pow5_u64[k];

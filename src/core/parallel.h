@@ -1,34 +1,50 @@
-/* Loops on the thread team only where the team pays (src/core, private).
+/* Loops on the thread team, where there is one and where it pays
+ * (src/core, private).
  *
- * A parallel region enters the OpenMP runtime, and a futex system call ends
- * it, even when its if clause is false: on small systems (the test
- * equation, the oscillator) that cost far more than the work (stability on
- * the oscillator with midpoint: 1.75 s with those calls, 0.05 s without).
- * TS_PARALLEL_FOR(cond, loop) runs the for statement `loop` on the team
- * when cond holds, else as plain code; TS_PARALLEL_FOR_SIMD adds simd to
- * both.  The loop is a macro argument, so it holds no preprocessor
- * directive: a loop with a nested pragma goes into a function whose
- * worksharing `omp for` is orphaned (it runs on the calling thread alone
- * outside a parallel region). */
+ * The core compiles without OpenMP: a loop that may run on threads is a
+ * function over a range of its indices, fn(ctx, i0, i1), and
+ * TS_PARALLEL(cond, n, fn, ctx) calls it once over [0, n) unless cond holds
+ * and a thread team is there, in which case ts_parallel_for splits [0, n)
+ * into one contiguous range a thread (OpenMP's static schedule).  The team
+ * is the extension's (src/ext/threads.c, libgomp; core/ext.h), there when
+ * the program links libtstep-ext or once ts_threads_set asks for more than
+ * one thread.  Every loop computes each index the same way whichever thread
+ * runs it, and the reductions add fixed chunks in order, so the results are
+ * the same bits with or without the team and for any number of threads.
+ *
+ * cond keeps small loops (the test equation, the oscillator) off the team:
+ * a parallel region enters the OpenMP runtime, and a futex system call ends
+ * it, which costs far more than such a loop (stability on the oscillator
+ * with midpoint: 1.75 s with those calls, 0.05 s without).
+ *
+ * ts_parallel_passes runs npass such loops one after the other in one
+ * parallel region, a barrier after each (the spring networks' chunked
+ * passes). */
 #ifndef TSTEP_CORE_PARALLEL_H
 #define TSTEP_CORE_PARALLEL_H
 
-#define TS_PARALLEL_FOR(cond, ...)                                                        \
-    do {                                                                                  \
-        if (cond) {                                                                       \
-            _Pragma("omp parallel for schedule(static)") __VA_ARGS__                      \
-        } else {                                                                          \
-            __VA_ARGS__                                                                   \
-        }                                                                                 \
-    } while (0)
+#include <stddef.h>
 
-#define TS_PARALLEL_FOR_SIMD(cond, ...)                                                   \
+typedef void (*ts_range_fn)(void *ctx, size_t i0, size_t i1);
+typedef void (*ts_pass_fn)(void *ctx, int pass, size_t i0, size_t i1);
+
+/* The extension's thread team (the entry "threads"). */
+typedef struct {
+    void (*set)(int n);  /* threads from now on */
+    int (*get)(void);    /* threads a loop gets */
+    void (*run_for)(size_t n, ts_range_fn fn, void *ctx);
+    void (*run_passes)(int npass, const size_t *count, ts_pass_fn fn, void *ctx);
+} ts_threads_ops;
+
+void ts_parallel_for(size_t n, ts_range_fn fn, void *ctx);
+void ts_parallel_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx);
+
+#define TS_PARALLEL(cond, n, fn, ctx)                                                     \
     do {                                                                                  \
-        if (cond) {                                                                       \
-            _Pragma("omp parallel for simd schedule(static)") __VA_ARGS__                 \
-        } else {                                                                          \
-            _Pragma("omp simd") __VA_ARGS__                                               \
-        }                                                                                 \
+        if (cond)                                                                         \
+            ts_parallel_for(n, fn, ctx);                                                  \
+        else                                                                              \
+            fn(ctx, 0, n);                                                                \
     } while (0)
 
 #endif

@@ -1,8 +1,10 @@
 /* Status codes: messages, exit codes and the detail message of the last
  * failure; the stop request and the allocation counter hook that lower layers
  * read and upper layers set. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "tstep/status.h"
 
 static const struct {
@@ -14,7 +16,35 @@ static const struct {
 #undef TS_STATUS_ROW
 };
 
-static _Thread_local char detail[1024];
+/* The detail message, one a thread: the thread that loaded the library
+ * (the program's main thread) has a static one, any other thread a buffer
+ * of its own from its first ts_error, freed when it ends.  Not _Thread_local:
+ * a thread-local object in a shared library is reached through
+ * __tls_get_addr, which would make the dynamic loader a NEEDED of
+ * libtstep.so besides libc and libm. */
+#define DETAIL_SIZE 1024
+static char main_detail[DETAIL_SIZE];
+static pthread_t main_thread;
+static pthread_key_t detail_key;
+static pthread_once_t detail_once = PTHREAD_ONCE_INIT;
+
+__attribute__((constructor)) static void detail_init(void) { main_thread = pthread_self(); }
+
+static void detail_key_make(void) { pthread_key_create(&detail_key, free); }
+
+/* this thread's buffer; NULL when it has none and make is 0 (or no memory) */
+static char *detail_buffer(int make)
+{
+    if (pthread_equal(pthread_self(), main_thread))
+        return main_detail;
+    pthread_once(&detail_once, detail_key_make);
+    char *d = pthread_getspecific(detail_key);
+    if (!d && make && (d = calloc(1, DETAIL_SIZE)) && pthread_setspecific(detail_key, d)) {
+        free(d);
+        d = NULL;
+    }
+    return d;
+}
 
 const char *ts_status_message(int status)
 {
@@ -32,16 +62,28 @@ int ts_status_exit_code(int status)
 
 int ts_error(int status, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
-    va_end(ap);
+    char *d = detail_buffer(1);
+    if (d) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d, DETAIL_SIZE, fmt, ap);
+        va_end(ap);
+    }
     return status;
 }
 
-const char *ts_error_detail(void) { return detail; }
+const char *ts_error_detail(void)
+{
+    const char *d = detail_buffer(0);
+    return d ? d : "";
+}
 
-void ts_error_clear(void) { detail[0] = '\0'; }
+void ts_error_clear(void)
+{
+    char *d = detail_buffer(0);
+    if (d)
+        d[0] = '\0';
+}
 
 volatile sig_atomic_t ts_stop_signal = 0;
 

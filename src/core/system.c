@@ -175,6 +175,24 @@ int ts_system_deriv(ts_system *sys, double t, const double *y, double *dy)
     return ts_system_deriv_xv(sys, t, y, sys->order == 2 ? y + sys->n : NULL, dy);
 }
 
+typedef struct {
+    const double *m;
+    const unsigned char *pin;
+    const double *v;
+    double *a, *dx;
+} deriv_args;
+
+static void deriv_range(void *c, size_t i0, size_t i1)
+{
+    const deriv_args *g = c;
+    for (size_t i = i0; i < i1; i++) {
+        int fixed = g->pin && g->pin[i];
+        g->a[i] = fixed ? 0.0 : g->a[i] / g->m[i];
+        if (g->v)
+            g->dx[i] = fixed ? 0.0 : g->v[i];
+    }
+}
+
 int ts_system_deriv_xv(ts_system *sys, double t, const double *x, const double *v, double *dy)
 {
     size_t n = sys->n;
@@ -187,13 +205,8 @@ int ts_system_deriv_xv(ts_system *sys, double t, const double *x, const double *
     if (s)
         return s;
     /* one pass: a = M^-1 f, dx = v, both zero where pinned */
-    TS_PARALLEL_FOR(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++) {
-        int fixed = pin && pin[i];
-        a[i] = fixed ? 0.0 : a[i] / m[i];
-        if (v)
-            dy[i] = fixed ? 0.0 : v[i];
-    });
+    deriv_args g = {.m = m, .pin = pin, .v = v, .a = a, .dx = dy};
+    TS_PARALLEL(n >= ts_threads_min(), n, deriv_range, &g);
     return TS_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
+#include "core/ext.h"
 
 const ts_linsolve_type *const ts_linsolve_registry[] = {
 #define TS_LINSOLVE(type) &type,
@@ -457,7 +458,9 @@ void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
  * 50 x 50; at 10 x 10 Jacobi is as fast; 1000 x 1000 at dt 1/30: 37 s
  * against an estimated 45 minutes) for about 3 kB per particle against
  * Jacobi's 0.8 (a 300 x 300 cloth: 281 MB against 74 MB), so only while that
- * fits; on strands amg is slower than Jacobi (hair, 1000 particles: 38 s). */
+ * fits; on strands amg is slower than Jacobi (hair, 1000 particles: 38 s).
+ * Both defaults need the extension (CHOLMOD, LAPACK): without it, cg with
+ * jacobi. */
 void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
                         const ts_linsolve_type **type, const ts_precond_type **ptype,
                         const char **why)
@@ -470,7 +473,7 @@ void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
     int cg_asked = opt && (opt->cg_tol > 0.0 || opt->cg_max > 0);
     double mem = ts_memory_physical();
     *why = "as given";
-    if (!t && !p && !cg_asked && banded) {
+    if (!t && !p && !cg_asked && banded && ts_ext_find("direct", 1)) {
         t = &ts_linsolve_direct;
         *why = "the default for a banded spring network";
     }
@@ -480,7 +483,8 @@ void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
     if (!t->uses_precond) {
         p = NULL;
     } else if (!p && net && !banded && sys->n >= TS_AMG_MIN &&
-               !(mem > 0.0 && TS_AMG_BYTES_PER_UNKNOWN * (double)sys->n > 0.5 * mem)) {
+               !(mem > 0.0 && TS_AMG_BYTES_PER_UNKNOWN * (double)sys->n > 0.5 * mem) &&
+               ts_ext_find("lapack", 1)) {
         p = &ts_precond_amg;
         *why = t_given ? "the solver as given, amg the default for a spring network of this size"
                        : "the default for a spring network of this size";

@@ -52,12 +52,13 @@
  * definiteness fix's matrix (clamped compressed springs, Choi & Ko 2002)
  * where the system has one.  docs/solvers.md (Multigrid) gives the figures
  * behind each choice and what was tried instead. */
-#include <lapacke.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "precond_amg.h"
+#include "core/ext.h"
+#include "core/lapack.h"
 #include "tstep/linsolve.h"
 #include "core/parallel.h"
 
@@ -119,6 +120,7 @@ typedef struct {
     double *acc;       /* n + 1: a row of A P */
     uint32_t *list;    /* n + 1: its columns */
     int dense_ok;
+    const ts_lapack *la; /* the coarse solve and the Ritz values (the extension's LAPACK) */
     int a0_shared;     /* level 0's matrix is the driver's ls->A (both triangles), not a copy */
     ts_system *sys;    /* the finest level's matrix-free products */
     const double *diag; /* the current A's diagonal (the driver's) */
@@ -229,15 +231,26 @@ static int csr_single(csr *a, int sym, double *diag)
  * additions bounded the product where the level fits in cache (100x100
  * cloth: this product's share of a run 24% -> 22%, with the single
  * precision values 26% -> 22%; 300x300: 25% -> 21%). */
-static void csr_mul_to(const csr *a, const double *u, double *out, int add)
+typedef struct {
+    const csr *a;
+    const double *u;
+    double *out;
+    int add;
+} mul_args;
+
+static void csr_mul_range(void *c, size_t i0, size_t i1)
 {
+    const mul_args *g = c;
+    const csr *a = g->a;
+    const double *u = g->u;
+    double *out = g->out;
+    int add = g->add;
     const float *f = a->f;
     const double *v = a->v;
     /* the single-precision copy has its own rows and columns (no zeros) */
     const size_t *rows = f ? a->fp : a->p;
     const uint32_t *col = f ? a->fj : a->j;
-    TS_PARALLEL_FOR(a->n >= ts_threads_min(),
-    for (size_t i = 0; i < a->n; i++) {
+    for (size_t i = i0; i < i1; i++) {
         size_t k = rows[i], e = rows[i + 1];
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         if (f) {
@@ -261,7 +274,13 @@ static void csr_mul_to(const csr *a, const double *u, double *out, int add)
         }
         double s = (s0 + s1) + (s2 + s3);
         out[i] = add ? out[i] + s : s;
-    });
+    }
+}
+
+static void csr_mul_to(const csr *a, const double *u, double *out, int add)
+{
+    mul_args g = {a, u, out, add};
+    TS_PARALLEL(a->n >= ts_threads_min(), a->n, csr_mul_range, &g);
 }
 
 static void csr_mul(const csr *a, const double *u, double *out)
@@ -775,14 +794,28 @@ static void level_mul(amg_state *s, int l, const double *u, double *out)
     }
 }
 
+/* the smoother's vector loops: their vectors and coefficients */
+typedef struct {
+    const double *b, *dinv, *t;
+    double *x, *r, *d;
+    double theta, c1, c2;
+} vec_args;
+
+/* r = b - r */
+static void residual_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    for (size_t i = i0; i < i1; i++)
+        g->r[i] = g->b[i] - g->r[i];
+}
+
 /* out = b - A_l x (out not x) */
 static void level_residual(amg_state *s, int l, const double *b, const double *x, double *out)
 {
     size_t n = s->lev[l].n;
     level_mul(s, l, x, out);
-    TS_PARALLEL_FOR(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        out[i] = b[i] - out[i];);
+    vec_args g = {.b = b, .r = out};
+    TS_PARALLEL(n >= ts_threads_min(), n, residual_range, &g);
 }
 
 /* Largest eigenvalue of D^-1 A: the largest Ritz value of AMG_LANCZOS
@@ -859,7 +892,7 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
     int k = m < AMG_LANCZOS ? m + 1 : m;
     double lam = 0.0;
     double ritz_min = 0.0;
-    if (LAPACKE_dstev(LAPACK_COL_MAJOR, 'N', (lapack_int)k, alpha, beta, NULL, 1) == 0)
+    if (s->la->dstev(TS_LAPACK_COL_MAJOR, 'N', k, alpha, beta, NULL, 1) == 0)
         lam = 1.1 * alpha[k - 1], ritz_min = alpha[0];
     lam = gersh > 0.0 && (gersh < lam || !(lam > 0.0)) ? gersh : lam;
     double ratio = l == 0 ? AMG_CHEB_RATIO_FINE : AMG_CHEB_RATIO;
@@ -893,7 +926,7 @@ static int factor_dense(amg_state *s)
     for (size_t i = 0; i < n; i++)
         for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
             a[i * n + L->A.j[k]] += L->A.v[k];
-    return LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, a, (lapack_int)n) == 0;
+    return s->la->dpotrf(TS_LAPACK_ROW_MAJOR, 'L', (int)n, a, (int)n) == 0;
 }
 
 /* P = (I - omega D_F^-1 A_F) Pt, A_F the filtered matrix (Vanek et al.
@@ -991,9 +1024,13 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
 
 static int amg_alloc(const ts_linsolve *ls, const ts_system *sys, void **state)
 {
+    const ts_lapack *la = ts_ext_need("lapack", "preconditioner 'amg'", "LAPACK");
+    if (!la)
+        return TS_ERR_UNSUPPORTED;
     amg_state *s = calloc(1, sizeof *s);
     if (!s)
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    s->la = la;
     s->n = ls->n;
     s->bs = sys->dim == 3 && ls->n % 3 == 0 ? 3 : 1;
     s->base_per_digit = -1.0;
@@ -1045,6 +1082,49 @@ static int amg_reuse(void *state, const ts_linsolve *ls, ts_system *sys)
 
 /* --- the cycle ----------------------------------------------------------------------- */
 
+/* x = 0 + D^-1 b / theta */
+static void jacobi0_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    for (size_t i = i0; i < i1; i++)
+        g->x[i] = 0.0 + g->dinv[i] * g->b[i] / g->theta;
+}
+
+/* x += D^-1 (b - r) / theta (r = A x) */
+static void jacobi_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    for (size_t i = i0; i < i1; i++)
+        g->x[i] += g->dinv[i] * (g->b[i] - g->r[i]) / g->theta;
+}
+
+/* d = D^-1 r / theta */
+static void cheb_first_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    for (size_t i = i0; i < i1; i++)
+        g->d[i] = g->dinv[i] * g->r[i] / g->theta;
+}
+
+/* x += d, r -= t, d = c1 d + c2 D^-1 r */
+static void cheb_step_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    for (size_t i = i0; i < i1; i++) {
+        g->x[i] += g->d[i];
+        g->r[i] -= g->t[i];
+        g->d[i] = g->c1 * g->d[i] + g->c2 * g->dinv[i] * g->r[i];
+    }
+}
+
+/* x += d */
+static void cheb_last_range(void *c, size_t i0, size_t i1)
+{
+    const vec_args *g = c;
+    for (size_t i = i0; i < i1; i++)
+        g->x[i] += g->d[i];
+}
+
 /* Chebyshev smoothing of A x = b on level l, degree k; x = 0 on entry when zero. */
 static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero, int k)
 {
@@ -1054,12 +1134,11 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
     double theta = 0.5 * (lmax + lmin), delta = 0.5 * (lmax - lmin);
     double sigma = theta / delta, rho = 1.0 / sigma;
     double *r = L->r, *d = L->d, *t = L->t;
+    vec_args g = {.b = b, .dinv = L->dinv, .t = t, .x = x, .r = r, .d = d, .theta = theta};
     if (zero && k == 1) {
         /* one damped Jacobi step from x = 0, in one pass: the operations
          * of the general path below (d = D^-1 b / theta, then 0 + d) */
-        TS_PARALLEL_FOR(n >= ts_threads_min(),
-        for (size_t i = 0; i < n; i++)
-            x[i] = 0.0 + L->dinv[i] * b[i] / theta;);
+        TS_PARALLEL(n >= ts_threads_min(), n, jacobi0_range, &g);
         return;
     }
     if (k == 1) {
@@ -1067,9 +1146,7 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
          * the operations of the general path (r = b - A x, d = D^-1 r /
          * theta, x + d) */
         level_mul(s, l, x, r);
-        TS_PARALLEL_FOR(n >= ts_threads_min(),
-        for (size_t i = 0; i < n; i++)
-            x[i] += L->dinv[i] * (b[i] - r[i]) / theta;);
+        TS_PARALLEL(n >= ts_threads_min(), n, jacobi_range, &g);
         return;
     }
     if (zero) {
@@ -1078,23 +1155,15 @@ static void chebyshev(amg_state *s, int l, const double *b, double *x, int zero,
     } else {
         level_residual(s, l, b, x, r);
     }
-    TS_PARALLEL_FOR(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        d[i] = L->dinv[i] * r[i] / theta;);
+    TS_PARALLEL(n >= ts_threads_min(), n, cheb_first_range, &g);
     for (int it = 1; it < k; it++) {
         level_mul(s, l, d, t);
-        double rho1 = 1.0 / (2.0 * sigma - rho), c1 = rho1 * rho, c2 = 2.0 * rho1 / delta;
-        TS_PARALLEL_FOR(n >= ts_threads_min(),
-        for (size_t i = 0; i < n; i++) {
-            x[i] += d[i];
-            r[i] -= t[i];
-            d[i] = c1 * d[i] + c2 * L->dinv[i] * r[i];
-        });
+        double rho1 = 1.0 / (2.0 * sigma - rho);
+        g.c1 = rho1 * rho, g.c2 = 2.0 * rho1 / delta;
+        TS_PARALLEL(n >= ts_threads_min(), n, cheb_step_range, &g);
         rho = rho1;
     }
-    TS_PARALLEL_FOR(n >= ts_threads_min(),
-    for (size_t i = 0; i < n; i++)
-        x[i] += d[i];);
+    TS_PARALLEL(n >= ts_threads_min(), n, cheb_last_range, &g);
 }
 
 static void cycle(amg_state *s, int l, const double *b, double *x)
@@ -1104,7 +1173,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
     if (l == s->nlev - 1) {
         if (s->dense_ok) {
             memcpy(x, b, n * sizeof *x);
-            LAPACKE_dpotrs(LAPACK_ROW_MAJOR, 'L', (lapack_int)n, 1, s->dense, (lapack_int)n, x, 1);
+            s->la->dpotrs(TS_LAPACK_ROW_MAJOR, 'L', (int)n, 1, s->dense, (int)n, x, 1);
         } else {
             chebyshev(s, l, b, x, 1, AMG_DEGREE_LAST);
         }

@@ -255,6 +255,23 @@ static void stage_block(const butcher_scratch *b, const ts_system *sys, const pa
     }
 }
 
+typedef struct {
+    const butcher_scratch *b;
+    const ts_system *sys;
+    const pass_args *g;
+} blocks_args;
+
+/* the blocks [k0, k1) of a pass */
+static void blocks_range(void *c, size_t k0, size_t k1)
+{
+    const blocks_args *a = c;
+    size_t n = a->sys->n;
+    for (size_t blk = k0; blk < k1; blk++) {
+        size_t i0 = blk * BLOCK;
+        stage_block(a->b, a->sys, a->g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
+    }
+}
+
 /* One pass over the state, block by block: finish stage j (if finish; in
  * place if keep, else in a block of its own, for this pass only), then,
  * with err, err = 0 + h sum (b_l - bhat_l) k_l over every stage, and
@@ -269,11 +286,8 @@ static void stage_pass(const butcher_scratch *b, const ts_system *sys, int j, in
     pass_args g = {.j = j, .finish = finish, .keep = keep, .count = count, .h = h, .c = c,
                    .zx = zx, .zv = zv, .err = err};
     size_t n = sys->n, nb = (n + BLOCK - 1) / BLOCK;
-    TS_PARALLEL_FOR(n >= ts_threads_min(),
-    for (size_t blk = 0; blk < nb; blk++) {
-        size_t i0 = blk * BLOCK;
-        stage_block(b, sys, &g, i0, i0 + BLOCK < n ? BLOCK : n - i0);
-    });
+    blocks_args a = {b, sys, &g};
+    TS_PARALLEL(n >= ts_threads_min(), nb, blocks_range, &a);
 }
 
 /* k_1 = F(t, Y_n), reused from the last step where the tableau allows it;

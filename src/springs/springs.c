@@ -334,35 +334,42 @@ typedef struct {
 typedef void (*particle_fn)(const ts_springs *s, size_t p0, size_t p1, const spring_args *a);
 typedef void (*spring_fn)(const ts_springs *s, size_t e0, size_t e1, const spring_args *a);
 
-/* The passes of run_chunks: worksharing loops that split among the team
- * inside a parallel region, and run on the calling thread alone outside
- * one (orphaned), with no call into the OpenMP runtime's regions. */
-static void chunk_passes(const ts_springs *s, particle_fn init, spring_fn kernel,
-                         const spring_args *a)
+typedef struct {
+    const ts_springs *s;
+    particle_fn init;
+    spring_fn kernel;
+    const spring_args *a;
+} chunk_args;
+
+/* The passes of run_chunks over chunks [k0, k1): pass 0 the particles'
+ * init over chunk k, pass 1 (2) the springs of chunk 2k (2k + 1). */
+static void chunk_pass(void *ctx, int pass, size_t k0, size_t k1)
 {
-    long nc = (long)s->nchunk;
+    const chunk_args *g = ctx;
+    const ts_springs *s = g->s;
     size_t cn = s->chunk_np, np = s->np;
     const size_t *first = s->chunk_first;
-#pragma omp for schedule(static)
-    for (long c = 0; c < nc; c++) {
-        size_t p0 = (size_t)c * cn, p1 = p0 + cn < np ? p0 + cn : np;
-        init(s, p0, p1, a);
-    }
-    for (long phase = 0; phase < 2; phase++) {
-#pragma omp for schedule(static)
-        for (long c = phase; c < nc; c += 2)
-            kernel(s, first[c], first[c + 1], a);
+    for (size_t k = k0; k < k1; k++) {
+        if (pass == 0) {
+            size_t p0 = k * cn, p1 = p0 + cn < np ? p0 + cn : np;
+            g->init(s, p0, p1, g->a);
+        } else {
+            size_t c = 2 * k + (size_t)(pass - 1);
+            g->kernel(s, first[c], first[c + 1], g->a);
+        }
     }
 }
 
 static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
                        const spring_args *a)
 {
-    if (s->ns + s->np >= ts_threads_min() / 2 && s->nchunk > 2) {
-#pragma omp parallel
-        chunk_passes(s, init, kernel, a);
+    size_t nc = s->nchunk, count[3] = {nc, (nc + 1) / 2, nc / 2};
+    chunk_args g = {s, init, kernel, a};
+    if (s->ns + s->np >= ts_threads_min() / 2 && nc > 2) {
+        ts_parallel_passes(3, count, chunk_pass, &g);
     } else {
-        chunk_passes(s, init, kernel, a);
+        for (int pass = 0; pass < 3; pass++)
+            chunk_pass(&g, pass, 0, count[pass]);
     }
 }
 
@@ -600,32 +607,22 @@ void ts_springs_block(const ts_springs *s, size_t e, double b[6])
     block_of(s, e, coef_mode(s), s->lin_sign, 0, b);
 }
 
-/* Keep the point, the coefficients and per spring, with the cache, q and
- * w (or g), else 1/l (-1 when l is not > 0) (tstep/springs.h). */
-static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
-                             double alpha, double beta)
+typedef struct {
+    const ts_springs *s;
+    const double *x;
+    int sign, wcache;
+} lin_args;
+
+/* per spring of [e0, e1): q and w (or g), else 1/l (springs_linearize) */
+static void linearize_range(void *ctx, size_t e0, size_t e1)
 {
-    ts_springs *s = (ts_springs *)sys;
-    (void)t, (void)v;
+    const lin_args *a = ctx;
+    const ts_springs *s = a->s;
+    const double *x = a->x;
     const uint32_t *si = s->si, *sj = s->sj;
-    size_t ns = s->ns;
-    s->lin_x = x;
-    s->lin_alpha = alpha;
-    s->lin_beta = beta;
-    for (int c = 0; c < TS_SPRING_KINDS; c++) {
-        s->lin_ak[c] = alpha * s->kind_k[c];
-        s->lin_bkd[c] = beta * s->kind_kd[c];
-    }
-    s->lin_wdrag = beta * s->opt.drag;
-    s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
-                   (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
-    int sign = alpha >= 0.0 && beta >= 0.0 ? 1 : alpha <= 0.0 && beta <= 0.0 ? -1 : 0;
-    s->lin_sign = sign;
-    s->lin_wcache = coef_keeps_w(s, sign);
-    int wcache = s->lin_wcache;
+    int sign = a->sign, wcache = a->wcache;
     double *coef = s->lin_coef, *linv = s->lin_inv;
-    TS_PARALLEL_FOR(ns >= ts_threads_min() / 2,
-    for (size_t e = 0; e < ns; e++) {
+    for (size_t e = e0; e < e1; e++) {
         const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
         double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
         double l = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
@@ -641,7 +638,33 @@ static int springs_linearize(ts_system *sys, double t, const double *x, const do
         } else { /* q and g */
             spring_coef(s, e, inv, coef + 2 * e, coef + 2 * e + 1);
         }
-    });
+    }
+}
+
+/* Keep the point, the coefficients and per spring, with the cache, q and
+ * w (or g), else 1/l (-1 when l is not > 0) (tstep/springs.h). */
+static int springs_linearize(ts_system *sys, double t, const double *x, const double *v,
+                             double alpha, double beta)
+{
+    ts_springs *s = (ts_springs *)sys;
+    (void)t, (void)v;
+    size_t ns = s->ns;
+    s->lin_x = x;
+    s->lin_alpha = alpha;
+    s->lin_beta = beta;
+    for (int c = 0; c < TS_SPRING_KINDS; c++) {
+        s->lin_ak[c] = alpha * s->kind_k[c];
+        s->lin_bkd[c] = beta * s->kind_kd[c];
+    }
+    s->lin_wdrag = beta * s->opt.drag;
+    s->lin_clamp = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS ||
+                   (s->opt.clamp == TS_SPRINGS_CLAMP_AUTO && sys->definite_fix);
+    int sign = alpha >= 0.0 && beta >= 0.0 ? 1 : alpha <= 0.0 && beta <= 0.0 ? -1 : 0;
+    s->lin_sign = sign;
+    s->lin_wcache = coef_keeps_w(s, sign);
+    int wcache = s->lin_wcache;
+    lin_args g = {s, x, sign, wcache};
+    TS_PARALLEL(ns >= ts_threads_min() / 2, ns, linearize_range, &g);
     return TS_OK;
 }
 

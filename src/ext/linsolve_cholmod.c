@@ -29,6 +29,7 @@
 #include <string.h>
 #include <cholmod.h>
 #include "tstep/linsolve.h"
+#include "ext/ext.h"
 
 #define TS_DIRECT_REFINE 2
 
@@ -181,7 +182,8 @@ static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys, cons
     return st;
 }
 
-const ts_linsolve_type ts_linsolve_direct = {
+/* the core's ts_linsolve_direct forwards to this (src/linear/linsolve_direct.c) */
+const ts_linsolve_type ts_ext_cholmod = {
     .name = "direct",
     .summary = "sparse Cholesky of the assembled A (SuiteSparse CHOLMOD)",
     .needs_matrix = TS_MATRIX_LOWER,
