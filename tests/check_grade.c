@@ -324,25 +324,6 @@ static int counted(void)
     return ts_default_grade_options().alloc_count != NULL;
 }
 
-/* 1 (with a note) when one of the built-in steppers in the comma-separated
- * `names`, which a test uses as a tool (a reference, a known answer), is a
- * skeleton: in a hand-out that test has nothing to say.  The skeleton's own
- * failure is the one of builtin_steppers_pass_with_true_values. */
-static int uses_skeleton(const char *names)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", names);
-    for (char *save = NULL, *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-        const ts_stepper_type *t = ts_stepper_find(n);
-        double re, im;
-        if (t && ts_amplification(t, NULL, -0.1, 0.0, &re, &im) == TS_ERR_NOT_IMPLEMENTED) {
-            printf("grade suite: '%s' is a skeleton: a test that uses it is left out\n", n);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Exactly the checks in `failing` (a mask of 1 << kind) fail; the rest pass. */
 static void assert_fails_exactly(const ts_grade_report *r, unsigned failing)
 {
@@ -452,19 +433,20 @@ static double complex truth_r(int i, double complex z)
 
 START_TEST(builtin_steppers_pass_with_true_values)
 {
+    tests_need(truth[_i].name); /* a hand-out's skeleton, or left out of it: skipped */
     const ts_stepper_type *t = ts_stepper_find(truth[_i].name);
-    ck_assert_msg(t, "%s is not registered", truth[_i].name);
+    const char *like_name = truth[_i].like;
+    const ts_stepper_type *like = like_name ? ts_stepper_find(like_name) : NULL;
+    if (like_name && !like)
+        tests_need(like_name);
+    if (like && like != t && tests_is_skeleton(like)) /* a hand-out's: graded without */
+        like = NULL;
     double interval = truth[_i].kind == POLY ? poly_interval(truth[_i].coef, truth[_i].degree)
                                              : INFINITY;
     int energy = truth[_i].energy ? truth[_i].energy : energy_of(truth_r(_i, 0.5 * I));
     ts_grade_options o = options();
-    ts_grade_expect e = expect(truth[_i].order, interval, energy,
-                               truth[_i].like ? ts_stepper_find(truth[_i].like) : NULL);
-    ck_assert(!truth[_i].like || e.like);
+    ts_grade_expect e = expect(truth[_i].order, interval, energy, like);
     e.stages = t; /* itself: the same stages, whatever the method */
-    int no_like = e.like && e.like != t && uses_skeleton(e.like->name); /* a hand-out's */
-    if (no_like)
-        e.like = NULL;
     ts_grade_report rep;
     ck_assert_int_eq(ts_grade(t, &e, &o, &rep), TS_OK);
     /* skipped: amplification without a reference, local order of a multistep method */
@@ -493,8 +475,7 @@ END_TEST
 
 START_TEST(wrong_expected_order_fails)
 {
-    if (uses_skeleton("rk4"))
-        return;
+    tests_need("rk4");
     ts_grade_options o = options();
     ts_grade_expect e = expect(3, NAN, 0, NULL);
     ts_grade_report rep;
@@ -520,33 +501,32 @@ static const struct {
     int order;           /* what the probe really achieves, except for probe-wrong */
     double interval;
     int energy;
-    const ts_stepper_type *like;
+    const char *like; /* the built-in it is graded like, by name */
     unsigned failing;
 } broken[] = {
     /* evaluates at the stored state: really forward Euler, so only the
        structural check can tell */
-    {&probe_stored, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_STAGE_STATES)},
+    {&probe_stored, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_STAGE_STATES)},
     /* wrong coefficient, graded as the midpoint it should be */
-    {&probe_wrong, 2, NAN, 0, &ts_midpoint, ORDER_CHECKS | BIT(TS_GRADE_AMPLIFICATION)},
-    {&probe_malloc, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_NO_ALLOCATION)},
+    {&probe_wrong, 2, NAN, 0, "midpoint", ORDER_CHECKS | BIT(TS_GRADE_AMPLIFICATION)},
+    {&probe_malloc, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_NO_ALLOCATION)},
     {&probe_static, 1, NAN, TS_ENERGY_GROWS, NULL, BIT(TS_GRADE_REPEATABLE)},
-    {&probe_nopins, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_PINS)},
-    {&probe_ignore, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler, BIT(TS_GRADE_FAILED_FORCE)},
+    {&probe_nopins, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_PINS)},
+    {&probe_ignore, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_FAILED_FORCE)},
     /* rk4's R(z), not rk4: wrong stage times, order 4 on linear problems only */
-    {&probe_times, 4, 2.785293563, TS_ENERGY_DECAYS, &ts_rk4, BIT(TS_GRADE_ORDER_FORCED)},
-    {&probe_nest, 4, 2.785293563, TS_ENERGY_DECAYS, &ts_rk4, BIT(TS_GRADE_ORDER_FORCED)},
+    {&probe_times, 4, 2.785293563, TS_ENERGY_DECAYS, "rk4", BIT(TS_GRADE_ORDER_FORCED)},
+    {&probe_nest, 4, 2.785293563, TS_ENERGY_DECAYS, "rk4", BIT(TS_GRADE_ORDER_FORCED)},
     /* refusing the test equation without a reason fails what needs it */
-    {&probe_refuser, 1, 2.0, TS_ENERGY_GROWS, &ts_forward_euler,
+    {&probe_refuser, 1, 2.0, TS_ENERGY_GROWS, "forward-euler",
      BIT(TS_GRADE_ORDER_TEST1D) | BIT(TS_GRADE_AMPLIFICATION) | BIT(TS_GRADE_INTERVAL)},
 };
 
 START_TEST(broken_probe_fails_its_check)
 {
-    if (broken[_i].like && uses_skeleton(broken[_i].like->name))
-        return;
+    const char *like = broken[_i].like;
     ts_grade_options o = options();
     ts_grade_expect e = expect(broken[_i].order, broken[_i].interval, broken[_i].energy,
-                               broken[_i].like);
+                               like ? tests_stepper(like) : NULL);
     ts_grade_report rep;
     ck_assert_int_eq(ts_grade(broken[_i].type, &e, &o, &rep), TS_OK);
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++)
@@ -573,8 +553,7 @@ END_TEST
  * the reason, local order and the rest measured on the oscillator. */
 START_TEST(partitioned_stepper_skips_the_test_equation)
 {
-    if (uses_skeleton("forward-euler"))
-        return;
+    tests_need("forward-euler");
     ts_grade_options o = options();
     ts_grade_expect e = expect(1, 2.0, TS_ENERGY_BOUNDED, &ts_forward_euler);
     ts_grade_report rep;
@@ -635,8 +614,7 @@ PROBE(probe_chatty, "probe-chatty", chatty_step);
 
 START_TEST(printing_stays_off_stdout_without_isolation)
 {
-    if (uses_skeleton("forward-euler"))
-        return;
+    tests_need("forward-euler");
     ts_grade_options o = options();
     o.isolate = 0;
     ts_grade_expect e = expect(1, NAN, 0, NULL);
@@ -669,8 +647,8 @@ END_TEST
 START_TEST(skeleton_scores_zero)
 {
     ts_grade_options o = options();
-    ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
-    e.stages = &ts_midpoint;
+    ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, tests_stepper("midpoint"));
+    e.stages = tests_stepper("midpoint");
     ts_grade_report rep;
     ck_assert_int_eq(ts_grade(&probe_skeleton, &e, &o, &rep), TS_OK);
     ck_assert_str_eq(rep.check[TS_GRADE_IMPLEMENTED].measured, "not implemented");
@@ -795,8 +773,7 @@ static void assert_json(const char *text)
 
 START_TEST(cli_grade_text_and_exit_status)
 {
-    if (uses_skeleton("rk4,midpoint,trapezoid"))
-        return;
+    tests_need("rk4,midpoint,trapezoid");
     ck_assert_int_eq(cli_run("grade --stepper midpoint --order 2 --interval 2 --energy "
                              "grows --like trapezoid", out, sizeof out, err, sizeof err), 0);
     char want[64];
@@ -835,8 +812,7 @@ END_TEST
 
 START_TEST(cli_grade_spec_and_json)
 {
-    if (uses_skeleton("midpoint,trapezoid,backward-euler,backward-euler-linear,forward-euler"))
-        return;
+    tests_need("midpoint,trapezoid,backward-euler,backward-euler-linear,forward-euler");
     char path[] = "/tmp/tstep-spec-XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -896,8 +872,7 @@ END_TEST
  * at t = 1 nearly vanished (implicit midpoint's order measured 1.74). */
 START_TEST(write_spec_holds_for_every_seed)
 {
-    if (uses_skeleton("forward-euler,midpoint,trapezoid,rk4,backward-euler,backward-euler-linear,backward-euler-opt"))
-        return;
+    tests_need("forward-euler,midpoint,trapezoid,rk4,backward-euler,backward-euler-linear,backward-euler-opt");
     static const char *const seeds[] = {"156141411", "1", "4242"};
     char path[] = "/tmp/tstep-ws-XXXXXX", cmd[256];
     int fd = mkstemp(path);
@@ -921,8 +896,7 @@ END_TEST
 
 START_TEST(cli_write_spec_round_trip)
 {
-    if (uses_skeleton("forward-euler,midpoint,trapezoid,rk4,backward-euler,backward-euler-linear,backward-euler-opt"))
-        return;
+    tests_need("forward-euler,midpoint,trapezoid,rk4,backward-euler,backward-euler-linear,backward-euler-opt");
     char path[] = "/tmp/tstep-ws-XXXXXX", cmd[256]; /* its own file: runs side by side */
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -943,8 +917,7 @@ END_TEST
  * step, fails no-allocation; the unchanged plugin passes it. */
 START_TEST(cli_plugin_allocation_detected)
 {
-    if (uses_skeleton("midpoint"))
-        return;
+    tests_need("midpoint");
     char dir[] = "/tmp/tstep-gplug-XXXXXX", cmd[1024];
     if (!counted())
         return; /* AddressSanitizer build: no counter in build/tstep either */
@@ -987,8 +960,7 @@ END_TEST
  * grader scores 0. */
 START_TEST(cli_skeleton_plugin_not_implemented)
 {
-    if (uses_skeleton("rk4"))
-        return;
+    tests_need("rk4");
     char dir[] = "/tmp/tstep-skel-XXXXXX", cmd[1024];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
@@ -1253,8 +1225,7 @@ END_TEST
  * the same seed gives the same report, another seed other hidden inputs. */
 START_TEST(sandbox_honest_plugin_and_seed)
 {
-    if (uses_skeleton("midpoint"))
-        return;
+    tests_need("midpoint");
     attack a;
     static char first[sizeof out];
     ck_assert(attack_build(&a, "honest", "", ""));
@@ -1285,8 +1256,7 @@ END_TEST
  * plugin is refused (exit 2) unless --no-sandbox. */
 START_TEST(sandbox_refused_without_bwrap)
 {
-    if (uses_skeleton("midpoint"))
-        return;
+    tests_need("midpoint");
     attack a;
     ck_assert(attack_build(&a, "honest", "", ""));
     char cmd[512], path[4096];
@@ -1311,8 +1281,7 @@ END_TEST
  * its score, and each graded one has valid Gradescope JSON and JUnit XML. */
 START_TEST(batch_grades_every_submission)
 {
-    if (uses_skeleton("midpoint"))
-        return;
+    tests_need("midpoint");
     attack a;
     ck_assert(attack_build(&a, "forged",
                            "__attribute__((constructor)) static void forge(void) { _exit(0); }",
@@ -1360,15 +1329,14 @@ END_TEST
  * stages are not midpoint's. */
 START_TEST(stages_tell_siblings_apart)
 {
-    if (uses_skeleton("midpoint,ralston2,trapezoid"))
-        return;
+    tests_need("midpoint,ralston2,trapezoid");
     static const char *const siblings[] = {"ralston2", "trapezoid"};
     ts_grade_options o = options();
     for (int i = 0; i < 2; i++) {
-        const ts_stepper_type *t = ts_stepper_find(siblings[i]);
+        const ts_stepper_type *t = tests_stepper(siblings[i]);
         ck_assert_ptr_nonnull(t);
-        ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, &ts_midpoint);
-        e.stages = &ts_midpoint;
+        ts_grade_expect e = expect(2, 2.0, TS_ENERGY_GROWS, tests_stepper("midpoint"));
+        e.stages = tests_stepper("midpoint");
         ts_grade_report rep;
         ck_assert_int_eq(ts_grade(t, &e, &o, &rep), TS_OK);
         assert_fails_exactly(&rep, 1u << TS_GRADE_STAGES);
@@ -1397,8 +1365,7 @@ static int bad_bhat_alloc(const ts_system *sys, const ts_solver_options *opt, vo
 
 START_TEST(error_estimate_catches_a_wrong_embedded_weight)
 {
-    if (uses_skeleton("dopri5"))
-        return;
+    tests_need("dopri5");
     bad_bhat_tableau = *ts_dopri5.tableau;
     memcpy(bad_bhat, ts_dopri5.tableau->bhat, sizeof bad_bhat);
     bad_bhat[3] *= 1.001;
@@ -1491,8 +1458,7 @@ END_TEST
  * backslash, a tab and a control character), numbers read back exactly. */
 START_TEST(cli_json_escapes_and_round_trips)
 {
-    if (uses_skeleton("rk4"))
-        return;
+    tests_need("rk4");
     char dir[] = "/tmp/tstep-gjson-XXXXXX", cmd[1024];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
@@ -1547,8 +1513,7 @@ END_TEST
 /* stability --format json: valid, and the csv rows' numbers (%.8g) in it */
 START_TEST(cli_stability_json)
 {
-    if (uses_skeleton("forward-euler,rk4"))
-        return;
+    tests_need("forward-euler,rk4");
     const char *args = "stability --system oscillator --param k=100 --param c=20 "
                        "--stepper forward-euler,rk4";
     char cmd[512];
@@ -1583,8 +1548,7 @@ END_TEST
  * the table on standard error */
 START_TEST(cli_sweep_json)
 {
-    if (uses_skeleton("rk4"))
-        return;
+    tests_need("rk4");
     ck_assert_int_eq(cli_run("sweep --system oscillator --stepper rk4 --format json", out,
                              sizeof out, err, sizeof err), 0);
     assert_json(out);
@@ -1614,8 +1578,7 @@ END_TEST
 
 START_TEST(assignment_kit_end_to_end)
 {
-    if (uses_skeleton("midpoint,rk4"))
-        return;
+    tests_need("midpoint,rk4");
     char dir[] = "/tmp/tstep-kit-XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char cmd[2048];
@@ -1727,8 +1690,9 @@ void grade_note_skeletons(void)
         printf(n++ ? ", %s" : "\nNot implemented yet (skeletons): %s", ts_stepper_at(i)->name);
     }
     if (n)
-        printf(".\nThe tests that run %s fail above; 'build/tstep grade --spec FILE' scores "
-               "them check by check.\n", n == 1 ? "it" : "them");
+        printf(".\nThe checks that run %s are skipped above; 'build/tstep grade --spec "
+               "grading.spec' scores %s check by check.\n", n == 1 ? "it" : "them",
+               n == 1 ? "it" : "them");
 }
 
 Suite *grade_suite(void)
