@@ -58,6 +58,7 @@ static int stored_step(void *scratch, ts_system *sys, double t, double h, ts_ste
     return TS_OK;
 }
 
+/* ANSWER-BEGIN(midpoint): midpoint's update with one coefficient changed */
 /* Midpoint with c2 = 1/3 instead of 1/2: R = 1 + z + z^2/3, order 1. */
 static int wrong_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
@@ -76,6 +77,7 @@ static int wrong_step(void *scratch, ts_system *sys, double t, double h, ts_step
     ts_system_set_y(sys, y);
     return TS_OK;
 }
+/* ANSWER-END */
 
 /* Forward Euler that allocates its derivative in every step. */
 static int malloc_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
@@ -208,6 +210,7 @@ static int hang_step(void *scratch, ts_system *sys, double t, double h, ts_step_
     return TS_OK;
 }
 
+/* ANSWER-BEGIN(rk4): rk4's update with the stage times changed */
 /* Two methods with rk4's R(z) that are not rk4 (in four vectors: y, the
  * sum, a stage's state, a stage's slope): `times` evaluates every stage at
  * the step's start time t, so on a problem that does not depend on t it is
@@ -249,6 +252,7 @@ static int nest_step(void *scratch, ts_system *sys, double t, double h, ts_step_
     (void)stats;
     return rk_like(scratch, sys, t, h, 1);
 }
+/* ANSWER-END */
 
 /* Forward Euler that refuses first-order systems without being declared
  * partitioned or symplectic: the checks on the test equation fail. */
@@ -288,7 +292,7 @@ static const ts_stepper_type probe_refuser = {
     static const ts_stepper_type var = {.name = nm, .summary = "grader probe", .order = 9,     \
                                         .alloc = probe_alloc, .step = fn, .free = free}
 PROBE(probe_stored, "probe-stored", stored_step);
-PROBE(probe_wrong, "probe-wrong", wrong_step);
+PROBE(probe_wrong, "probe-wrong", wrong_step); /* ANSWER-LINE(midpoint) */
 PROBE(probe_malloc, "probe-malloc", malloc_step);
 PROBE(probe_static, "probe-static", static_step);
 PROBE(probe_skeleton, "probe-skeleton", skeleton_step);
@@ -296,8 +300,8 @@ PROBE(probe_nopins, "probe-nopins", nopins_step);
 PROBE(probe_ignore, "probe-ignore", ignore_step);
 PROBE(probe_crash, "probe-crash", crash_step);
 PROBE(probe_hang, "probe-hang", hang_step);
-PROBE(probe_times, "probe-times", times_step);
-PROBE(probe_nest, "probe-nest", nest_step);
+PROBE(probe_times, "probe-times", times_step); /* ANSWER-LINE(rk4) */
+PROBE(probe_nest, "probe-nest", nest_step);   /* ANSWER-LINE(rk4) */
 
 /* --- helpers ------------------------------------------------------------------ */
 
@@ -507,15 +511,18 @@ static const struct {
     /* evaluates at the stored state: really forward Euler, so only the
        structural check can tell */
     {&probe_stored, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_STAGE_STATES)},
-    /* wrong coefficient, graded as the midpoint it should be */
+    /* ANSWER-BEGIN(midpoint): wrong coefficient, graded as the midpoint it should be */
     {&probe_wrong, 2, NAN, 0, "midpoint", ORDER_CHECKS | BIT(TS_GRADE_AMPLIFICATION)},
+    /* ANSWER-END */
     {&probe_malloc, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_NO_ALLOCATION)},
     {&probe_static, 1, NAN, TS_ENERGY_GROWS, NULL, BIT(TS_GRADE_REPEATABLE)},
     {&probe_nopins, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_PINS)},
     {&probe_ignore, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_FAILED_FORCE)},
-    /* rk4's R(z), not rk4: wrong stage times, order 4 on linear problems only */
+    /* ANSWER-BEGIN(rk4): rk4's R(z), not rk4 (wrong stage times) */
+    /* order 4 on linear problems only */
     {&probe_times, 4, 2.785293563, TS_ENERGY_DECAYS, "rk4", BIT(TS_GRADE_ORDER_FORCED)},
     {&probe_nest, 4, 2.785293563, TS_ENERGY_DECAYS, "rk4", BIT(TS_GRADE_ORDER_FORCED)},
+    /* ANSWER-END */
     /* refusing the test equation without a reason fails what needs it */
     {&probe_refuser, 1, 2.0, TS_ENERGY_GROWS, "forward-euler",
      BIT(TS_GRADE_ORDER_TEST1D) | BIT(TS_GRADE_AMPLIFICATION) | BIT(TS_GRADE_INTERVAL)},

@@ -494,6 +494,7 @@ START_TEST(reused_f0_needs_its_vector)
 }
 END_TEST
 
+/* ANSWER-BEGIN(rk4): rk4's update in code */
 /* rk4 on the first-order view, written out: Y_i = Y + (h a_i,i-1) k_{i-1},
  * Y1 = ((((Y + (h/6) k1) + (h/3) k2) + (h/3) k3) + (h/6) k4), the order in
  * which the engine adds (one product per weight, no fused multiply-add). */
@@ -539,6 +540,7 @@ START_TEST(rk4_equals_the_formula)
     ts_system_free(sys);
 }
 END_TEST
+/* ANSWER-END */
 
 Suite *memory_suite(void)
 {
@@ -551,7 +553,7 @@ Suite *memory_suite(void)
     tcase_add_test(tc, failed_implicit_step_leaves_the_state);
     tcase_add_test(tc, kept_start_restores_the_state);
     tcase_add_test(tc, reused_f0_needs_its_vector);
-    tcase_add_test(tc, rk4_equals_the_formula);
+    tcase_add_test(tc, rk4_equals_the_formula); /* ANSWER-LINE(rk4) */
     suite_add_tcase(s, tc);
     return s;
 }
