@@ -1023,6 +1023,7 @@ typedef struct {
  * file scope; 1 on success. */
 static int attack_build(attack *a, const char *name, const char *extra, const char *code)
 {
+    tests_need_file("examples/ralston.c");
     snprintf(a->dir, sizeof a->dir, "/tmp/tstep-attack-XXXXXX");
     if (!mkdtemp(a->dir))
         return 0;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "tests.h"
 #include "tstep/stability.h"
 #include "tstep/stepper.h"
@@ -154,10 +155,28 @@ void tests_skip_if_skeleton_said(const char *err)
     }
 }
 
+void tests_need_file(const char *path)
+{
+    if (access(path, F_OK) != 0) {
+        char why[512];
+        snprintf(why, sizeof why, "left out of this hand-out: %s", path);
+        tests_skip(why);
+    }
+}
+
 /* Skip the check when the command names, after --stepper, --like or
- * --stages, a built-in skeleton or a stepper the hand-out leaves out. */
+ * --stages, a built-in skeleton or a stepper the hand-out leaves out, or
+ * reads a file examples/NAME that the hand-out leaves out. */
 static void check_command(const char *cmd)
 {
+    for (const char *p = cmd; (p = strstr(p, "examples/")) != NULL; p++) {
+        char path[256];
+        size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-");
+        if (n < sizeof path && (p == cmd || p[-1] == ' ' || p[-1] == '\'' || p[-1] == '"')) {
+            snprintf(path, sizeof path, "%.*s", (int)n, p);
+            tests_need_file(path);
+        }
+    }
     static const char *const opts[] = {"--stepper", "--like", "--stages"};
     for (size_t k = 0; k < sizeof opts / sizeof *opts; k++)
         for (const char *p = cmd; (p = strstr(p, opts[k])) != NULL;) {

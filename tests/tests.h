@@ -52,6 +52,9 @@ const struct ts_stepper_type *tests_stepper(const char *name);
 /* 1 when the stepper's step returns TS_ERR_NOT_IMPLEMENTED (a skeleton). */
 struct ts_stepper_type;
 int tests_is_skeleton(const struct ts_stepper_type *t);
+/* Skip the check when the file (an example) is not in this tree: a hand-out
+ * leaves out an example that is an answer (tools/assignment.sh). */
+void tests_need_file(const char *path);
 /* Skip the check when a command's standard error says a built-in stepper is
  * a skeleton (cli_run does it for every command it runs). */
 void tests_skip_if_skeleton_said(const char *err);

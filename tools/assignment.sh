@@ -223,14 +223,15 @@ strip_answers() {
             return m == "" ? " " : m
         }
         skip { if ($0 ~ /ANSWER-END/) skip = 0; next }
-        /^[ \t]*(\/\*|<!--|#)[ \t]*ANSWER-BEGIN\(/ {
+        /^[ \t]*(\/\*|\*|<!--|#)[ \t]*ANSWER-BEGIN\(/ {
             if (hit(marker($0, "ANSWER-BEGIN"))) {
                 skip = 1
                 if (md) print "*(The code of this example is left out of the hand-out: it would be an answer to the assignment.)*"
+                else if ($0 ~ /^[ \t]*\*/) print " *     (an example left out of the hand-out: it would be an answer)"
             }
             next
         }
-        /^[ \t]*(\/\*|<!--|#)[ \t]*ANSWER-END/ { next }
+        /^[ \t]*(\/\*|\*|<!--|#)[ \t]*ANSWER-END/ { next }
         /ANSWER-LINE\([^)]*\)[ \t]*(\*\/|-->)?[ \t]*$/ { if (hit(marker($0, "ANSWER-LINE"))) next }
         { print }
     ' "$1" > "$1.tmp" && mv "$1.tmp" "$1"
