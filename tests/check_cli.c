@@ -162,6 +162,8 @@ START_TEST(sweep_orders)
         for (size_t i = 0; ts_stepper_at(i); i++) {
             const ts_stepper_type *t = ts_stepper_at(i);
             char key[64];
+            if (tests_is_skeleton(t)) /* `all` skips a hand-out's skeletons */
+                continue;
             snprintf(key, sizeof key, "\n  %s ", t->name);
             const char *row = strstr(err, key);
             ck_assert_msg(row, "no order row for %s", t->name);

@@ -507,6 +507,7 @@ END_TEST
  * must be what the commands print. */
 START_TEST(student_guide_runs_as_written)
 {
+    tests_need_file("examples/ralston.c"); /* the guide builds it */
     static char out[1 << 17];
     int rc = shell(out, sizeof out,
                    "mkdir -p '%s/home' && awk '/^```sh$/{f=1;next} /^```$/{f=0} f' "

@@ -262,6 +262,7 @@ END_TEST
  * stderr and written in the data. */
 START_TEST(sweep_string_defaults_cli)
 {
+    tests_need("rk4"); /* the computed reference's method */
     int rc = cli_run("sweep --system string --format csv", out, sizeof out, err, sizeof err);
     ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
     ck_assert_ptr_nonnull(strstr(err, "reference: rk4 at dt = "));

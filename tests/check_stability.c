@@ -699,6 +699,8 @@ START_TEST(cli_stability_csv_test1d)
                 {"backward-euler-linear", INFINITY}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         char key[64];
+        if (!tests_runs(want[i].name)) /* a hand-out's skeleton or left-out stepper */
+            continue;
         snprintf(key, sizeof key, "\n%s,", want[i].name);
         const char *row = strstr(out, key);
         ck_assert_msg(row, "no row for %s in %s", want[i].name, out);

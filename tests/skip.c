@@ -164,10 +164,13 @@ void tests_need_file(const char *path)
     }
 }
 
-/* Skip the check when the command names, after --stepper, --like or
- * --stages, a built-in skeleton or a stepper the hand-out leaves out, or
- * reads a file examples/NAME that the hand-out leaves out. */
-static void check_command(const char *cmd)
+int tests_runs(const char *name)
+{
+    const ts_stepper_type *t = ts_stepper_find(name);
+    return t && !tests_is_skeleton(t);
+}
+
+void tests_check_command(const char *cmd)
 {
     for (const char *p = cmd; (p = strstr(p, "examples/")) != NULL; p++) {
         char path[256];
@@ -209,13 +212,13 @@ FILE *__wrap_popen(const char *cmd, const char *mode);
 int __wrap_system(const char *cmd)
 {
     if (cmd)
-        check_command(cmd);
+        tests_check_command(cmd);
     return __real_system(cmd);
 }
 
 FILE *__wrap_popen(const char *cmd, const char *mode)
 {
-    check_command(cmd);
+    tests_check_command(cmd);
     return __real_popen(cmd, mode);
 }
 

@@ -52,6 +52,14 @@ const struct ts_stepper_type *tests_stepper(const char *name);
 /* 1 when the stepper's step returns TS_ERR_NOT_IMPLEMENTED (a skeleton). */
 struct ts_stepper_type;
 int tests_is_skeleton(const struct ts_stepper_type *t);
+/* Skip the check when the command line names, after --stepper, --like or
+ * --stages, a built-in skeleton or a stepper the hand-out leaves out, or
+ * reads an example the hand-out leaves out (system and popen do it for every
+ * command; a test that forks and execs calls it). */
+void tests_check_command(const char *cmd);
+/* 1 when the built-in NAME is in this build and implemented: a row that
+ * `--stepper all` gives (it skips a hand-out's skeletons). */
+int tests_runs(const char *name);
 /* Skip the check when the file (an example) is not in this tree: a hand-out
  * leaves out an example that is an answer (tools/assignment.sh). */
 void tests_need_file(const char *path);

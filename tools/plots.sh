@@ -99,7 +99,10 @@ for sys in test1d oscillator; do
         --levels $levels --t-end 1 --out "$data/sweep-$sys.dat"
 done
 sweep_systems="test1d oscillator"
-if has_system string; then # no exact solution: against a computed reference
+# the string has no exact solution: against a reference computed with rk4
+string_ref=0
+if has_system string && needs "convergence (string)" rk4; then string_ref=1; fi
+if [ $string_ref = 1 ]; then
     sweep_systems="test1d oscillator string"
     run "$TSTEP" sweep --system string --stepper all --levels $levels \
         --out "$data/sweep-string.dat"
@@ -136,7 +139,7 @@ for s in $steppers; do
     run_may_fail "$TSTEP" run --system oscillator --stepper $s --dt 0.1 --t-end 20 \
         --out /dev/null --error "$data/error-oscillator-$s.dat"
 done
-if has_system string; then
+if [ $string_ref = 1 ]; then
     err_systems="oscillator string"
     for s in $steppers; do
         run_may_fail "$TSTEP" run --system string --stepper $s --dt 2e-4 --t-end 1 --every 10 \
