@@ -222,7 +222,7 @@ strip_answers() {
             m = substr(line, RSTART + length(kind) + 1, RLENGTH - length(kind) - 2)
             return m == "" ? " " : m
         }
-        skip { if ($0 ~ /ANSWER-END/) skip = 0; next }
+        skip { if ($0 ~ /^[ \t]*(\/\*|\*|<!--|#)[ \t]*ANSWER-END/) skip = 0; next }
         /^[ \t]*(\/\*|\*|<!--|#)[ \t]*ANSWER-BEGIN\(/ {
             if (hit(marker($0, "ANSWER-BEGIN"))) {
                 skip = 1
@@ -436,7 +436,7 @@ chmod +x "$out/grade.sh"
 
 # the student's guide in the hand-out, and README.md pointing to it
 {
-    echo "# Assignment: $steppers"
+    echo "# Assignment: $(echo $steppers | sed 's/ /, /g')"
     echo
     echo "Write these time steppers in this copy of tstep. Each file opens with its"
     echo "method: the update formula and a reference. That comment is the assignment;"
@@ -456,8 +456,9 @@ chmod +x "$out/grade.sh"
     fi
     if [ -n "$(echo $left_out)" ]; then
         echo
-        echo "Left out of this hand-out: the built-in steppers $(echo $left_out | sed 's/ /, /g'),"
-        echo "the same method as an assigned one (the docs still name them)."
+        echo "Left out of this hand-out: the built-in steppers $(echo $left_out | sed 's/ /, /g'):"
+        echo "each has an assigned stepper's R(z) or its update in code. The docs still"
+        echo "name them; the checks that need them are skipped."
     fi
     echo
     echo "## Build and run"
@@ -520,7 +521,7 @@ handout/       give this to the students (STUDENT.md says what to do).  The
                runs it (exit 1 "not implemented" for a skeleton); make test
                passes, skipping the checks that need a skeleton; make demo
                skips their figures.
-               Left out (the same method as an assigned stepper):
+               Left out (an assigned stepper's R(z), or its update in code):
                  ${left_out:- (nothing)}${removed_files:+
                files:$removed_files}${keep:+
                kept by --keep: $keep}
