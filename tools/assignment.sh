@@ -192,6 +192,15 @@ leave_out_answers() {
         fi
         strip_answers "$2/$f"
     done
+    # a kept built-in with an assigned stepper's R(z): its like= in the student's spec
+    likes=
+    for s in $steppers; do
+        mine=$(echo "$fp" | awk -v s="$s" '$1 == s { $1 = ""; print }')
+        [ -n "$mine" ] || continue
+        for k in $(echo "$fp" | awk -v f="$mine" -v s="$s" '{ n = $1; $1 = "" } $0 == f && n != s { print n }'); do
+            in_list "$k" "$left_out $steppers" || { likes="$likes $s=$k"; break; }
+        done
+    done
     for n in $left_out; do
         f=$(cd "$2" && grep -l "\.name *= *\"$n\"" steppers/*.c 2>/dev/null | head -n 1 || true)
         if [ -n "$f" ]; then
@@ -239,16 +248,22 @@ strip_answers() {
 
 # The student's spec: the lines of $1 without a like= or stages= reference
 # that the hand-out cannot run (an assigned stepper, a skeleton there, or a
-# left-out one): the instructor's grader (grade.sh) checks those.
+# left-out one): the instructor's grader (grade.sh) checks those.  A like=
+# of a left-out stepper becomes a kept built-in with the same R(z), if any.
 student_spec() {
-    awk -v gone=" $steppers $left_out " '
+    awk -v gone=" $steppers $left_out " -v likes=" $likes " '
         /^#/ { print; if (NR == 1) print "# the student'"'"'s copy: like= and stages= naming a stepper this hand-out lacks or\n# leaves to you are the instructor'"'"'s checks (grade.sh), not in this file"; next }
         {
             for (i = NF; i > 1; i--) {
                 v = $i
                 if (v !~ /^(like|stages)=/) continue
                 sub(/^[a-z]*=/, "", v)
-                if (index(gone, " " v " ")) sub(" +" $i, "")
+                if (!index(gone, " " v " ")) continue
+                if ($i ~ /^like=/ && match(likes, " " $1 "=[^ ]+")) {
+                    k = substr(likes, RSTART + length($1) + 2, RLENGTH - length($1) - 2)
+                    sub($i, "like=" k)
+                } else
+                    sub(" +" $i, "")
             }
             print
         }' "$1"
@@ -498,7 +513,7 @@ chmod +x "$out/grade.sh"
     echo "oscillator ([docs/grading.md](docs/grading.md) lists every check). A skeleton"
     echo "scores 0, every check failing with \"not implemented\"; exit status 0 means"
     echo "every check passed. Your instructor grades your stepper files with the same"
-    echo "checks and two more that compare with a reference method this hand-out does"
+    echo "checks and those that compare with a reference method this hand-out does"
     echo "not have (\`amplification\`: R(z) against the reference's; \`stages\`: the"
     echo "stage states): they show as skipped here."
 } > "$out/handout/STUDENT.md"
