@@ -5,15 +5,20 @@
  * memory shared with the runner and ends with exit status 0, which Check
  * counts as a pass; the runner subtracts the skips (tests/check_main.c).
  *
+ * Under CK_FORK=no there is no check's process to end: the check fails,
+ * saying so.
+ *
  * The ways in: tests_need("a,b") or tests_stepper("a") name the steppers a
- * check uses; creating a skeleton built-in in the test program
+ * check uses, tests_need_file an example it reads; tests_runs says whether a
+ * `--stepper all` table has a stepper's row; creating a skeleton built-in in
+ * the test program
  * (ts_stepper_new, wrapped by the linker: -Wl,--wrap=ts_stepper_new) skips
  * the check that does it; a command the check runs (system and popen,
  * wrapped likewise) that names a skeleton or a left-out stepper after
  * --stepper, --like or --stages is not run and the check is skipped; a
  * command of cli_run that says a built-in is a skeleton skips its check
- * too.  A hand-out lists the built-ins it leaves out (the same method as an
- * assigned stepper) in tests/left_out.txt, one name a line; a tree without
+ * too.  A hand-out lists the built-ins it leaves out (an assigned stepper's
+ * method) in tests/left_out.txt, one name a line; a tree without
  * that file leaves nothing out.  A check whose point is that a skeleton
  * fails (the grader's) uses types that are not built-ins, so it still runs. */
 #define _GNU_SOURCE /* MAP_ANONYMOUS */
@@ -35,6 +40,7 @@ typedef struct {
 
 static suite_skips *shared; /* MAX_SUITES slots, shared with every fork */
 static int current = -1;    /* the suite this worker runs */
+static pid_t worker_pid;    /* the worker's own process: not a check's fork */
 enum { MAX_STEPPERS = 256 };
 static unsigned char skeleton[MAX_STEPPERS]; /* by registry index, found once */
 static int probing;                          /* inside probe(): create steppers freely */
@@ -72,6 +78,7 @@ void tests_skip_init(void)
 void tests_skip_suite(int i)
 {
     current = i >= 0 && i < MAX_SUITES ? i : -1;
+    worker_pid = getpid();
 }
 
 int tests_skipped(int i, const char **why)
@@ -84,6 +91,8 @@ int tests_skipped(int i, const char **why)
 
 void tests_skip(const char *why)
 {
+    if (getpid() == worker_pid)
+        ck_abort_msg("skipped: %s (a skip needs Check's fork mode)", why);
     if (shared && current >= 0) {
         suite_skips *s = &shared[current];
         s->count++;
