@@ -165,7 +165,7 @@ leave_out_answers() {
     same=
     for s in $steppers; do
         mine=$(echo "$fp" | awk -v s="$s" '$1 == s { $1 = ""; print }')
-        [ -n "$mine" ] || continue
+        [ -n "$mine" ] || { echo "assignment: could not measure the R(z) of '$s' on the solution" >&2; exit 1; }
         same="$same $(echo "$fp" | awk -v f="$mine" -v s="$s" '{ n = $1; $1 = "" } $0 == f && n != s { print n }')"
     done
     answers=
@@ -183,7 +183,7 @@ leave_out_answers() {
         if [ -n "$names" ] && names_hit "$names"; then
             sname=$(sed -n 's/.*\.name *= *"\([^"]*\)".*/\1/p' "$2/$f" | head -n 1)
             case $f in steppers/*.c)
-                in_list "$sname" "$keep" && continue
+                in_list "$sname" "$keep $steppers" && continue # kept, or assigned: a skeleton
                 left_out="$left_out $sname" ;;
             esac
             removed_files="$removed_files $f"
