@@ -269,6 +269,59 @@ student_spec() {
         }' "$1"
 }
 
+# How many times the word $1 occurs in the code of file $2 (comments left out).
+code_uses() {
+    awk -v w="$1" '
+        {
+            line = $0; out = ""
+            while (line != "") {
+                if (incomment) {
+                    if ((e = index(line, "*/")) == 0) { line = ""; break }
+                    line = substr(line, e + 2); incomment = 0
+                } else if ((b = index(line, "/*")) > 0) {
+                    out = out substr(line, 1, b - 1) " "; line = substr(line, b + 2); incomment = 1
+                } else { out = out line; line = "" }
+            }
+            while (match(out, "[A-Za-z0-9_]*" w "[A-Za-z0-9_]*")) {
+                if (substr(out, RSTART, RLENGTH) == w) n++
+                out = substr(out, RSTART + RLENGTH)
+            }
+        }
+        END { print n + 0 }' "$2"
+}
+
+# Drop from file $1 the static functions nothing calls any more (helpers of
+# the step whose body became a skeleton: the rest of the answer), each with
+# the comment right above it, until none is left; a function is a line
+# `static TYPE NAME(` at column 0 through the next line `}`.
+prune_helpers() {
+    while :; do
+        dead=
+        for fn in $(sed -n 's/^static [A-Za-z_][A-Za-z0-9_ ]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$1"); do
+            [ "$(code_uses "$fn" "$1")" -eq 1 ] && { dead=$fn; break; }
+        done
+        [ -n "$dead" ] || return 0
+        awk -v fn="$dead" '
+            { line[NR] = $0 }
+            END {
+                for (i = 1; i <= NR; i++)
+                    if (line[i] ~ "^static [A-Za-z_][A-Za-z0-9_ ]*[ *]" fn "\\(") { start = i; break }
+                stop = start
+                while (stop <= NR && line[stop] !~ /^\}/) stop++
+                first = start
+                if (first > 1 && line[first - 1] ~ /\*\/[ \t]*$/) {
+                    first--
+                    while (first > 1 && line[first] !~ /^\/\*/) first--
+                }
+                for (i = 1; i <= NR; i++) {
+                    if (i >= first && i <= stop) continue
+                    if (i == stop + 1 && line[i] == "" && first > 1 && line[first - 1] == "") continue
+                    print line[i]
+                }
+            }' "$1" > "$1.tmp" && mv "$1.tmp" "$1"
+    done
+}
+
 # Replace the body of the step function (the one `.step = FN` names) with
 # the skeleton; the function's first line is `static int FN(`, its body
 # runs from a line `{` to a line `}`.
@@ -320,6 +373,7 @@ skeleton() {
         END { if (state != 3) exit 1 }
     ' "$file" > "$file.tmp" || { echo "assignment: $file: could not find the body of $fn" >&2; exit 1; }
     mv "$file.tmp" "$file"
+    prune_helpers "$file"
 }
 
 if [ -n "$only" ]; then
