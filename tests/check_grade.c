@@ -37,6 +37,7 @@ static int probe_alloc(const ts_system *sys, const ts_solver_options *opt, void 
     return ts_scratch_vectors(sys, 4, scratch);
 }
 
+/* ANSWER-BEGIN(midpoint): midpoint's update with one bug */
 /* Midpoint whose second stage reads the stored (start-of-step) state back
  * instead of using its stage vector: it is forward Euler, with two
  * evaluations. */
@@ -58,6 +59,7 @@ static int stored_step(void *scratch, ts_system *sys, double t, double h, ts_ste
     ts_system_set_y(sys, y);
     return TS_OK;
 }
+/* ANSWER-END */
 
 /* ANSWER-BEGIN(midpoint): midpoint's update with one coefficient changed */
 /* Midpoint with c2 = 1/3 instead of 1/2: R = 1 + z + z^2/3, order 1. */
@@ -80,6 +82,7 @@ static int wrong_step(void *scratch, ts_system *sys, double t, double h, ts_step
 }
 /* ANSWER-END */
 
+/* ANSWER-BEGIN(forward-euler): forward Euler's update with one defect each */
 /* Forward Euler that allocates its derivative in every step. */
 static int malloc_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
@@ -117,6 +120,7 @@ static int static_step(void *scratch, ts_system *sys, double t, double h, ts_ste
     ts_system_set_y(sys, y);
     return TS_OK;
 }
+/* ANSWER-END */
 
 static int skeleton_step(void *scratch, ts_system *sys, double t, double h,
                          ts_step_stats *stats)
@@ -126,6 +130,7 @@ static int skeleton_step(void *scratch, ts_system *sys, double t, double h,
     return ts_error(TS_ERR_NOT_IMPLEMENTED, "probe skeleton");
 }
 
+/* ANSWER-BEGIN(forward-euler): forward Euler's update with one defect each */
 /* Forward Euler written on the forces directly, without ts_system_deriv:
  * pinned degrees of freedom move. */
 static int nopins_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
@@ -162,6 +167,7 @@ static int ignore_step(void *scratch, ts_system *sys, double t, double h, ts_ste
     ts_system_set_y(sys, y);
     return TS_OK;
 }
+/* ANSWER-END */
 
 static int crash_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
@@ -170,6 +176,7 @@ static int crash_step(void *scratch, ts_system *sys, double t, double h, ts_step
     return TS_OK;
 }
 
+/* ANSWER-BEGIN(symplectic-euler): symplectic Euler's update */
 /* Symplectic Euler, v += h f(x, v)/m then x += h v, pins honoured: a
  * correct partitioned stepper, which refuses first-order systems. */
 static int symplectic_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
@@ -201,6 +208,7 @@ static int symplectic_step(void *scratch, ts_system *sys, double t, double h,
 static const ts_stepper_type probe_symplectic = {
     .name = "probe-symplectic", .summary = "grader probe", .order = 1,
     .flags = TS_SYMPLECTIC, .alloc = symplectic_alloc, .step = symplectic_step, .free = free};
+/* ANSWER-END */
 
 static int hang_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
 {
@@ -271,6 +279,7 @@ static int fe_step(void *scratch, ts_system *sys, double t, double h, ts_step_st
     return ts_forward_euler.step(scratch, sys, t, h, stats);
 }
 
+/* ANSWER-BEGIN(symplectic-euler): uses the probe above */
 /* Symplectic Euler that also refuses the grader's forced system by its name:
  * a partitioned stepper's exemption covers first-order systems only. */
 static int dodger_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
@@ -284,6 +293,7 @@ static const ts_stepper_type probe_dodger = {
     .name = "probe-dodger", .summary = "grader probe", .order = 1,
     .flags = TS_SYMPLECTIC | TS_PARTITIONED, .alloc = dodger_alloc, .step = symplectic_step,
     .free = free};
+/* ANSWER-END */
 
 static const ts_stepper_type probe_refuser = {
     .name = "probe-refuser", .summary = "grader probe", .order = 1,
@@ -292,13 +302,13 @@ static const ts_stepper_type probe_refuser = {
 #define PROBE(var, nm, fn)                                                                    \
     static const ts_stepper_type var = {.name = nm, .summary = "grader probe", .order = 9,     \
                                         .alloc = probe_alloc, .step = fn, .free = free}
-PROBE(probe_stored, "probe-stored", stored_step);
+PROBE(probe_stored, "probe-stored", stored_step); /* ANSWER-LINE(midpoint) */
 PROBE(probe_wrong, "probe-wrong", wrong_step); /* ANSWER-LINE(midpoint) */
-PROBE(probe_malloc, "probe-malloc", malloc_step);
-PROBE(probe_static, "probe-static", static_step);
+PROBE(probe_malloc, "probe-malloc", malloc_step); /* ANSWER-LINE(forward-euler) */
+PROBE(probe_static, "probe-static", static_step); /* ANSWER-LINE(forward-euler) */
 PROBE(probe_skeleton, "probe-skeleton", skeleton_step);
-PROBE(probe_nopins, "probe-nopins", nopins_step);
-PROBE(probe_ignore, "probe-ignore", ignore_step);
+PROBE(probe_nopins, "probe-nopins", nopins_step); /* ANSWER-LINE(forward-euler) */
+PROBE(probe_ignore, "probe-ignore", ignore_step); /* ANSWER-LINE(forward-euler) */
 PROBE(probe_crash, "probe-crash", crash_step);
 PROBE(probe_hang, "probe-hang", hang_step);
 PROBE(probe_times, "probe-times", times_step); /* ANSWER-LINE(rk4) */
@@ -509,16 +519,19 @@ static const struct {
     const char *like; /* the built-in it is graded like, by name */
     unsigned failing;
 } broken[] = {
-    /* evaluates at the stored state: really forward Euler, so only the
-       structural check can tell */
+    /* ANSWER-BEGIN(midpoint): evaluates at the stored state: really forward */
+    /* Euler, so only the structural check can tell */
     {&probe_stored, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_STAGE_STATES)},
+    /* ANSWER-END */
     /* ANSWER-BEGIN(midpoint): wrong coefficient, graded as the midpoint it should be */
     {&probe_wrong, 2, NAN, 0, "midpoint", ORDER_CHECKS | BIT(TS_GRADE_AMPLIFICATION)},
     /* ANSWER-END */
+    /* ANSWER-BEGIN(forward-euler): the forward Euler probes */
     {&probe_malloc, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_NO_ALLOCATION)},
     {&probe_static, 1, NAN, TS_ENERGY_GROWS, NULL, BIT(TS_GRADE_REPEATABLE)},
     {&probe_nopins, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_PINS)},
     {&probe_ignore, 1, 2.0, TS_ENERGY_GROWS, "forward-euler", BIT(TS_GRADE_FAILED_FORCE)},
+    /* ANSWER-END */
     /* ANSWER-BEGIN(rk4): rk4's R(z), not rk4 (wrong stage times) */
     /* order 4 on linear problems only */
     {&probe_times, 4, 2.785293563, TS_ENERGY_DECAYS, "rk4", BIT(TS_GRADE_ORDER_FORCED)},
@@ -557,6 +570,7 @@ START_TEST(broken_probe_fails_its_check)
 }
 END_TEST
 
+/* ANSWER-BEGIN(symplectic-euler): uses its probe */
 /* A stepper that refuses x' = z x: the checks that need it are skipped with
  * the reason, local order and the rest measured on the oscillator. */
 START_TEST(partitioned_stepper_skips_the_test_equation)
@@ -582,7 +596,9 @@ START_TEST(partitioned_stepper_skips_the_test_equation)
     ck_assert_ptr_nonnull(strstr(rep.check[TS_GRADE_ENERGY].measured, "bounded"));
 }
 END_TEST
+/* ANSWER-END */
 
+/* ANSWER-BEGIN(symplectic-euler): uses its probe */
 START_TEST(partitioned_stepper_may_not_refuse_a_second_order_system)
 {
     ts_grade_options o = options();
@@ -596,7 +612,9 @@ START_TEST(partitioned_stepper_may_not_refuse_a_second_order_system)
     ck_assert_int_eq(rep.check[TS_GRADE_ORDER_OSCILLATOR].outcome, TS_GRADE_PASS);
 }
 END_TEST
+/* ANSWER-END */
 
+/* ANSWER-BEGIN(forward-euler): uses its probe */
 START_TEST(static_probe_fails_without_isolation_too)
 {
     /* in one process the static counter carries over between checks too */
@@ -609,6 +627,7 @@ START_TEST(static_probe_fails_without_isolation_too)
     ck_assert_int_eq(rep.failed, 1);
 }
 END_TEST
+/* ANSWER-END */
 
 /* A stepper's printing goes to stderr without isolation too: the report's
  * stdout (its JSON) stays clean. */
@@ -1795,10 +1814,12 @@ Suite *grade_suite(void)
     tcase_add_test(tc, rk4_interval_oracle);
     tcase_add_test(tc, wrong_expected_order_fails);
     tcase_add_loop_test(tc, broken_probe_fails_its_check, 0, (int)(sizeof broken / sizeof *broken));
-    tcase_add_test(tc, static_probe_fails_without_isolation_too);
+    tcase_add_test(tc, static_probe_fails_without_isolation_too); /* ANSWER-LINE(forward-euler) */
     tcase_add_test(tc, printing_stays_off_stdout_without_isolation);
+    /* ANSWER-BEGIN(symplectic-euler): the checks of its probe */
     tcase_add_test(tc, partitioned_stepper_may_not_refuse_a_second_order_system);
     tcase_add_test(tc, partitioned_stepper_skips_the_test_equation);
+    /* ANSWER-END */
     tcase_add_test(tc, skeleton_scores_zero);
     tcase_add_test(tc, crash_fails_the_check_not_the_grader);
     tcase_add_test(tc, hang_times_out);
