@@ -195,7 +195,7 @@ static void bench_threads(void)
         for (int th = 1; th <= 2; th++) {
             /* a new stepper each time: the solver warm-starts from its last solution */
             ts_stepper *st;
-            if (ts_stepper_new(&ts_backward_euler_linear, sys, &o, &st))
+            if (ts_stepper_new(bench_stepper("backward-euler-linear"), sys, &o, &st))
                 exit(1);
             ts_threads_set(th);
             ts_system_set_y(sys, y0);
@@ -429,9 +429,9 @@ static void bench_memory(void)
      * and dt 1/60; backward-euler (Newton) at dt 1e-3, where it converges
      * in a few Newton iterations that touch every vector of its scratch;
      * then backward-euler with the cloth's default solver (cg/amg) */
-    memory_child(&ts_backward_euler_linear, 1.0 / 60.0, 1e-3, &ts_precond_jacobi, r);
-    memory_child(&ts_backward_euler, 1e-3, 0.0, &ts_precond_jacobi, b);
-    memory_child(&ts_backward_euler, 1e-3, 0.0, NULL, d);
+    memory_child(bench_stepper("backward-euler-linear"), 1.0 / 60.0, 1e-3, &ts_precond_jacobi, r);
+    memory_child(bench_stepper("backward-euler"), 1e-3, 0.0, &ts_precond_jacobi, b);
+    memory_child(bench_stepper("backward-euler"), 1e-3, 0.0, NULL, d);
     printf("  (%.2f springs per particle; backward-euler: %.0f Newton iterations with jacobi, "
            "%.0f with the default)\n",
            r[2], b[3], d[3]);

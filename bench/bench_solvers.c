@@ -153,7 +153,7 @@ static double time_sim(ts_system *sys, const double *yinit, ts_system *fe_sys,
 {
     ts_solver_options o = ts_default_solver_options();
     ts_stepper *s, *f;
-    if (ts_stepper_new(&ts_backward_euler, sys, &o, &s) ||
+    if (ts_stepper_new(bench_stepper("backward-euler"), sys, &o, &s) ||
         ts_stepper_new(&ts_forward_euler, fe_sys, NULL, &f))
         exit(1);
     ts_system_set_y(sys, yinit);
@@ -207,7 +207,7 @@ static double *start_state(ts_system *sys)
     ts_stepper *s;
     ts_solver_options o = ts_default_solver_options();
     o.precond = &ts_precond_amg;
-    if (!y || ts_stepper_new(&ts_backward_euler, sys, &o, &s))
+    if (!y || ts_stepper_new(bench_stepper("backward-euler"), sys, &o, &s))
         exit(1);
     for (int k = 0; k < 3; k++)
         if (ts_stepper_step(s, sys, k * DT, DT))
@@ -269,7 +269,7 @@ int main(void)
             fe[r] = time_fe(sys, y0);
             for (int c = 0; c < NCONF; c++)
                 if (nx <= configs[c].max_nx)
-                    t[c][r] = time_step(&ts_backward_euler, &configs[c], sys, y0, &st[c][r],
+                    t[c][r] = time_step(bench_stepper("backward-euler"), &configs[c], sys, y0, &st[c][r],
                                         &tr[c][r], &rst[c][r]);
             if (nx == 100) { /* the goal's size: a whole simulation too */
                 ts_step_stats sst;

@@ -585,7 +585,7 @@ static double tstep_step(ts_system *sys, const ts_solver_options *o, const doubl
                          double h, ts_step_stats *last)
 {
     ts_stepper *st;
-    if (ts_stepper_new(&ts_backward_euler_linear, sys, o, &st)) {
+    if (ts_stepper_new(bench_stepper("backward-euler-linear"), sys, o, &st)) {
         fprintf(stderr, "bench_sundials: %s\n", ts_error_detail());
         exit(1);
     }
@@ -619,7 +619,7 @@ int main(void)
         o[nv] = ts_default_solver_options();
         o[nv].cg_tol = CG_TOL;
         o[nv].precond = pt;
-        if (k == 3 && ts_stepper_new(&ts_backward_euler_linear, ts_sys, &o[nv], &kept[nv])) {
+        if (k == 3 && ts_stepper_new(bench_stepper("backward-euler-linear"), ts_sys, &o[nv], &kept[nv])) {
             fprintf(stderr, "bench_sundials: %s\n", ts_error_detail());
             return 1;
         }

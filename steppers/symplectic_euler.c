@@ -12,6 +12,9 @@
  * in v); the map is then no longer symplectic, still order 1.
  * First-order systems (M x' = f(x)) have no velocity to treat apart: there
  * the step is forward Euler, x_{n+1} = x_n + h M^-1 f(t_n, x_n).
+ * ANSWER-FILE(forward-euler): that branch, and the kick on second-order
+ * systems, are forward Euler's update, so tools/assignment.sh leaves this
+ * file out of a hand-out that assigns forward Euler.
  * Hairer, Lubich & Wanner, Geometric Numerical Integration, 2nd ed., I.1.2
  * and VI.3 (Theorem 3.3); Hairer, Norsett & Wanner, Solving ODEs I, II.16. */
 #include <stdlib.h>

@@ -19,6 +19,9 @@
  * First-order systems (M x' = f(x)) have no velocity to split off: there the
  * step is the explicit trapezoid rule (Heun), order 2, two evaluations:
  *   k1 = F(t, x), k2 = F(t + h, x + h k1), x_{n+1} = x_n + h/2 (k1 + k2).
+ * ANSWER-FILE(trapezoid): that first-order branch is the trapezoid rule's
+ * update, so tools/assignment.sh leaves this file out of a hand-out that
+ * assigns it (or a method with its R(z)).
  * Verlet, Phys. Rev. 159 (1967); Swope, Andersen, Berens & Wilson, J. Chem.
  * Phys. 76 (1982); Hairer, Lubich & Wanner, Geometric Numerical Integration,
  * 2nd ed., I.1.4 and VI.3; Hairer, Lubich & Wanner, Acta Numerica 12 (2003). */

@@ -18,7 +18,7 @@ static const struct {
     {"", "Usage"},
     {"frobnicate", "unknown command 'frobnicate'"},
     {"run --system nope --stepper rk4 --dt 0.1 --steps 1", "unknown system 'nope' (valid: test1d, oscillator"},
-    {"run --system test1d --stepper rk5 --dt 0.1 --steps 1", "unknown stepper 'rk5' (valid: forward-euler, midpoint"},
+    {"run --system test1d --stepper rk5 --dt 0.1 --steps 1", "unknown stepper 'rk5' (valid: "},
     {"run --system test1d --stepper rk4 --dt abc --steps 1", "--dt: 'abc' is not a finite number"},
     {"run --system test1d --stepper rk4 --dt -0.1 --steps 1", "--dt: '-0.1' must be greater than 0"},
     {"run --system test1d --stepper rk4 --dt 0 --steps 1", "--dt: '0' must be greater than 0"},
@@ -50,6 +50,12 @@ static const struct {
 START_TEST(usage_errors_exit_2)
 {
     EXPECT(usage_errors[_i].args, 2, usage_errors[_i].needle);
+    if (strstr(usage_errors[_i].args, "rk5")) { /* the registry's names, in its order */
+        char names[128];
+        snprintf(names, sizeof names, "(valid: %s, %s,", ts_stepper_at(0)->name,
+                 ts_stepper_at(1)->name);
+        ck_assert_msg(strstr(err, names), "lacks '%s': %s", names, err);
+    }
 }
 END_TEST
 
@@ -162,6 +168,8 @@ START_TEST(sweep_orders)
         for (size_t i = 0; ts_stepper_at(i); i++) {
             const ts_stepper_type *t = ts_stepper_at(i);
             char key[64];
+            if (tests_is_skeleton(t)) /* `all` skips a hand-out's skeletons */
+                continue;
             snprintf(key, sizeof key, "\n  %s ", t->name);
             const char *row = strstr(err, key);
             ck_assert_msg(row, "no order row for %s", t->name);

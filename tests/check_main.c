@@ -3,9 +3,11 @@
  * from the repository root (`make test`), since CLI tests call build/tstep.
  * Each worker takes the next suite not yet run when it comes free.
  *
- * Quiet on success: one line per suite (checks, failures, seconds) and a
- * closing "tests: N passed, N failed"; each failure is printed with its file,
- * line, test case and message.  Check's environment still selects what runs:
+ * Quiet on success: one line per suite (checks, failures, skips, seconds) and
+ * a closing "tests: N passed, N failed, N skipped"; each failure is printed
+ * with its file, line, test case and message, each suite's skips with their
+ * reasons (tests/skip.c: a check that needs a skeleton stepper of a
+ * hand-out, or one the build lacks, is skipped, not failed).  Check's environment still selects what runs:
  * CK_RUN_SUITE, CK_RUN_CASE, CK_INCLUDE_TAGS and CK_EXCLUDE_TAGS (`make test`
  * leaves out the tag "long", `make check-fast` also "slow").
  *
@@ -56,22 +58,29 @@ static void print_failures(SRunner *sr)
     free(tr);
 }
 
-/* Run suite i; print its line; add its counts to run[0] (checks) and run[1]
- * (failures). */
-static void run_suite(int i, int run[2])
+/* Run suite i; print its line; add its counts to run[0] (checks), run[1]
+ * (failures) and run[2] (skips, which Check counted as passes). */
+static void run_suite(int i, int run[3])
 {
     Suite *s = suites[i].make();
     SRunner *sr = srunner_create(s);
     double t0 = now();
+    tests_skip_suite(i);
     srunner_run_all(sr, CK_SILENT);
+    const char *why = "";
     int n = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);
+    int skipped = tests_skipped(i, &why);
     if (n > 0) {
-        printf("%-18s %4d checks, %d failed, %6.1f s\n", suites[i].name, n, failed,
-               now() - t0);
+        printf("%-18s %4d checks, %d failed, ", suites[i].name, n, failed);
+        if (skipped)
+            printf("%d skipped, ", skipped);
+        printf("%6.1f s\n", now() - t0);
         print_failures(sr);
+        if (skipped)
+            printf("  SKIP %s\n", why);
         fflush(stdout);
     }
-    run[0] += n, run[1] += failed;
+    run[0] += n, run[1] += failed, run[2] += skipped;
     srunner_free(sr);
 }
 
@@ -79,7 +88,7 @@ static void run_suite(int i, int run[2])
  * is left (the dearest first, so the load balances); its counts go to fd. */
 static void worker(int tasks, int fd)
 {
-    int run[2] = {0, 0}, i;
+    int run[3] = {0, 0, 0}, i;
     while (read(tasks, &i, sizeof i) == (ssize_t)sizeof i)
         run_suite(i, run);
     if (write(fd, run, sizeof run) != (ssize_t)sizeof run)
@@ -100,7 +109,8 @@ int main(void)
         ts_threads_set(1);
     setenv("CK_TIMEOUT_MULTIPLIER", "10", 0);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int nw = jobs(), fds[2], tasks[2], total[2] = {0, 0}, lost = 0;
+    tests_skip_init(); /* before the forks: they share its counts */
+    int nw = jobs(), fds[2], tasks[2], total[3] = {0, 0, 0}, lost = 0;
     if (pipe(fds) || pipe(tasks))
         return perror("pipe"), EXIT_FAILURE;
     for (int i = 0; i < NSUITES; i++) /* a few bytes: the pipe holds them all */
@@ -114,16 +124,16 @@ int main(void)
     close(fds[1]);
     close(tasks[0]);
     for (int w = 0; w < nw; w++) {
-        int run[2], status;
+        int run[3], status;
         if (read(fds[0], run, sizeof run) == (ssize_t)sizeof run)
-            total[0] += run[0], total[1] += run[1];
+            total[0] += run[0], total[1] += run[1], total[2] += run[2];
         wait(&status);
         lost += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     }
     if (lost)
         printf("%d test worker(s) died\n", lost);
     grade_note_skeletons(); /* a hand-out's skeleton steppers, named */
-    printf("%.0f s, %d worker(s)\ntests: %d passed, %d failed\n", now() - t0, nw,
-           total[0] - total[1], total[1]);
+    printf("%.0f s, %d worker(s)\ntests: %d passed, %d failed, %d skipped\n", now() - t0, nw,
+           total[0] - total[1] - total[2], total[1], total[2]);
     return total[1] || lost ? EXIT_FAILURE : EXIT_SUCCESS;
 }

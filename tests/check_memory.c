@@ -405,8 +405,8 @@ static int refusing_post_step(ts_system *sys, double t, double *x, double *v)
  * bits as a step of a stepper that copied the state (the flag cleared). */
 START_TEST(kept_start_restores_the_state)
 {
-    const ts_stepper_type *types[] = {&ts_backward_euler, &ts_backward_euler_linear,
-                                      &ts_implicit_midpoint, &ts_crank_nicolson};
+    const ts_stepper_type *types[] = {tests_stepper("backward-euler"), tests_stepper("backward-euler-linear"),
+                                      tests_stepper("implicit-midpoint"), tests_stepper("crank-nicolson")};
     for (size_t k = 0; k < sizeof types / sizeof *types; k++) {
         ck_assert(types[k]->flags & TS_KEEPS_START);
         ts_system *sys = small_cloth();
@@ -478,7 +478,7 @@ START_TEST(reused_f0_needs_its_vector)
     ts_error_clear();
     ck_assert_int_eq(ts_implicit_alloc_with(a, &o, 1, &full), TS_OK);
     ts_stepper *st;
-    ck_assert_int_eq(ts_stepper_new(&ts_crank_nicolson, b, &o, &st), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("crank-nicolson"), b, &o, &st), TS_OK);
     for (int k = 0; k < 3; k++) {
         m.ts = k * h, m.tf = (k + 1) * h;
         ck_assert_int_eq(ts_implicit_newton(full, a, &m, 0, &stats), TS_OK);
@@ -494,6 +494,7 @@ START_TEST(reused_f0_needs_its_vector)
 }
 END_TEST
 
+/* ANSWER-BEGIN(rk4): rk4's update in code */
 /* rk4 on the first-order view, written out: Y_i = Y + (h a_i,i-1) k_{i-1},
  * Y1 = ((((Y + (h/6) k1) + (h/3) k2) + (h/3) k3) + (h/6) k4), the order in
  * which the engine adds (one product per weight, no fused multiply-add). */
@@ -539,6 +540,7 @@ START_TEST(rk4_equals_the_formula)
     ts_system_free(sys);
 }
 END_TEST
+/* ANSWER-END */
 
 Suite *memory_suite(void)
 {
@@ -551,7 +553,7 @@ Suite *memory_suite(void)
     tcase_add_test(tc, failed_implicit_step_leaves_the_state);
     tcase_add_test(tc, kept_start_restores_the_state);
     tcase_add_test(tc, reused_f0_needs_its_vector);
-    tcase_add_test(tc, rk4_equals_the_formula);
+    tcase_add_test(tc, rk4_equals_the_formula); /* ANSWER-LINE(rk4) */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -42,8 +42,8 @@ START_TEST(oscillator_step_is_exact_backward_euler)
     double h = steps[_i], k = 4, m = 2, x0 = 1, v0 = 0.5;
     const char *pairs[] = {"k=4", "m=2", "x0=1", "v0=0.5", NULL};
     ts_system *opt = make_system(&ts_oscillator, pairs), *be = make_system(&ts_oscillator, pairs);
-    one_step(&ts_backward_euler_opt, opt, h);
-    one_step(&ts_backward_euler, be, h);
+    one_step(tests_stepper("backward-euler-opt"), opt, h);
+    one_step(tests_stepper("backward-euler"), be, h);
     double x1 = (x0 + h * v0) / (1.0 + h * h * k / m), v1 = (x1 - x0) / h;
     ck_assert_double_eq_tol(opt->x[0], x1, 1e-13 * fmax(1.0, fabs(x1)));
     ck_assert_double_eq_tol(opt->v[0], v1, 1e-12 * fmax(1.0, fabs(v1)));
@@ -60,7 +60,7 @@ START_TEST(test1d_step_is_exact_backward_euler)
     double h = steps[_i];
     const char *pairs[] = {"k=3", "x0=2", NULL};
     ts_system *sys = make_system(&ts_test1d, pairs);
-    one_step(&ts_backward_euler_opt, sys, h);
+    one_step(tests_stepper("backward-euler-opt"), sys, h);
     ck_assert_double_eq_tol(sys->x[0], 2.0 / (1.0 + 3.0 * h), 1e-13);
     ts_system_free(sys);
 }
@@ -82,8 +82,8 @@ START_TEST(stiff_chain_agrees_with_backward_euler)
     ck_assert_int_eq(chain_new(&o, &a), TS_OK);
     ck_assert_int_eq(chain_new(&o, &b), TS_OK);
     ts_stepper *sa, *sb;
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_opt, a, NULL, &sa), TS_OK);
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler, b, NULL, &sb), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler-opt"), a, NULL, &sa), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler"), b, NULL, &sb), TS_OK);
     double h = 0.02, moved = 0.0;
     for (int k = 0; k < 25; k++) {
         ck_assert_int_eq(ts_stepper_step(sa, a, k * h, h), TS_OK);
@@ -190,7 +190,7 @@ START_TEST(objective_decreases_at_every_iterate)
     huber *s = huber_new(x0);
     ts_system *sys = &s->base;
     ts_stepper *st;
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_opt, sys, NULL, &st), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler-opt"), sys, NULL, &st), TS_OK);
     ck_assert_int_eq(ts_stepper_step(st, sys, 0.0, h), TS_OK);
     /* the forces are evaluated once per accepted iterate, starting at x_pred;
      * F(x) = (x - x_pred)^2 / (2 h^2) + E(x) must never rise along them */
@@ -225,8 +225,8 @@ START_TEST(backward_euler_where_nothing_to_minimize)
     ts_system *a, *b;
     ck_assert_int_eq(chain_new(&o, &a), TS_OK);
     ck_assert_int_eq(chain_new(&o, &b), TS_OK);
-    one_step(&ts_backward_euler_opt, a, 0.05);
-    one_step(&ts_backward_euler, b, 0.05);
+    one_step(tests_stepper("backward-euler-opt"), a, 0.05);
+    one_step(tests_stepper("backward-euler"), b, 0.05);
     ck_assert_double_le(ts_vec_dist_inf(a->n, a->x, b->x), 1e-12);
     ck_assert_double_le(ts_vec_dist_inf(a->n, a->v, b->v), 1e-12);
     ts_system_free(a);
@@ -235,7 +235,7 @@ START_TEST(backward_euler_where_nothing_to_minimize)
     static const double z[][2] = {{0.0, 1.0}, {-0.5, 2.0}, {0.3, -0.7}, {-3.0, 10.0}, {0.5, 0.5}};
     for (size_t i = 0; i < sizeof z / sizeof *z; i++) {
         double re, im;
-        ck_assert_int_eq(ts_amplification(&ts_backward_euler_opt, NULL, z[i][0], z[i][1], &re, &im),
+        ck_assert_int_eq(ts_amplification(tests_stepper("backward-euler-opt"), NULL, z[i][0], z[i][1], &re, &im),
                          TS_OK);
         double complex r = 1.0 / (1.0 - (z[i][0] + I * z[i][1]));
         ck_assert_double_le(cabs((re + I * im) - r), 1e-9 * cabs(r));
@@ -246,7 +246,7 @@ START_TEST(backward_euler_where_nothing_to_minimize)
     o = chain_default_options();
     o.jacobian = 0;
     ck_assert_int_eq(chain_new(&o, &sys), TS_OK);
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_opt, sys, NULL, &st), TS_ERR_UNSUPPORTED);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler-opt"), sys, NULL, &st), TS_ERR_UNSUPPORTED);
     ck_assert_ptr_null(st);
     ts_system_free(sys);
 }

@@ -178,7 +178,7 @@ START_TEST(implicit_run_same_bits_any_threads)
                             machine whose cores are busy */
         o.precond = _i ? &ts_precond_amg : &ts_precond_jacobi;
         ts_stepper *st = NULL;
-        ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_linear, sys, &o, &st), TS_OK);
+        ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler-linear"), sys, &o, &st), TS_OK);
         for (int k = 0; k < 10; k++)
             ck_assert_int_eq(ts_stepper_step(st, sys, k / 60.0, 1.0 / 60.0), TS_OK);
         ck_assert_int_gt(st->total.linear_iters, 10 - 5 * _i);

@@ -18,6 +18,7 @@
 #include "tstep/springs.h"
 #include "tstep/obj.h"
 #include "tstep/status.h"
+#include "tstep/stepper.h"
 
 static char out[1 << 16], err[1 << 14];
 
@@ -50,7 +51,7 @@ static const struct {
      "--stats takes no value"},
     {"run --system test1d --stepper rk4 --steps 2 --dt", "--dt needs a value"},
     /* run takes one stepper: no "or all" offered */
-    {"run --system test1d --stepper rk5 --dt 0.1 --steps 2", "midpoint, trapezoid, rk4,"},
+    {"run --system test1d --stepper rk5 --dt 0.1 --steps 2", "unknown stepper 'rk5' (valid: "},
     /* unbounded runs: the estimate and the option that allows it */
     {"run --system oscillator --stepper rk4 --dt 0.01 --steps 1000000000 --out /dev/null",
      "--allow-large"},
@@ -66,6 +67,12 @@ START_TEST(refused_with_exit_2)
     EXPECT(refused[_i].args, 2, refused[_i].needle);
     if (strstr(refused[_i].args, "--step 2"))
         ck_assert_msg(strstr(err, "--stepper") && strstr(err, "--steps"), "%s", err);
+    if (strstr(refused[_i].args, "rk5")) { /* the registry's names, in its order */
+        char names[128];
+        snprintf(names, sizeof names, "(valid: %s, %s, %s,", ts_stepper_at(0)->name,
+                 ts_stepper_at(1)->name, ts_stepper_at(2)->name);
+        ck_assert_msg(strstr(err, names), "lacks '%s': %s", names, err);
+    }
     if (strstr(refused[_i].args, "rk5"))
         ck_assert_msg(!strstr(err, "or all"), "run offers 'or all': %s", err);
 }
@@ -466,6 +473,7 @@ static int interrupt(const char *args, const char *watch, long bytes, const char
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "exec %s %s 2>%s", TSTEP_BIN, args, errpath);
+    tests_check_command(cmd);
     pid_t pid = fork();
     ck_assert(pid >= 0);
     if (pid == 0) {

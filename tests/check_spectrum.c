@@ -157,7 +157,7 @@ START_TEST(dense_reference)
     ck_assert_int_eq(ts_spectrum_compute(sys, 0.0, TS_EIG_DENSE, &sp), TS_OK);
     ck_assert_uint_eq(sp.count, count);
     for (int w = 0; w < 3; w++) {
-        const ts_stepper_type *type = ts_stepper_find(poly_name[w]);
+        const ts_stepper_type *type = tests_stepper(poly_name[w]);
         double ref = reference_dt(w, re, im, count);
         ck_assert(isfinite(ref) && ref > 0.0);
         ts_stability_options o = ts_default_stability_options();
@@ -226,7 +226,7 @@ START_TEST(mode_vector_is_an_eigenvector)
     ck_assert_int_eq(ts_spectrum_compute(sys, 0.0, _i ? TS_EIG_ARNOLDI : TS_EIG_DENSE, &sp),
                      TS_OK);
     ts_binding b;
-    ck_assert_int_eq(ts_stability_binding(&ts_midpoint, NULL, 0, &sp, &b), TS_OK);
+    ck_assert_int_eq(ts_stability_binding(tests_stepper("midpoint"), NULL, 0, &sp, &b), TS_OK);
     /* the real mode x(t) = Re(u e^{lambda t}): x = Re u, v = Re(lambda u); then
      * v' = Re(lambda^2 u) = M^-1 (Kx Re u + Kv Re(lambda u)) and, with
      * w = Im-part mode (phase shifted by a quarter), the same; check x'' for

@@ -419,7 +419,7 @@ START_TEST(cloth_30x30_backward_euler_bounded_forward_euler_diverges)
 {
     ts_run_result res;
     double dev;
-    int s = cloth_run(&ts_backward_euler, &res, &dev);
+    int s = cloth_run(tests_stepper("backward-euler"), &res, &dev);
     ck_assert_msg(s == TS_OK, "backward-euler: %s", ts_error_detail());
     ck_assert_int_eq(res.steps_done, 150);
     /* a 1 m cloth hanging from two corners moves, but stays within a metre */
@@ -462,7 +462,7 @@ START_TEST(curly_hair_holds_its_helix_at_rest)
         ck_assert_double_eq_tol(sqrt(dy * dy + dz * dz), 0.01, 1e-12);
     }
     ts_stepper *st;
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler, sys, NULL, &st), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler"), sys, NULL, &st), TS_OK);
     for (int k = 0; k < 100; k++)
         ck_assert_int_eq(ts_stepper_step(st, sys, 0.01 * k, 0.01), TS_OK);
     ck_assert_double_le(ts_vec_dist_inf(60, sys->x, x0), 1e-12);
@@ -477,7 +477,7 @@ START_TEST(curly_hair_keeps_its_curl_under_gravity)
     ts_system *sys = make(&ts_hair, pairs);
     double r0 = circumradius(sys->x, sys->x + 3, sys->x + 6), tip0 = sys->x[3 * 19 + 1];
     ts_stepper *st;
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_linear, sys, NULL, &st), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler-linear"), sys, NULL, &st), TS_OK);
     for (int k = 0; k < 300; k++) /* 3 s: the strand swings and settles */
         ck_assert_int_eq(ts_stepper_step(st, sys, 0.01 * k, 0.01), TS_OK);
     /* it sags ... */
@@ -694,7 +694,7 @@ START_TEST(provot_limit_and_sphere_projection)
                                        "sphere_r=0.3", NULL};
     sys = make(&ts_cloth, ball);
     ts_stepper *stp;
-    ck_assert_int_eq(ts_stepper_new(&ts_backward_euler_linear, sys, NULL, &stp), TS_OK);
+    ck_assert_int_eq(ts_stepper_new(tests_stepper("backward-euler-linear"), sys, NULL, &stp), TS_OK);
     for (int k = 0; k < 100; k++)
         ck_assert_int_eq(ts_stepper_step(stp, sys, 0.01 * k, 0.01), TS_OK);
     size_t touching = 0;

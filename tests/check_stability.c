@@ -151,7 +151,7 @@ static double closed_form(const char *name, double z)
 
 START_TEST(amplification_matches_closed_form)
 {
-    const ts_stepper_type *type = ts_stepper_find(expected_names[_i]);
+    const ts_stepper_type *type = tests_stepper(expected_names[_i]);
     ck_assert_ptr_nonnull(type);
     static const double zs[] = {0.0, 0.1, 0.5, 1.0, 2.0, 2.5, 3.7};
     for (size_t j = 0; j < sizeof zs / sizeof *zs; j++) {
@@ -170,12 +170,12 @@ START_TEST(amplification_complex_forward_euler_and_backward_euler)
     ck_assert_int_eq(ts_amplification(&ts_forward_euler, NULL, -0.5, 1.5, &re, &im), TS_OK);
     ck_assert_double_eq_tol(re, 0.5, 1e-14);
     ck_assert_double_eq_tol(im, 1.5, 1e-14);
-    ck_assert_int_eq(ts_amplification(&ts_backward_euler, NULL, -0.5, 1.5, &re, &im), TS_OK);
+    ck_assert_int_eq(ts_amplification(tests_stepper("backward-euler"), NULL, -0.5, 1.5, &re, &im), TS_OK);
     double complex_abs2 = 1.5 * 1.5 + 1.5 * 1.5; /* |1 - z|^2 */
     ck_assert_double_eq_tol(re, 1.5 / complex_abs2, 1e-12);
     ck_assert_double_eq_tol(im, 1.5 / complex_abs2, 1e-12);
     /* on Re z = 1 the implicit matrix is skew-symmetric: still solved */
-    ck_assert_int_eq(ts_amplification(&ts_backward_euler, NULL, 1.0, 1.0, &re, &im), TS_OK);
+    ck_assert_int_eq(ts_amplification(tests_stepper("backward-euler"), NULL, 1.0, 1.0, &re, &im), TS_OK);
     ck_assert_double_eq_tol(hypot(re, im), 1.0, 1e-12); /* |1/(1 - z)| = 1 at z = 1 + i */
 }
 END_TEST
@@ -204,7 +204,7 @@ START_TEST(region_minus_three_outside_for_builtin_explicit)
     static const char *const names[] = {"forward-euler", "midpoint", "trapezoid", "rk4"};
     for (size_t i = 0; i < 4; i++) {
         double re, im;
-        ck_assert_int_eq(ts_amplification(ts_stepper_find(names[i]), NULL, -3.0, 0.0, &re, &im),
+        ck_assert_int_eq(ts_amplification(tests_stepper(names[i]), NULL, -3.0, 0.0, &re, &im),
                          TS_OK);
         ck_assert_msg(fabs(re) > 1.0, "%s: |R(-3)| = %g", names[i], fabs(re));
     }
@@ -223,7 +223,7 @@ START_TEST(intervals_of_builtin_steppers)
         {"backward-euler-linear", INFINITY, INFINITY},
     };
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        const ts_stepper_type *type = ts_stepper_find(want[i].name);
+        const ts_stepper_type *type = tests_stepper(want[i].name);
         double r, q;
         ck_assert_int_eq(ts_stability_interval(type, NULL, -1.0, 0.0, &r), TS_OK);
         ck_assert_int_eq(ts_stability_interval(type, NULL, 0.0, 1.0, &q), TS_OK);
@@ -359,7 +359,7 @@ START_TEST(short_t_gives_no_inf_verdict)
                      TS_OK);
     ck_assert_int_eq(res.kind, TS_CRIT_T_LIMITED);
     ck_assert(isinf(res.dt_crit));
-    ck_assert_int_eq(ts_stability_measure(&ts_test1d, &p, &ts_backward_euler, NULL, &o, INFINITY,
+    ck_assert_int_eq(ts_stability_measure(&ts_test1d, &p, tests_stepper("backward-euler"), NULL, &o, INFINITY,
                                           &res),
                      TS_OK);
     ck_assert_int_eq(res.kind, TS_CRIT_INF);
@@ -370,9 +370,9 @@ END_TEST
  * from a right-hand side whose infinite norm read as converged */
 START_TEST(huge_z_fails_instead_of_r_one)
 {
-    static const ts_stepper_type *const implicit[] = {
-        &ts_backward_euler, &ts_backward_euler_opt, &ts_backward_euler_linear,
-        &ts_implicit_midpoint};
+    const ts_stepper_type *const implicit[] = {
+        tests_stepper("backward-euler"), tests_stepper("backward-euler-opt"),
+        tests_stepper("backward-euler-linear"), tests_stepper("implicit-midpoint")};
     for (size_t i = 0; i < sizeof implicit / sizeof *implicit; i++) {
         double re = 0.0, im = 0.0;
         int s = ts_amplification(implicit[i], NULL, -1e155, 0.0, &re, &im);
@@ -395,7 +395,7 @@ START_TEST(bisection_on_test1d_k10)
                 {"backward-euler-linear", INFINITY}};
     static const char *const k10[] = {"k=10", NULL};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
-        ts_stability_result r = measure(&ts_test1d, k10, ts_stepper_find(want[i].name), 100.0);
+        ts_stability_result r = measure(&ts_test1d, k10, tests_stepper(want[i].name), 100.0);
         if (isinf(want[i].dt)) {
             ck_assert_msg(r.kind == TS_CRIT_INF && isinf(r.dt_crit), "%s: %g", want[i].name,
                           r.dt_crit);
@@ -557,7 +557,7 @@ START_TEST(string_measured_vs_predicted)
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         for (int lin = 1; lin >= (i == 3 ? 0 : 1); lin--) {
             double pred;
-            ts_stability_result res = study(&ts_string, NULL, ts_stepper_find(names[i]), lin,
+            ts_stability_result res = study(&ts_string, NULL, tests_stepper(names[i]), lin,
                                             &pred);
             ck_assert_msg(isfinite(pred) && pred > 0.0, "%s: prediction %g", names[i], pred);
             ck_assert_msg(fabs(res.dt_crit / pred - 1.0) <= 0.05,
@@ -565,7 +565,7 @@ START_TEST(string_measured_vs_predicted)
                           res.dt_crit, pred);
         }
     double pred;
-    ts_stability_result res = study(&ts_string, NULL, &ts_backward_euler, 1, &pred);
+    ts_stability_result res = study(&ts_string, NULL, tests_stepper("backward-euler"), 1, &pred);
     ck_assert_msg(isinf(pred) && res.dt_crit > 20.0 * 0.0065, "backward-euler: pred %g, [%g, %g] kind %d", pred, res.dt_crit, res.dt_fail, res.kind);
 }
 END_TEST
@@ -583,7 +583,7 @@ START_TEST(oscillator_rk4_limit_and_euler_t_limited)
     ck_assert_double_eq_tol(r.dt_crit, 0.2 * SQRT2, 0.005 * 0.2 * SQRT2);
     r = measure(&ts_oscillator, osc, &ts_forward_euler, 100.0);
     ck_assert_int_eq(r.kind, TS_CRIT_BELOW_MIN);
-    r = measure(&ts_oscillator, osc, &ts_midpoint, 100.0);
+    r = measure(&ts_oscillator, osc, tests_stepper("midpoint"), 100.0);
     ck_assert_int_eq(r.kind, TS_CRIT_T_LIMITED);
     double pred;
     r = study(&ts_oscillator, osc, &ts_rk4, 1, &pred);
@@ -596,7 +596,7 @@ START_TEST(oscillator_rk4_limit_and_euler_t_limited)
      * only above (midpoint) */
     r = study(&ts_oscillator, osc, &ts_forward_euler, 1, &pred);
     ck_assert(pred == 0.0 && r.kind == TS_CRIT_T_LIMITED && r.dt_crit == 0.0);
-    r = study(&ts_oscillator, osc, &ts_midpoint, 1, &pred);
+    r = study(&ts_oscillator, osc, tests_stepper("midpoint"), 1, &pred);
     ck_assert(pred == 0.0 && r.kind == TS_CRIT_T_LIMITED && r.dt_crit > 0.0);
     /* damped (c = 0.5): Euler's true interval 2 |Re lambda| / |lambda|^2 = 0.005 */
     static const char *const damped[] = {"k=100", "c=0.5", NULL};
@@ -625,7 +625,7 @@ START_TEST(chain_measured_vs_predicted)
     ck_assert_int_eq(res.kind, TS_CRIT_FOUND);
     ck_assert_msg(fabs(res.dt_crit / pred - 1.0) <= 0.05, "measured %g, predicted %g",
                   res.dt_crit, pred);
-    res = measure(&chain_type, ch, &ts_backward_euler, T);
+    res = measure(&chain_type, ch, tests_stepper("backward-euler"), T);
     ck_assert_int_eq(res.kind, TS_CRIT_INF);
 }
 END_TEST
@@ -692,7 +692,10 @@ START_TEST(cli_stability_csv_test1d)
                              "--format csv 2>/dev/null",
                    out, sizeof out);
     ck_assert_int_eq(code, 0);
-    ck_assert_msg(strncmp(out, "stepper,dt_crit,", 16) == 0, "header: %s", out);
+    const char *csv = out; /* after a hand-out's notes on its skeletons (stderr) */
+    while (strncmp(csv, "tstep stability: skipping '", 27) == 0 && strchr(csv, '\n'))
+        csv = strchr(csv, '\n') + 1;
+    ck_assert_msg(strncmp(csv, "stepper,dt_crit,", 16) == 0, "header: %s", out);
     static const struct {
         const char *name;
         double dt;
@@ -701,6 +704,8 @@ START_TEST(cli_stability_csv_test1d)
                 {"backward-euler-linear", INFINITY}};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         char key[64];
+        if (!tests_runs(want[i].name)) /* a hand-out's skeleton or left-out stepper */
+            continue;
         snprintf(key, sizeof key, "\n%s,", want[i].name);
         const char *row = strstr(out, key);
         ck_assert_msg(row, "no row for %s in %s", want[i].name, out);
@@ -1020,8 +1025,8 @@ static double spectral_radius(double *m, int n)
  * Verlet on the scalar equation (Heun) at exactly 2 */
 START_TEST(run_map_verlet_and_symplectic_euler_closed_forms)
 {
-    const ts_stepper_type *verlet = ts_stepper_find("verlet"),
-                          *se = ts_stepper_find("symplectic-euler");
+    const ts_stepper_type *verlet = tests_stepper("verlet"),
+                          *se = tests_stepper("symplectic-euler");
     double lo = 0.1, hi = 1.0, m[9];
     while (hi - lo > 1e-13) {
         double mid = 0.5 * (lo + hi);
@@ -1060,7 +1065,7 @@ END_TEST
  * (1 - 2z/3) rho^2 - 4/3 rho + 1/3 = 0, z = h lambda, by the quadratic formula */
 START_TEST(run_map_bdf2_roots)
 {
-    const ts_stepper_type *bdf2 = ts_stepper_find("bdf2");
+    const ts_stepper_type *bdf2 = tests_stepper("bdf2");
     ts_solver_options opt = ts_default_solver_options();
     opt.newton_tol = 1e-13;
     static const double z[][2] = {{-1.0, 0.0}, {0.0, 1.0}, {-0.5, 2.0}, {-3.0, 0.7}, {0.0, 5.0}};

@@ -10,6 +10,10 @@
 # standard error as they are measured.  --quick makes smaller runs (fewer
 # levels, frames and particles), for the test suite: same scripts, same
 # files.  Environment: TSTEP (default build/tstep), GNUPLOT (gnuplot).
+# In an assignment's hand-out (tools/assignment.sh) the assigned steppers are
+# skeletons and some built-ins are left out: the figures over every stepper
+# show the implemented ones, and a figure that needs a particular stepper
+# that is a skeleton or absent is skipped with a note naming it.
 set -eu
 TSTEP=${TSTEP:-build/tstep}
 GNUPLOT=${GNUPLOT:-gnuplot}
@@ -44,7 +48,28 @@ run_may_fail() {
 }
 has_system() { "$TSTEP" list | grep -q "^  $1 "; }
 has_command() { "$TSTEP" --help | grep -q "^  $1 "; }
-steppers=$("$TSTEP" list | awk '/^Steppers:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }')
+# a stepper that steps: registered and not a skeleton ("not implemented")
+implemented() {
+    ! "$TSTEP" run --system test1d --stepper "$1" --dt 0.1 --steps 1 --out /dev/null 2>&1 |
+        grep -q 'not implemented\|unknown stepper'
+}
+# needs FIGURE STEPPER...: 0 when every stepper is implemented, else a note
+needs() {
+    fig=$1
+    shift
+    for s in "$@"; do
+        implemented "$s" && continue
+        if has_stepper "$s"; then why="not implemented yet"; else why="not in this build"; fi
+        echo "   (figure $fig skipped: it needs $s, $why)" >&2
+        return 1
+    done
+}
+has_stepper() { "$TSTEP" list | grep -q "^  $1 "; }
+steppers=
+skeletons=
+for s in $("$TSTEP" list | awk '/^Steppers:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }'); do
+    if implemented "$s"; then steppers="$steppers $s"; else skeletons="$skeletons $s"; fi
+done
 steppers=$(echo $steppers)
 # each stepper's family, for the figures drawn as small multiples: 1 explicit
 # Runge-Kutta, 2 implicit one-step, 3 symplectic, partitioned or multistep;
@@ -60,6 +85,7 @@ steppers=$(echo $steppers)
     /"multistep":/ { multi = ($2 ~ /true/) }
     /"summary":/ { print name, (sym || part || multi) ? 3 : (kind == "implicit" ? 2 : 1) }' \
     >"$data/families.dat"
+[ -z "$skeletons" ] || echo "tools/plots.sh: not implemented yet, left out of the figures:$skeletons" >&2
 # any gnuplot warning fails the figure (and make plots, make demo)
 gperr=$(mktemp)
 trap 'rm -f "$gperr"' EXIT
@@ -87,7 +113,10 @@ for sys in test1d oscillator; do
         --levels $levels --t-end 1 --out "$data/sweep-$sys.dat"
 done
 sweep_systems="test1d oscillator"
-if has_system string; then # no exact solution: against a computed reference
+# the string has no exact solution: against a reference computed with rk4
+string_ref=0
+if has_system string && needs "convergence (string)" rk4; then string_ref=1; fi
+if [ $string_ref = 1 ]; then
     sweep_systems="test1d oscillator string"
     run "$TSTEP" sweep --system string --stepper all --levels $levels \
         --out "$data/sweep-string.dat"
@@ -124,7 +153,7 @@ for s in $steppers; do
     run_may_fail "$TSTEP" run --system oscillator --stepper $s --dt 0.1 --t-end 20 \
         --out /dev/null --error "$data/error-oscillator-$s.dat"
 done
-if has_system string; then
+if [ $string_ref = 1 ]; then
     err_systems="oscillator string"
     for s in $steppers; do
         run_may_fail "$TSTEP" run --system string --stepper $s --dt 2e-4 --t-end 1 --every 10 \
@@ -148,16 +177,23 @@ if has_system string; then
             --out /dev/null --diagnostics "$data/energy-string-$s.csv"
     done
     section "string, hair and cloth: frames for snapshots and animations (tstep run --format frames)"
-    run "$TSTEP" run --system string --stepper rk4 --dt 0.001 --t-end 2 --every 20 \
-        --format frames --out "$data/frames-string.dat"
+    draw_string=0
+    if needs string rk4; then
+        draw_string=1
+        run "$TSTEP" run --system string --stepper rk4 --dt 0.001 --t-end 2 --every 20 \
+            --format frames --out "$data/frames-string.dat"
+    fi
 fi
 if [ $quick = 1 ]; then t_anim=0.6; else t_anim=3; fi
-if has_system hair; then
+draw_hair=0 draw_cloth=0
+if has_system hair && needs hair backward-euler; then
+    draw_hair=1
     run "$TSTEP" run --system hair --stepper backward-euler --dt 0.001 --t-end $t_anim \
         --param curl=5 --param n=40 --param curl_radius=0.008 --every 20 \
         --format frames --out "$data/frames-hair.dat"
 fi
-if has_system cloth; then
+if has_system cloth && needs cloth backward-euler; then
+    draw_cloth=1
     if [ $quick = 1 ]; then grid="--param nx=10 --param ny=10"; else grid=""; fi
     run "$TSTEP" run --system cloth --stepper backward-euler --adaptive --dt 0.01 --t-end $t_anim \
         --param plane=xz --param sphere_r=0.3 $grid --every 5 \
@@ -169,7 +205,10 @@ section "methods: long-time energy, error control, Crank-Nicolson ringing"
 # |E - E0| over 10^5 steps: symplectic steppers bounded, rk4 drifting
 if [ $quick = 1 ]; then long=10000; else long=100000; fi
 long_systems=oscillator
+draw_long=0
+needs longenergy symplectic-euler verlet implicit-midpoint rk4 && draw_long=1
 for s in symplectic-euler verlet implicit-midpoint rk4; do
+    [ $draw_long = 1 ] || break
     run "$TSTEP" run --system oscillator --stepper $s --dt 0.1 --steps $long \
         --every $((long / 1000)) --out /dev/null \
         --diagnostics "$data/longenergy-oscillator-$s.csv"
@@ -178,6 +217,7 @@ if has_system string; then
     long_systems="oscillator string"
     if [ $quick = 1 ]; then t_long=2; else t_long=20; fi
     for s in symplectic-euler verlet implicit-midpoint rk4; do
+        [ $draw_long = 1 ] || break
         run "$TSTEP" run --system string --stepper $s --dt 1e-3 --t-end $t_long \
             --param damping=0 --param drag=0 --every 20 --out /dev/null \
             --diagnostics "$data/longenergy-string-$s.csv"
@@ -188,7 +228,10 @@ fi
 if [ $quick = 1 ]; then tols="1e-4 1e-7 1e-10"; else tols="1e-3 1e-4 1e-5 1e-6 1e-7 1e-8 1e-9 1e-10 1e-11 1e-12"; fi
 echo "# tol force_evals error accepted rejected (dopri5, oscillator, t = 1)" \
     >"$data/tolerance-dopri5.dat"
+draw_tolerance=0
+needs tolerance dopri5 && draw_tolerance=1
 for tol in $tols; do
+    [ $draw_tolerance = 1 ] || break
     run "$TSTEP" run --system oscillator --stepper dopri5 --dt 1 --steps 1 --rtol $tol \
         --out "$data/tolerance-run.dat" --diagnostics "$data/tolerance-diag.dat"
     tail -1 "$data/tolerance-run.dat" >"$data/tolerance-last.dat"
@@ -202,12 +245,15 @@ for tol in $tols; do
 done
 rm -f "$data/tolerance-run.dat" "$data/tolerance-diag.dat" "$data/tolerance-last.dat"
 # a stiff mode: Crank-Nicolson (R -> -1) rings, backward Euler (R -> 0) damps
+draw_ringing=0
+needs ringing crank-nicolson backward-euler && draw_ringing=1
 for s in crank-nicolson backward-euler; do
+    [ $draw_ringing = 1 ] || break
     run "$TSTEP" run --system test1d --param k=1000 --stepper $s --dt 0.01 --t-end 0.2 \
         --format csv --out "$data/ringing-test1d-$s.csv"
 done
 ringing_cloth=0
-if has_system cloth; then
+if has_system cloth && [ $draw_ringing = 1 ]; then
     ringing_cloth=1
     for s in crank-nicolson backward-euler; do
         run "$TSTEP" run --system cloth --param nx=8 --param ny=8 --param drag=0 \
@@ -223,16 +269,14 @@ render stability "png svg"
 render regions "png svg"
 render oscregions "png svg"
 render energy "png svg" "energy_systems='$energy_systems'"
-render longenergy "png svg" "long_systems='$long_systems'"
-render tolerance "png svg"
-render ringing "png svg" "ringing_cloth=$ringing_cloth"
+[ $draw_long = 0 ] || render longenergy "png svg" "long_systems='$long_systems'"
+[ $draw_tolerance = 0 ] || render tolerance "png svg"
+[ $draw_ringing = 0 ] || render ringing "png svg" "ringing_cloth=$ringing_cloth"
 if has_command phase; then render phase "png svg"; fi
 render errortime "png svg" "errsystems='$err_systems'"
-if has_system string; then render string "png svg"; fi
-if has_system hair; then render hair "png svg gif"; fi
-if has_system cloth; then
-    render cloth "png svg gif"
-fi
+if has_system string && [ $draw_string = 1 ]; then render string "png svg"; fi
+if [ $draw_hair = 1 ]; then render hair "png svg gif"; fi
+if [ $draw_cloth = 1 ]; then render cloth "png svg gif"; fi
 
 section "figures in $out/ (each .png also as .svg; data in $data/)"
 for f in "$out"/*.png "$out"/*.gif; do

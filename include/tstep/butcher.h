@@ -12,6 +12,7 @@
  * (Hairer, Norsett & Wanner, Solving ODEs I, II.1).  One engine steps every
  * tableau, so a method is a table and a stepper type:
  *
+ * ANSWER-BEGIN(ralston2): Ralston's method as a tableau
  *     static const double a[] = {0, 0,  2.0 / 3, 0};       row-major, s x s
  *     static const double b[] = {0.25, 0.75}, c[] = {0, 2.0 / 3};
  *     static const ts_butcher ralston = {.stages = 2, .a = a, .b = b, .c = c};
@@ -24,6 +25,7 @@
  *         .name = "ralston", .summary = "...", .order = 2, .tableau = &ralston,
  *         .alloc = ralston_alloc, .step = ts_butcher_step, .free = ts_butcher_free,
  *         .reset = ts_butcher_reset};
+ * ANSWER-END
  *
  * The engine's scratch holds the stages, sized once.  A first-same-as-last
  * tableau (fsal: a's last row is b and c_s = 1, so k_s = F(t + h, Y_{n+1}))
