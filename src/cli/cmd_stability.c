@@ -358,23 +358,48 @@ static void json_along(cli_json *j, const ts_stability_along *a)
     cli_json_close(j);
 }
 
+
+/* A stability study: its options, and what it measured. */
+typedef struct {
+    cli_common o;
+    double t_end, bound, at_time, at_dt;
+    const char *at_stepper;
+    int eig, linearized;
+    const ts_stepper_type *at_type;
+    const ts_system_type *stype;
+    ts_params p;
+    const ts_stepper_type *types[MAX_STEPPERS];
+    int ntypes;
+    ts_system *probe;
+    ts_spectrum sp;
+    double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
+    ts_binding bind[MAX_STEPPERS];
+    ts_stability_result res[MAX_STEPPERS];
+    ts_stability_along along[MAX_STEPPERS]; /* --measure run: the prediction along the runs */
+    int along_samples;
+    int failed; /* steppers whose study stopped with an error (rows kept) */
+    double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
+} study;
+
 /* --format json: the rows, and the numbers of the table on standard error. */
-static void write_json(FILE *out, const ts_system_type *stype, double at_time,
-                       const ts_stepper_type *at_type, double at_dt, const ts_spectrum *sp,
-                       int linearized, double bound, const ts_stepper_type *const *types,
-                       int ntypes, const ts_stability_result *res, const double *pred,
-                       const ts_binding *bind, const double *tend,
-                       const ts_stability_along *along)
+static void write_json(FILE *out, const study *st)
 {
+    const ts_spectrum *sp = &st->sp;
+    const ts_stepper_type *const *types = st->types;
+    const ts_stability_result *res = st->res;
+    const ts_binding *bind = st->bind;
+    const ts_stability_along *along = st->linearized ? NULL : st->along;
+    double at_time = st->at_time;
+    int ntypes = st->ntypes;
     cli_json j;
     cli_json_init(&j, out);
     cli_json_object(&j, NULL);
     cli_json_string(&j, "command", "stability");
-    cli_json_string(&j, "system", stype->name);
+    cli_json_string(&j, "system", st->stype->name);
     cli_json_number(&j, "at_time", at_time);
-    cli_json_string(&j, "at_stepper", at_time > 0.0 ? at_type->name : NULL);
+    cli_json_string(&j, "at_stepper", at_time > 0.0 ? st->at_type->name : NULL);
     if (at_time > 0.0)
-        cli_json_number(&j, "at_dt", at_dt);
+        cli_json_number(&j, "at_dt", st->at_dt);
     else
         cli_json_null(&j, "at_dt");
     cli_json_object(&j, "spectrum");
@@ -387,8 +412,8 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
         cli_json_number(&j, "lambda_floor", sp->lambda_floor);
     cli_json_int(&j, "unstable_modes", ntypes > 0 ? bind[0].unstable : 0);
     cli_json_close(&j);
-    cli_json_string(&j, "measured_on", linearized ? "linearization" : "run");
-    cli_json_number(&j, "bound", bound);
+    cli_json_string(&j, "measured_on", st->linearized ? "linearization" : "run");
+    cli_json_number(&j, "bound", st->bound);
     cli_json_array(&j, "steppers");
     for (int i = 0; i < ntypes; i++) {
         const ts_binding *b = &bind[i];
@@ -397,8 +422,8 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
         cli_json_string(&j, "stepper", types[i]->name);
         cli_json_number(&j, "dt_crit", res[i].dt_crit); /* inf: null */
         cli_json_number(&j, "dt_fail", res[i].dt_fail);
-        cli_json_number(&j, "dt_pred", pred[i]);
-        cli_json_number(&j, "ratio", crit_ratio(res[i].dt_crit, pred[i]));
+        cli_json_number(&j, "dt_pred", st->pred[i]);
+        cli_json_number(&j, "ratio", crit_ratio(res[i].dt_crit, st->pred[i]));
         cli_json_number(&j, "interval", b->r);
         if (mode) {
             cli_json_number(&j, "lambda_re", b->re);
@@ -407,7 +432,7 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
             cli_json_null(&j, "lambda_re");
             cli_json_null(&j, "lambda_im");
         }
-        cli_json_number(&j, "t_end", tend[i]);
+        cli_json_number(&j, "t_end", st->tend[i]);
         cli_json_int(&j, "steps", res[i].steps);
         cli_json_int(&j, "runs", res[i].runs);
         cli_json_string(&j, "result", result_name(&res[i]));
@@ -432,28 +457,6 @@ static void write_json(FILE *out, const ts_system_type *stype, double at_time,
     cli_json_close(&j);
     cli_json_close(&j);
 }
-
-/* A stability study: its options, and what it measured. */
-typedef struct {
-    cli_common o;
-    double t_end, bound, at_time, at_dt;
-    const char *at_stepper;
-    int eig, linearized;
-    const ts_stepper_type *at_type;
-    const ts_system_type *stype;
-    ts_params p;
-    const ts_stepper_type *types[MAX_STEPPERS];
-    int ntypes;
-    ts_system *probe;
-    ts_spectrum sp;
-    double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
-    ts_binding bind[MAX_STEPPERS];
-    ts_stability_result res[MAX_STEPPERS];
-    ts_stability_along along[MAX_STEPPERS]; /* --measure run: the prediction along the runs */
-    int along_samples;
-    int failed; /* steppers whose study stopped with an error (rows kept) */
-    double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
-} study;
 
 static int parse_bound(const char *cmd, const char *arg, void *to)
 {
@@ -611,9 +614,7 @@ static int write_table(const char *cmd, const study *st)
     int csv = o->format == CLI_FORMAT_CSV;
     const char *sep = csv ? "," : " ";
     if (o->format == CLI_FORMAT_JSON)
-        write_json(out, st->stype, st->at_time, st->at_type, st->at_dt, &st->sp, st->linearized,
-                   st->bound, st->types, st->ntypes, st->res, st->pred, st->bind, st->tend,
-                   st->linearized ? NULL : st->along);
+        write_json(out, st);
     else
         fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
                  "%st_end%ssteps%sruns%sresult%sstiffest%sequation\n",
