@@ -518,6 +518,19 @@ START_TEST(write_errors_plugins_and_outputs)
 }
 END_TEST
 
+/* The text of the file dir/name (at most size - 1 bytes) into buf. */
+static const char *file_text(const char *dir, const char *name, char *buf, size_t size)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
 /* A table's format: --format's, else the extension of --out's file; json
  * numbers read back as exactly the computed ones. */
 START_TEST(table_format_by_option_or_extension)
@@ -586,22 +599,14 @@ START_TEST(table_format_by_option_or_extension)
     }
     snprintf(cmd, sizeof cmd, "region --stepper rk4 --step 1 --out %s/r.csv", dir);
     EXPECT(cmd, 0, NULL);
-    snprintf(cmd, sizeof cmd, "%s/r.csv", dir);
-    FILE *rf = fopen(cmd, "r");
-    ck_assert_ptr_nonnull(rf);
-    char rline[128] = "";
-    ck_assert_ptr_nonnull(fgets(rline, sizeof rline, rf));
-    fclose(rf);
-    ck_assert_str_eq(rline, "stepper,re_z,im_z,abs_R\n");
+    char text[1024];
+    ck_assert_int_eq(strncmp(file_text(dir, "r.csv", text, sizeof text),
+                             "stepper,re_z,im_z,abs_R\n", 24),
+                     0);
     snprintf(cmd, sizeof cmd, "phase --stepper rk4 --points 2 --out %s/p.csv", dir);
     EXPECT(cmd, 0, NULL);
-    snprintf(cmd, sizeof cmd, "%s/p.csv", dir);
-    FILE *f = fopen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[128] = "";
-    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
-    fclose(f);
-    ck_assert_str_eq(line, "stepper,wh,abs_R,arg_R,phase_error,amplitude_error\n");
+    const char *head = "stepper,wh,abs_R,arg_R,phase_error,amplitude_error\n";
+    ck_assert_int_eq(strncmp(file_text(dir, "p.csv", text, sizeof text), head, strlen(head)), 0);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
 }
@@ -619,24 +624,13 @@ START_TEST(check_system_out)
              dir);
     EXPECT(cmd, 0, NULL);
     ck_assert_str_eq(out, "");
-    snprintf(cmd, sizeof cmd, "%s/r", dir);
-    FILE *f = fopen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
     static char text[1 << 14];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    ck_assert_str_eq(text, stdout_text);
+    ck_assert_str_eq(file_text(dir, "r", text, sizeof text), stdout_text);
     free(stdout_text);
     snprintf(cmd, sizeof cmd,
              "check-system --system string --param n=4 --samples 1 --format json --out %s/r", dir);
     EXPECT(cmd, 0, NULL);
-    snprintf(cmd, sizeof cmd, "%s/r", dir);
-    f = fopen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
+    file_text(dir, "r", text, sizeof text);
     ck_assert_msg(json_valid(text, NULL), "not JSON: %s", text);
     ck_assert_int_eq(json_count(text, "\"passed\": true"), 1);
     EXPECT("check-system --system test1d --out /dev/full", 2, "error writing '/dev/full'");
@@ -645,13 +639,7 @@ START_TEST(check_system_out)
     stdout_text = strdup(out);
     snprintf(cmd, sizeof cmd, "list --out %s/l", dir);
     EXPECT(cmd, 0, NULL);
-    snprintf(cmd, sizeof cmd, "%s/l", dir);
-    f = fopen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    n = fread(text, 1, sizeof text - 1, f);
-    text[n] = '\0';
-    fclose(f);
-    ck_assert_str_eq(text, stdout_text);
+    ck_assert_str_eq(file_text(dir, "l", text, sizeof text), stdout_text);
     free(stdout_text);
     EXPECT("list --out /dev/full", 2, "error writing '/dev/full'");
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
