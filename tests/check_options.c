@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include "tests.h"
 #include "json_valid.h"
+#include "tstep/check.h"
+#include "tstep/grade.h"
 #include "tstep/phase.h"
 #include "tstep/stability.h"
 
@@ -38,7 +40,7 @@ static const struct {
     {"run --system test1d --stepper rk4 --dt 0.1 --step 2", 2,
      "ambiguous option '--step': it could be --stepper, --steps"},
     {"stability --system test1d --stepper rk4 --at 1", 2,
-     "ambiguous option '--at': it could be --at-time, --at-stepper, --at-dt"},
+     "ambiguous option '--at': it could be --at-time, --at-dt, --at-stepper"},
     {"sweep --system test1d --stepper rk4 --dt-m 0.1", 2,
      "ambiguous option '--dt-m': it could be --dt-min, --dt-max"},
     /* an unambiguous prefix is the option */
@@ -283,6 +285,66 @@ START_TEST(help_lists_every_option)
                       helps[_i].cmd, name, rc, err);
     }
     ck_assert_int_gt(tried, 50);
+}
+END_TEST
+
+/* The options section is written from the table: every line within 79
+ * columns, each entry "  --name [ARG]" at the start of a line with its text
+ * beside it or on the next line (24 columns in), every option once. */
+START_TEST(help_options_section)
+{
+    char args[64];
+    snprintf(args, sizeof args, "%s --help", helps[_i].cmd);
+    EXPECT(args, 0, NULL);
+    const char *opts = strstr(out, "\nOptions:\n");
+    ck_assert_msg(opts, "tstep %s --help has no Options section", helps[_i].cmd);
+    int entries = 0;
+    for (const char *line = out; *line;) {
+        size_t len = strcspn(line, "\n");
+        ck_assert_msg(len <= 79, "tstep %s --help: a line of %zu columns: %.*s", helps[_i].cmd,
+                      len, (int)len, line);
+        const char *next = line + len + (line[len] == '\n');
+        if (line > opts && strncmp(line, "  --", 4) == 0) {
+            size_t name = strcspn(line + 2, " \n");
+            char key[80];
+            snprintf(key, sizeof key, "\n%.*s ", (int)(name + 2), line);
+            ck_assert_msg(!strstr(next - 1, key), "tstep %s --help lists %s twice", helps[_i].cmd,
+                          key + 1);
+            int beside = len > 24 && line[23] == ' ' && line[24] != ' ';
+            int below = strncmp(next, "                        ", 24) == 0 && next[24] != ' ';
+            ck_assert_msg(beside || below, "tstep %s --help: %.*s has no text", helps[_i].cmd,
+                          (int)len, line);
+            entries++;
+        }
+        line = next;
+    }
+    ck_assert_int_ge(entries, 3);
+}
+END_TEST
+
+/* The defaults the help states are the values the command starts from:
+ * printed before any option is read, so a value given does not show. */
+START_TEST(help_states_the_defaults)
+{
+    char want[128];
+    ts_jacobian_check_options jc = ts_default_jacobian_check_options();
+    EXPECT("check-system --samples 9 --tol 0.5 --help", 0, NULL);
+    snprintf(want, sizeof want, "random states (default %d,", jc.samples);
+    ck_assert_msg(strstr(out, want), "no '%s' in %s", want, out);
+    ck_assert_msg(jc.tol == 1e-6 && strstr(out, "accepted (default 1e-6)"), "%s", out);
+    EXPECT("phase --newton-tol 1e-3 --help", 0, NULL);
+    ck_assert_msg(strstr(out, "(default 1e-13 here;"), "%s", out);
+    ck_assert_msg(strstr(out, "(default: 1e-14 here)"), "%s", out);
+    EXPECT("run --help", 0, NULL);
+    snprintf(want, sizeof want, "Newton's iteration cap per step (default %d)",
+             ts_default_solver_options().newton_max);
+    ck_assert_msg(strstr(out, want), "no '%s' in %s", want, out);
+    ck_assert_msg(strstr(out, "(default 1e-8; at least"), "%s", out);
+    EXPECT("grade --help", 0, NULL);
+    snprintf(want, sizeof want, "seconds per check (default %d)", TS_GRADE_TIME_LIMIT);
+    ck_assert_msg(strstr(out, want), "no '%s' in %s", want, out);
+    snprintf(want, sizeof want, "(default %d MB)", TS_GRADE_MEMORY_LIMIT);
+    ck_assert_msg(strstr(out, want), "no '%s' in %s", want, out);
 }
 END_TEST
 
@@ -753,6 +815,8 @@ Suite *options_suite(void)
     tcase_add_test(tc, run_json_matches_csv);
     tcase_add_loop_test(tc, help_from_the_table, 0, (int)(sizeof helps / sizeof *helps));
     tcase_add_loop_test(tc, help_lists_every_option, 0, (int)(sizeof helps / sizeof *helps));
+    tcase_add_loop_test(tc, help_options_section, 0, (int)(sizeof helps / sizeof *helps));
+    tcase_add_test(tc, help_states_the_defaults);
     suite_add_tcase(s, tc);
     TCase *sg = tcase_create("signals");
     tcase_set_tags(sg, "slow");

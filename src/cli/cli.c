@@ -292,56 +292,6 @@ int cli_same_file(const char *a, const char *b)
            strcmp(x.name, y.name) == 0;
 }
 
-/* "a, b, c" (or "a or b" with `or`) of a registry's names into buf */
-static void registry_names(char *buf, size_t size, const char *(*name_at)(size_t), int or)
-{
-    size_t len = 0, n = 0;
-    while (name_at(n))
-        n++;
-    buf[0] = '\0';
-    for (size_t i = 0; i < n && len < size; i++)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s",
-                                i == 0 ? "" : i + 1 < n || !or ? ", " : " or ", name_at(i));
-}
-
-static const char *linsolve_name(size_t i)
-{
-    return ts_linsolve_registry[i] ? ts_linsolve_registry[i]->name : NULL;
-}
-
-static const char *precond_name(size_t i)
-{
-    return ts_precond_registry[i] ? ts_precond_registry[i]->name : NULL;
-}
-
-void cli_solver_help(void)
-{
-    char solvers[256], preconds[256];
-    registry_names(solvers, sizeof solvers, linsolve_name, 1);
-    registry_names(preconds, sizeof preconds, precond_name, 0);
-    printf("  --newton-tol X  Newton stops when the residual r of the implicit equation has\n"
-           "                  |M^-1 r|_inf <= X max(1, |v|_inf) (order 1: |x|_inf), or a full\n"
-           "                  update is that small, or the error estimated to be left after\n"
-           "                  it (from Newton's contraction and the solve's residual) is a\n"
-           "                  tenth of that (default 1e-8; at least 2.22e-16)\n"
-           "  --newton-max N  Newton iteration cap (default 20)\n"
-           "  --cg-tol X      linear solves: relative residual, 2.22e-16 <= X < 1 (default:\n"
-           "                  automatic: the Eisenstat-Walker rule in Newton, 1e-10 for a\n"
-           "                  linearized step)\n"
-           "  --cg-max N      linear iteration cap per solve (default 2 * the state's length\n"
-           "                  + 20, the state being positions and velocities)\n"
-           "  --linear-solver NAME  %s; see tstep list\n"
-           "  --precond NAME  CG's preconditioner: %s (not with\n"
-           "                  --linear-solver direct); default, by the system: direct for a\n"
-           "                  banded spring network (string, hair, cloth at most 5 wide;\n"
-           "                  cg with jacobi if --cg-tol or --cg-max is given), cg with amg\n"
-           "                  for other spring networks of 1000 unknowns or more (cloth from\n"
-           "                  19 x 19), cg with jacobi otherwise (docs/solvers.md)\n"
-           "  --threads N     threads for forces, products and vector operations (default:\n"
-           "                  OMP_NUM_THREADS, else 1); results identical for any N\n",
-           solvers, preconds);
-}
-
 int cli_distinct_outputs(const char *cmd, const cli_output *outs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -397,29 +347,27 @@ void cli_common_init(cli_common *o, int frames_ok)
     o->solver = ts_default_solver_options();
 }
 
-int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
-                       ts_params *p, const ts_stepper_type **types, int max, int *ntypes)
+int cli_common_resolve(const char *cmd, const cli_common *o, const cli_lookup *to)
 {
-    if (stype && (cli_find_system(cmd, o->system, stype) ||
-                  cli_apply_params(cmd, *stype, &o->params, p)))
+    if (to->stype && (cli_find_system(cmd, o->system, to->stype) ||
+                      cli_apply_params(cmd, *to->stype, &o->params, to->p)))
         return CLI_EXIT_USAGE;
-    if (types && cli_find_steppers(cmd, o->steppers, types, max, ntypes))
+    if (to->types && cli_find_steppers(cmd, o->steppers, to->types, to->max, to->ntypes))
         return CLI_EXIT_USAGE;
     return 0;
 }
 
-int cli_common_steppers(const char *cmd, const cli_common *o, const ts_system_type **stype,
-                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes)
+int cli_common_steppers(const char *cmd, const cli_common *o, const cli_lookup *to)
 {
-    if (cli_common_resolve(cmd, o, stype, p, types, max, ntypes))
+    if (cli_common_resolve(cmd, o, to))
         return CLI_EXIT_USAGE;
-    return cli_drop_unimplemented(cmd, types, ntypes, strcmp(o->steppers, "all") == 0);
+    return cli_drop_unimplemented(cmd, to->types, to->ntypes, strcmp(o->steppers, "all") == 0);
 }
 
-int cli_points_table(const char *cmd, const cli_common *o, long points,
-                     const ts_stepper_type **types, int max, int *ntypes, FILE **out)
+int cli_points_table(const char *cmd, const cli_common *o, long points, const cli_lookup *to,
+                     FILE **out)
 {
-    int rc = cli_common_steppers(cmd, o, NULL, NULL, types, max, ntypes);
+    int rc = cli_common_steppers(cmd, o, to);
     if (rc)
         return rc;
     if (points > 1000000)
@@ -639,6 +587,16 @@ static int refuse_repeat(const char *cmd, const cli_opt *e, const char **seen, c
     return 0;
 }
 
+/* --help or -h anywhere before "--": the help, whatever else is given (its
+ * texts show the defaults, so it is printed before any option is parsed). */
+static int asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
 int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int *rc)
 {
     struct option lo[CLI_MAX_OPTS + 1];
@@ -655,6 +613,10 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
         return *rc = 1, 1;
     }
     lo[n] = (struct option){0, 0, 0, 0};
+    if (help >= 0 && asks_help(argc, argv)) { /* before any value changes a default shown */
+        opts[help].help(opts);
+        return *rc = 0, 1;
+    }
     const char *seen[CLI_MAX_OPTS] = {0}; /* each option's first value */
     optind = 0;
     opterr = 0;
@@ -666,7 +628,7 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
         if (!e)
             return *rc = bad_option(cmd, argc, argv, lo), 1;
         if (e->kind == CLI_OPT_HELP) {
-            e->help();
+            e->help(opts);
             return 1;
         }
         if ((*rc = refuse_repeat(cmd, e, &seen[e - opts], optarg)))

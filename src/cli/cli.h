@@ -122,18 +122,24 @@ void cli_common_init(cli_common *o, int frames_ok);
 /* The table format (table.h) of a command's --out: --format's, else the
  * one its extension names, else dat. */
 const struct cli_table_format *cli_common_table_format(const cli_common *o);
-/* Look up --system (when `stype` is not NULL) with its parameters into `p`,
- * and --stepper into types[0..max) (when `types` is not NULL). */
-int cli_common_resolve(const char *cmd, const cli_common *o, const ts_system_type **stype,
-                       ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
+/* Where the lookups put what --system, --param and --stepper name: the
+ * system and its parameters when `stype` is not NULL, the steppers (at most
+ * max, their count in *ntypes) when `types` is not NULL. */
+typedef struct {
+    const ts_system_type **stype;
+    ts_params *p;
+    const ts_stepper_type **types;
+    int max, *ntypes;
+} cli_lookup;
+/* Look up --system with its parameters and --stepper into `to`. */
+int cli_common_resolve(const char *cmd, const cli_common *o, const cli_lookup *to);
 /* The same, then the skeleton steppers dropped (cli_drop_unimplemented);
  * 0 or the exit status, printed. */
-int cli_common_steppers(const char *cmd, const cli_common *o, const ts_system_type **stype,
-                        ts_params *p, const ts_stepper_type **types, int max, int *ntypes);
+int cli_common_steppers(const char *cmd, const cli_common *o, const cli_lookup *to);
 /* A table of --points rows per stepper (phase, amplification): the
  * steppers (cli_common_steppers), --points at most 1000000, --out opened. */
-int cli_points_table(const char *cmd, const cli_common *o, long points,
-                     const ts_stepper_type **types, int max, int *ntypes, FILE **out);
+int cli_points_table(const char *cmd, const cli_common *o, long points, const cli_lookup *to,
+                     FILE **out);
 
 /* --- option tables ---------------------------------------------------------------
  * A command declares its options as a table of cli_opt, ended by CLI_END,
@@ -144,7 +150,15 @@ int cli_points_table(const char *cmd, const cli_common *o, long points,
  * options, ambiguous prefixes (the candidates named), missing values, values
  * given to flags and positional arguments.  The shared options are entries
  * defined once here (CLI_OPTS_SYSTEM, CLI_OPTS_SOLVER, ...): a command lists
- * those it accepts. */
+ * those it accepts.
+ *
+ * The table is also the help: each entry names its value (`arg`, e.g. "H")
+ * and says what it does (`doc`, where "%D" stands for the value the
+ * option's field holds before parsing: its default; or `doc_fn`, where the
+ * text depends on the command or a registry), and cli_print_options writes
+ * the options section of --help from it, in the table's order.  A command's
+ * help function prints its usage and description, cli_print_options(opts),
+ * and whatever follows (columns, formats). */
 typedef enum {
     CLI_OPT_END = 0,
     CLI_OPT_FLAG,     /* int: set to 1; takes no value */
@@ -156,10 +170,11 @@ typedef enum {
     CLI_OPT_CHOICE,   /* int: values[k] (or k) for the value equal to names[k] */
     CLI_OPT_PARAM,    /* cli_param_list: key=value appended; repeatable, order kept */
     CLI_OPT_CUSTOM,   /* parse(cmd, value, to) checks and stores the value */
-    CLI_OPT_HELP,     /* help() prints, the command exits 0; also -h */
+    CLI_OPT_HELP,     /* help(table) prints, the command exits 0; also -h */
 } cli_opt_kind;
 
-typedef struct {
+typedef struct cli_opt cli_opt;
+struct cli_opt {
     const char *name; /* without "--" */
     cli_opt_kind kind;
     void *to;         /* the field it fills (see the kinds) */
@@ -169,23 +184,34 @@ typedef struct {
     const char *says;         /* CHOICE: the list in "--NAME: 'X' is not SAYS" */
     int (*parse)(const char *cmd, const char *arg, void *to); /* CUSTOM: 0, or prints and 2 */
     int *given;               /* set to 1 when the option is given (or NULL) */
-    void (*help)(void);       /* HELP */
-} cli_opt;
+    void (*help)(const cli_opt *opts); /* HELP: prints the help of this table */
+    const char *arg;          /* the value's name in the help ("H", "FILE"); flags: NULL */
+    const char *doc;          /* what the option does, for the help ('\n': a new line) */
+    /* or the text written into buf (size n) when it depends on the command */
+    void (*doc_fn)(const cli_opt *e, char *buf, size_t n);
+    cli_opt_kind shows;       /* CUSTOM: the kind whose type `to` has, for "%D" */
+};
 
-/* Entries by kind (designated: the fields not named are 0).  A field set
- * when the option is given, or another field, is added by writing the
- * entry out: {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &dt, .given = &have_dt}. */
-#define CLI_FLAG(n, p) {.name = (n), .kind = CLI_OPT_FLAG, .to = (p)}
-#define CLI_STRING(n, p) {.name = (n), .kind = CLI_OPT_STRING, .to = (p)}
-#define CLI_REAL(n, p) {.name = (n), .kind = CLI_OPT_REAL, .to = (p)}
-#define CLI_POSITIVE(n, p) {.name = (n), .kind = CLI_OPT_POSITIVE, .to = (p)}
-#define CLI_COUNT(n, p, lo) {.name = (n), .kind = CLI_OPT_COUNT, .to = (p), .min = (lo)}
-#define CLI_INT(n, p, lo) {.name = (n), .kind = CLI_OPT_INT, .to = (p), .min = (lo)}
-#define CLI_CHOICE(n, p, list, text)                                                      \
-    {.name = (n), .kind = CLI_OPT_CHOICE, .to = (p), .names = (list), .says = (text)}
-#define CLI_CUSTOM(n, p, fn) {.name = (n), .kind = CLI_OPT_CUSTOM, .to = (p), .parse = (fn)}
+/* Entries by kind (designated: the fields not named are 0), each with the
+ * name of its value A and its help text D.  A field set when the option is
+ * given, or another field, is added by writing the entry out:
+ * {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &dt, .given = &have_dt, .arg = "H", .doc = ...}. */
+#define CLI_FLAG(n, p, D) {.name = (n), .kind = CLI_OPT_FLAG, .to = (p), .doc = (D)}
+#define CLI_STRING(n, p, A, D) {.name = (n), .kind = CLI_OPT_STRING, .to = (p), .arg = (A), .doc = (D)}
+#define CLI_REAL(n, p, A, D) {.name = (n), .kind = CLI_OPT_REAL, .to = (p), .arg = (A), .doc = (D)}
+#define CLI_POSITIVE(n, p, A, D)                                                          \
+    {.name = (n), .kind = CLI_OPT_POSITIVE, .to = (p), .arg = (A), .doc = (D)}
+#define CLI_COUNT(n, p, lo, A, D)                                                         \
+    {.name = (n), .kind = CLI_OPT_COUNT, .to = (p), .min = (lo), .arg = (A), .doc = (D)}
+#define CLI_INT(n, p, lo, A, D)                                                           \
+    {.name = (n), .kind = CLI_OPT_INT, .to = (p), .min = (lo), .arg = (A), .doc = (D)}
+#define CLI_CHOICE(n, p, list, text, A, D)                                                \
+    {.name = (n), .kind = CLI_OPT_CHOICE, .to = (p), .names = (list), .says = (text),     \
+     .arg = (A), .doc = (D)}
+#define CLI_CUSTOM(n, p, fn, A, D)                                                        \
+    {.name = (n), .kind = CLI_OPT_CUSTOM, .to = (p), .parse = (fn), .arg = (A), .doc = (D)}
 /* --help and -h */
-#define CLI_HELP(fn) {.name = "help", .kind = CLI_OPT_HELP, .help = (fn)}
+#define CLI_HELP(fn) {.name = "help", .kind = CLI_OPT_HELP, .help = (fn), .doc = "print this help"}
 #define CLI_END {.kind = CLI_OPT_END}
 
 int cli_parse_format_opt(const char *cmd, const char *arg, void *common);
@@ -194,25 +220,58 @@ int cli_parse_newton_tol(const char *cmd, const char *arg, void *solver);
 int cli_parse_threads(const char *cmd, const char *arg, void *unused);
 int cli_parse_precond(const char *cmd, const char *arg, void *solver);
 int cli_parse_linear_solver(const char *cmd, const char *arg, void *solver);
+/* The help texts that depend on the command (its formats, its solver
+ * defaults) or on a registry (the linear solvers, the preconditioners). */
+void cli_doc_format(const cli_opt *e, char *buf, size_t n);
+void cli_doc_newton_tol(const cli_opt *e, char *buf, size_t n);
+void cli_doc_cg_tol(const cli_opt *e, char *buf, size_t n);
+void cli_doc_cg_max(const cli_opt *e, char *buf, size_t n);
+void cli_doc_linear_solver(const cli_opt *e, char *buf, size_t n);
+void cli_doc_precond(const cli_opt *e, char *buf, size_t n);
 
 /* The shared options, each an entry (or entries) filling cli_common *o. */
-#define CLI_OPTS_SYSTEM(o) CLI_STRING("system", &(o)->system)
-#define CLI_OPTS_STEPPER(o) CLI_STRING("stepper", &(o)->steppers)
-#define CLI_OPTS_PARAM(o) {.name = "param", .kind = CLI_OPT_PARAM, .to = &(o)->params}
-#define CLI_OPTS_OUT(o) CLI_STRING("out", &(o)->out)
-#define CLI_OPTS_FORMAT(o) CLI_CUSTOM("format", (o), cli_parse_format_opt)
-#define CLI_OPTS_PLOT(o) CLI_FLAG("plot", &(o)->plot)
+#define CLI_OPTS_SYSTEM(o)                                                                \
+    CLI_STRING("system", &(o)->system, "S", "the system (see 'tstep list')")
+/* --stepper LIST; WHEN says "required" or what the default is */
+#define CLI_OPTS_STEPPER(o, WHEN)                                                         \
+    CLI_STRING("stepper", &(o)->steppers, "LIST",                                         \
+               "steppers, comma-separated, or all (see 'tstep list'; " WHEN ")")
+#define CLI_OPTS_PARAM(o)                                                                 \
+    {.name = "param", .kind = CLI_OPT_PARAM, .to = &(o)->params, .arg = "key=value",      \
+     .doc = "set a system parameter (repeatable; 'tstep list' shows each system's)"}
+#define CLI_OPTS_OUT(o)                                                                   \
+    CLI_STRING("out", &(o)->out, "FILE", "write to FILE (default: standard output)")
+#define CLI_OPTS_FORMAT(o)                                                                \
+    {.name = "format", .kind = CLI_OPT_CUSTOM, .to = (o), .parse = cli_parse_format_opt,  \
+     .arg = "F", .doc_fn = cli_doc_format}
+#define CLI_OPTS_PLOT(o)                                                                  \
+    CLI_FLAG("plot", &(o)->plot, "draw the result in the terminal with gnuplot (dumb "    \
+                                 "terminal); without --out the table is then not written")
 /* --newton-tol, --newton-max, --cg-tol, --cg-max, --precond and
  * --linear-solver (names from tstep/linsolve.h's registries), and --threads
- * (which sets the thread count at once, ts_threads_set). */
-#define CLI_OPTS_SOLVER(o)                                                         \
-    CLI_CUSTOM("newton-tol", &(o)->solver, cli_parse_newton_tol),                  \
-        CLI_INT("newton-max", &(o)->solver.newton_max, 1),                         \
-        CLI_CUSTOM("cg-tol", &(o)->solver, cli_parse_cg_tol),                      \
-        CLI_INT("cg-max", &(o)->solver.cg_max, 1),                                 \
-        CLI_CUSTOM("precond", &(o)->solver, cli_parse_precond),                    \
-        CLI_CUSTOM("linear-solver", &(o)->solver, cli_parse_linear_solver),        \
-        CLI_CUSTOM("threads", NULL, cli_parse_threads)
+ * (which sets the thread count at once, ts_threads_set).  Their help gives
+ * the command's defaults: the values in o->solver when the table is made. */
+#define CLI_OPTS_SOLVER(o)                                                                \
+    {.name = "newton-tol", .kind = CLI_OPT_CUSTOM, .to = &(o)->solver,                    \
+     .parse = cli_parse_newton_tol, .arg = "X", .doc_fn = cli_doc_newton_tol},            \
+        CLI_INT("newton-max", &(o)->solver.newton_max, 1, "N",                            \
+                "Newton's iteration cap per step (default %D)"),                          \
+        {.name = "cg-tol", .kind = CLI_OPT_CUSTOM, .to = &(o)->solver,                    \
+         .parse = cli_parse_cg_tol, .arg = "X", .doc_fn = cli_doc_cg_tol},                \
+        {.name = "cg-max", .kind = CLI_OPT_INT, .to = &(o)->solver.cg_max, .min = 1,      \
+         .arg = "N", .doc_fn = cli_doc_cg_max},                                           \
+        {.name = "linear-solver", .kind = CLI_OPT_CUSTOM, .to = &(o)->solver,             \
+         .parse = cli_parse_linear_solver, .arg = "NAME", .doc_fn = cli_doc_linear_solver},\
+        {.name = "precond", .kind = CLI_OPT_CUSTOM, .to = &(o)->solver,                   \
+         .parse = cli_parse_precond, .arg = "NAME", .doc_fn = cli_doc_precond},           \
+        CLI_CUSTOM("threads", NULL, cli_parse_threads, "N",                               \
+                   "threads for forces, products and vector operations (default: "        \
+                   "OMP_NUM_THREADS, else 1); results identical for any N")
+
+/* The options section of a command's help, from its table: one entry per
+ * option in the table's order, "--name ARG" and its text wrapped to 79
+ * columns. */
+void cli_print_options(const cli_opt *opts);
 
 /* Parse argv[1..argc) by the table `opts`.  Returns 0 when the command goes
  * on; else 1 with *rc the command's exit status (0 after --help, 2 after
@@ -238,9 +297,5 @@ int cli_grade_batch_run(const char *cmd, const cli_grade_batch *b);
 
 /* Entries before CLI_END: at most CLI_MAX_OPTS (more: exit 1, a bug). */
 #define CLI_MAX_OPTS 64
-
-/* The implicit solver's options (CLI_OPTS_SOLVER) for a command's --help,
- * the solver and preconditioner names from their registries. */
-void cli_solver_help(void);
 
 #endif

@@ -40,9 +40,11 @@ int cli_error_close(const char *cmd, cli_error_log *e)
     return rc;
 }
 
-int cli_error_open(const char *cmd, const char *path, const ts_system_type *stype,
-                   const ts_params *p, const ts_system *sys, double dt, cli_error_log **out)
+int cli_error_open(const char *cmd, const char *path, const cli_error_run *run,
+                   cli_error_log **out)
 {
+    const ts_system *sys = run->sys;
+    double dt = run->dt;
     cli_error_log *e = calloc(1, sizeof *e);
     *out = NULL;
     if (!e)
@@ -59,7 +61,7 @@ int cli_error_open(const char *cmd, const char *path, const ts_system_type *styp
     if (!s && !sys->ops->exact) {
         ts_system *probe;
         ts_stiff_mode mode;
-        if (!(s = ts_system_new(stype, p, &probe))) {
+        if (!(s = ts_system_new(run->stype, run->p, &probe))) {
             if (!ts_stiffest_mode(probe, &mode))
                 rate = hypot(mode.re, mode.im);
             ts_system_free(probe);
@@ -69,7 +71,8 @@ int cli_error_open(const char *cmd, const char *path, const ts_system_type *styp
         ts_solver_options tight = ts_default_solver_options();
         tight.newton_tol = 1e-13, tight.cg_tol = 1e-14;
         if (!s)
-            s = ts_reference_new(stype, p, NULL, &tight, dt / (double)e->per_step, &e->ref);
+            s = ts_reference_new(run->stype, run->p, NULL, &tight, dt / (double)e->per_step,
+                                 &e->ref);
     }
     if (s) {
         int rc = cli_fail(cmd, s);

@@ -9,7 +9,7 @@
 #include "cli_json.h"
 #include "tstep/check.h"
 
-static void help(void)
+static void help(const cli_opt *opts)
 {
     printf("Usage: tstep check-system --system S [--param key=value]... [--samples N]\n"
            "                          [--seed N] [--tol X] [--min-slope X]\n"
@@ -35,20 +35,10 @@ static void help(void)
            "declares approximate (spring systems clamp compressed springs by default)\n"
            "has its error reported, not judged: check it exactly with --param clamp=0.\n"
            "\n"
-           "  --system S        a system (see 'tstep list')\n"
-           "  --param key=value set a system parameter (repeatable)\n"
-           "  --samples N       random states (default 3)\n"
-           "  --seed N          random seed (default 1): the same seed, the same states\n"
-           "  --tol X           largest relative error accepted (default 1e-6)\n"
-           "  --min-slope X     smallest Taylor slope accepted (default 1.8)\n"
-           "  --perturb-x X     state perturbation, relative to max(1, |x|_inf) (default 1e-3)\n"
-           "  --perturb-v X     velocity perturbation, relative to max(1, |v|_inf) (default 0.1)\n"
-           "  --format F        text (default) or json (the same numbers; docs/grading.md)\n"
-           "  --out FILE        write the report to FILE (default: standard output)\n"
-           "\n"
            "Forcing that is not conservative at v = 0 (wind acting through drag) fails\n"
-           "the energy gradient check: such a force is not -grad U.\n"
-           "\n"
+           "the energy gradient check: such a force is not -grad U.\n");
+    cli_print_options(opts);
+    printf("\n"
            "Exit status: 0 every check within tolerance, 1 a check failed (the worst\n"
            "check and particle are named), 2 usage error or a system without Jacobian\n"
            "products.\n");
@@ -243,12 +233,22 @@ int cmd_check(int argc, char **argv)
     ts_jacobian_check_options opt = ts_default_jacobian_check_options();
     long samples = opt.samples, seed = (long)opt.seed;
     const cli_opt opts[] = {
-        CLI_OPTS_SYSTEM(&o), CLI_OPTS_PARAM(&o), CLI_COUNT("samples", &samples, 1),
-        CLI_COUNT("seed", &seed, 0), CLI_POSITIVE("tol", &opt.tol),
-        CLI_POSITIVE("min-slope", &opt.min_slope), CLI_POSITIVE("perturb-x", &opt.perturb_x),
-        CLI_CUSTOM("perturb-v", &opt.perturb_v, parse_perturb_v),
-        CLI_CHOICE("format", &json, formats, "text or json"), CLI_OPTS_OUT(&o), CLI_HELP(help),
-        CLI_END};
+        CLI_OPTS_SYSTEM(&o), CLI_OPTS_PARAM(&o),
+        CLI_COUNT("samples", &samples, 1, "N", "random states (default %D, at most 10000)"),
+        CLI_COUNT("seed", &seed, 0, "N", "random seed (default %D): the same seed, the same "
+                                         "states"),
+        CLI_POSITIVE("tol", &opt.tol, "X", "largest relative error accepted (default %D)"),
+        CLI_POSITIVE("min-slope", &opt.min_slope, "X",
+                     "smallest Taylor slope accepted (default %D)"),
+        CLI_POSITIVE("perturb-x", &opt.perturb_x, "X",
+                     "state perturbation, relative to max(1, |x|_inf) (default %D)"),
+        {.name = "perturb-v", .kind = CLI_OPT_CUSTOM, .to = &opt.perturb_v,
+         .parse = parse_perturb_v, .shows = CLI_OPT_REAL, .arg = "X",
+         .doc = "velocity perturbation, relative to max(1, |v|_inf), at least 0 (default %D)"},
+        CLI_CHOICE("format", &json, formats, "text or json", "F",
+                   "text (default) or json (the same numbers; docs/grading.md)"),
+        CLI_STRING("out", &o.out, "FILE", "write the report to FILE (default: standard output)"),
+        CLI_HELP(help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, &rc))
         return rc;
     if (samples > 10000)
@@ -258,7 +258,7 @@ int cmd_check(int argc, char **argv)
 
     const ts_system_type *stype;
     ts_params p;
-    if (cli_common_resolve(cmd, &o, &stype, &p, NULL, 0, NULL))
+    if (cli_common_resolve(cmd, &o, &(cli_lookup){.stype = &stype, .p = &p}))
         return CLI_EXIT_USAGE;
     ts_system *sys;
     if ((rc = cli_make_system(cmd, stype, &p, &sys)))

@@ -17,15 +17,15 @@
 #include "tstep/grade.h"
 #include "tstep/stability.h"
 
-static void help_options(void);
-
-static void help(void)
+static void help(const cli_opt *opts)
 {
     printf(
         "Usage: tstep grade --stepper NAME [--order P] [--interval X] [--like REFERENCE]\n"
-        "                   [--energy grows|decays|bounded|conserved] [--stages REFERENCE]\n"
+        "                   [--energy grows|decays|bounded|conserved]\n"
+        "                   [--stages REFERENCE]\n"
         "                   [--plugin FILE] [--format text|json]\n"
-        "       tstep grade --spec FILE [--stepper NAME] [--plugin FILE] [--format text|json]\n"
+        "       tstep grade --spec FILE [--stepper NAME] [--plugin FILE]\n"
+        "                   [--format text|json]\n"
         "       tstep grade --submissions DIR --spec FILE [--out-dir D] [-j N]\n"
         "       tstep grade --write-spec --stepper A,B,...|all\n"
         "\n"
@@ -33,19 +33,21 @@ static void help(void)
         "(the stepper's own declared order is never used):\n"
         "  implemented       one step on test1d does not return 'not implemented'\n"
         "                    (a skeleton fails it and every other check)\n"
-        "  order-test1d      observed order on x' = -x, t_end 1, dt 0.1 to 0.001: P +- %g\n"
+        "  order-test1d      observed order on x' = -x, t_end 1, dt 0.1 to 0.001:\n"
+        "                    P +- %g\n"
         "  order-oscillator  the same on the undamped oscillator x'' = -x\n"
         "  order-forced      the same on x'' = -x - x^3 + sin^3 t (x = sin t): nonlinear\n"
         "                    and driven in time (wrong stage times fail it)\n"
         "  local-order       one-step error |R(-h) - e^-h| ~ h^(P+1), h 0.2 to 0.0125\n"
         "  amplification     R(z) equals REFERENCE's to %g at 6 complex z (--like)\n"
-        "  interval          stability interval on the negative real axis: X, %g relative\n"
-        "                    (X may be inf)\n"
+        "  interval          stability interval on the negative real axis: X, %g\n"
+        "                    relative (X may be inf)\n"
         "  energy            on x'' = -x, 400 steps of 0.5: grows, decays, bounded or\n"
         "                    conserved (definitions in docs/grading.md)\n"
-        "  stage-states      forces evaluated at the stage states handed over, never again\n"
-        "                    at the start-of-step (stored) state\n"
-        "  failed-force      a failed force evaluation is returned unchanged, the state kept\n"
+        "  stage-states      forces evaluated at the stage states handed over, never\n"
+        "                    again at the start-of-step (stored) state\n"
+        "  failed-force      a failed force evaluation is returned unchanged, the state\n"
+        "                    kept\n"
         "  pins              pinned degrees of freedom do not move\n"
         "  no-allocation     no malloc/calloc/realloc inside step\n"
         "  repeatable        the same run twice, and two instances side by side, agree\n"
@@ -59,55 +61,14 @@ static void help(void)
         "in child processes; a plugin (a submission) is never loaded into the grader: a\n"
         "worker process in a sandbox (bubblewrap: read-only files, no network, limits)\n"
         "loads it and runs only the steps the grader asks for, and every verdict is\n"
-        "computed here.  A crash, a hang or a limit fails only that check.\n"
-        "\n",
+        "computed here.  A crash, a hang or a limit fails only that check.\n",
         TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
         TS_GRADE_STAGES_TOL);
-    help_options();
-}
-
-/* The second half of the help: the options. */
-static void help_options(void)
-{
-    printf(
-        "  --stepper NAME    the stepper (see 'tstep list'); with --spec, only that one\n"
-        "  --order P         expected order (whole number >= 1)\n"
-        "  --interval X      expected stability interval on the negative real axis\n"
-        "  --like REFERENCE  a stepper with the same one-step amplification factor R(z)\n"
-        "  --energy B        expected energy behaviour on the undamped oscillator\n"
-        "  --stages REFERENCE  the stepper whose stages it must have (the same method)\n"
-        "  --spec FILE       expected values of several steppers, one per line:\n"
-        "                      NAME [order=P] [interval=X] [energy=B] [like=REFERENCE]\n"
-        "                      [stages=REFERENCE]\n"
-        "                    ('#' starts a comment)\n"
-        "  --format F        text (default) or json\n"
-        "  --out FILE        write the report there instead of standard output\n"
-        "  --no-isolate      run a built-in's checks in this process (for a debugger)\n"
-        "  --plugin FILE     the submission: a plugin, graded in the sandbox (also\n"
-        "                    before 'grade', and from TSTEP_PLUGINS)\n"
-        "  --time-limit S    wall-clock seconds per check (default %d)\n"
-        "  --memory-limit M  address space of the submission's process in MB, or with\n"
-        "                    a G suffix in GB (default %d MB)\n"
-        "  --seed N          the hidden test parameters' seed (default: drawn; the\n"
-        "                    report prints it, and --seed N runs the same tests again)\n"
-        "  --no-sandbox      grade a plugin without bubblewrap (trusted code only; the\n"
-        "                    grader refuses a plugin where bwrap cannot run without it)\n"
-        "  --results DIR     also write DIR/results.json (Gradescope), DIR/junit.xml and\n"
-        "                    DIR/summary.csv (a header and one row)\n"
-        "  --submissions DIR grade every submission in DIR (with --spec): a FILE.c, a\n"
-        "                    FILE.so, or a folder of .so (else .c) files per student; a\n"
-        "                    .c is compiled into a plugin in the sandbox; each graded by\n"
-        "                    its own process with the same seed and limits, into\n"
-        "                    --out-dir D (default grades)/NAME/: report.txt, stderr.txt\n"
-        "                    and the --results files; D/summary.csv a row per student\n"
-        "  -j, --jobs N      submissions graded at once (default: the core count)\n"
-        "  --write-spec      measure the steppers (trusted ones: an instructor's solution)\n"
-        "                    and print a spec line for each: the observed order on test1d\n"
-        "                    rounded, the stability interval, the energy behaviour, and\n"
-        "                    like= the first other stepper with the same R(z), if any\n"
-        "\n"
-        "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n",
-        TS_GRADE_TIME_LIMIT, TS_GRADE_MEMORY_LIMIT);
+    cli_print_options(opts);
+    printf("\nA spec FILE has one stepper per line, '#' starting a comment:\n"
+           "  NAME [order=P] [interval=X] [energy=B] [like=REFERENCE] [stages=REFERENCE]\n"
+           "\n"
+           "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n");
 }
 
 static void print_text(FILE *f, const ts_grade_report *r)
@@ -398,33 +359,73 @@ static int grade_batch(const char *cmd, grade_job *g)
     return cli_grade_batch_run(cmd, &b);
 }
 
+static int grade_mode(const char *cmd, grade_job *g, int *rc);
+
 static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, int *rc)
 {
     static const char *const formats[] = {"text", "json", NULL};
     const cli_opt opts[] = {
-        CLI_STRING("stepper", &g->stepper),
+        CLI_STRING("stepper", &g->stepper, "NAME",
+                   "the stepper (see 'tstep list'); with --spec, only that one"),
         {.name = "order", .kind = CLI_OPT_INT, .to = &g->ex.order, .min = 1, .max = 20,
-         .given = &g->given},
+         .given = &g->given, .arg = "P", .doc = "expected order (whole number, 1 to 20)"},
         {.name = "interval", .kind = CLI_OPT_CUSTOM, .to = &g->ex.interval,
-         .parse = parse_interval, .given = &g->given},
-        {.name = "like", .kind = CLI_OPT_STRING, .to = &g->like, .given = &g->given},
-        {.name = "stages", .kind = CLI_OPT_STRING, .to = &g->stages, .given = &g->given},
+         .parse = parse_interval, .given = &g->given, .arg = "X",
+         .doc = "expected stability interval on the negative real axis (may be inf)"},
+        {.name = "like", .kind = CLI_OPT_STRING, .to = &g->like, .given = &g->given,
+         .arg = "REFERENCE", .doc = "a stepper with the same one-step amplification factor R(z)"},
         {.name = "energy", .kind = CLI_OPT_CUSTOM, .to = &g->ex.energy, .parse = parse_energy,
-         .given = &g->given},
-        CLI_STRING("spec", &g->spec), CLI_CHOICE("format", &g->json, formats, "text or json"),
-        CLI_STRING("out", &g->out), CLI_FLAG("no-isolate", &g->no_isolate),
-        CLI_CUSTOM("plugin", NULL, parse_plugin), CLI_FLAG("no-sandbox", &g->no_sandbox),
+         .given = &g->given, .arg = "B",
+         .doc = "expected energy behaviour on the undamped oscillator: grows, decays, "
+                "bounded or conserved"},
+        {.name = "stages", .kind = CLI_OPT_STRING, .to = &g->stages, .given = &g->given,
+         .arg = "REFERENCE", .doc = "the stepper whose stages it must have (the same method)"},
+        CLI_STRING("spec", &g->spec, "FILE", "expected values of several steppers (below)"),
+        CLI_CHOICE("format", &g->json, formats, "text or json", "F", "text (default) or json"),
+        CLI_STRING("out", &g->out, "FILE", "write the report there instead of standard output"),
+        CLI_FLAG("no-isolate", &g->no_isolate,
+                 "run a built-in's checks in this process (for a debugger)"),
+        CLI_CUSTOM("plugin", NULL, parse_plugin, "FILE",
+                   "the submission: a plugin, graded in the sandbox (also before 'grade', "
+                   "and from TSTEP_PLUGINS)"),
+        CLI_FLAG("no-sandbox", &g->no_sandbox,
+                 "grade a plugin without bubblewrap (trusted code only; the grader refuses "
+                 "a plugin where bwrap cannot run without it)"),
         {.name = "time-limit", .kind = CLI_OPT_INT, .to = &g->gopt.time_limit, .min = 1,
-         .max = 86400},
-        CLI_CUSTOM("memory-limit", &g->gopt.memory_limit, parse_memory),
+         .max = 86400, .arg = "S", .doc = "wall-clock seconds per check (default %D)"},
+        {.name = "memory-limit", .kind = CLI_OPT_CUSTOM, .to = &g->gopt.memory_limit,
+         .parse = parse_memory, .shows = CLI_OPT_COUNT, .arg = "M",
+         .doc = "address space of the submission's process in MB, or with a G suffix in GB, "
+                "at least 256 (default %D MB)"},
         {.name = "seed", .kind = CLI_OPT_CUSTOM, .to = &g->gopt.seed, .parse = parse_seed,
-         .given = &g->seeded},
-        CLI_STRING("results", &g->results), CLI_STRING("submissions", &g->submissions),
-        CLI_STRING("out-dir", &g->out_dir),
-        {.name = "jobs", .kind = CLI_OPT_INT, .to = &g->jobs, .min = 1, .max = 256},
-        CLI_FLAG("write-spec", &g->write_spec), CLI_HELP(help), CLI_END};
-    if (cli_options(cmd, argc, argv, opts, rc))
-        return 1;
+         .given = &g->seeded, .arg = "N",
+         .doc = "the hidden test parameters' seed (default: drawn; the report prints it, "
+                "and --seed N runs the same tests again)"},
+        CLI_STRING("results", &g->results, "DIR",
+                   "also write DIR/results.json (Gradescope), DIR/junit.xml and "
+                   "DIR/summary.csv (a header and one row)"),
+        CLI_STRING("submissions", &g->submissions, "DIR",
+                   "grade every submission in DIR (with --spec): a FILE.c, a FILE.so, or a "
+                   "folder of .so (else .c) files per student; a .c is compiled into a "
+                   "plugin in the sandbox; each graded by its own process with the same seed "
+                   "and limits, into --out-dir D/NAME/: report.txt, stderr.txt and the "
+                   "--results files; D/summary.csv a row per student"),
+        CLI_STRING("out-dir", &g->out_dir, "D", "where --submissions writes (default grades)"),
+        {.name = "jobs", .kind = CLI_OPT_INT, .to = &g->jobs, .min = 1, .max = 256,
+         .arg = "N", .doc = "submissions graded at once, also -j N (default: the core count)"},
+        CLI_FLAG("write-spec", &g->write_spec,
+                 "measure the steppers (trusted ones: an instructor's solution) and print a "
+                 "spec line for each: the observed order on test1d rounded, the stability "
+                 "interval, the energy behaviour, and like= the first other stepper with the "
+                 "same R(z), if any"),
+        CLI_HELP(help), CLI_END};
+    return cli_options(cmd, argc, argv, opts, rc) || grade_mode(cmd, g, rc);
+}
+
+/* The options between themselves, and the modes that end here (a batch of
+ * submissions, --write-spec): 1 with *rc to return, 0 to grade. */
+static int grade_mode(const char *cmd, grade_job *g, int *rc)
+{
     if (g->no_isolate)
         g->gopt.isolate = 0;
     g->gopt.sandbox = !g->no_sandbox;

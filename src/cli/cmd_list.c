@@ -92,14 +92,13 @@ static void print_json(FILE *out)
     cli_json_close(&j);
 }
 
-static void list_help(void)
+static void list_help(const cli_opt *opts)
 {
     printf("Usage: tstep list [--format text|json] [--out FILE]\n\nPrint every stepper (name, "
            "nominal order, kind, summary), every linear solver\nand preconditioner, the "
            "rule choosing the default solver, and every system\n(name, summary, parameters "
-           "with kind, default and meaning).\n"
-           "--format json writes the same as one JSON object (docs/grading.md);\n"
-           "--out FILE writes to FILE (default: standard output).\n");
+           "with kind, default and meaning).\n");
+    cli_print_options(opts);
 }
 
 static void print_text(FILE *out)
@@ -144,8 +143,11 @@ int cmd_list(int argc, char **argv)
     const char *path = NULL;
     int json = 0, rc;
     FILE *out;
-    const cli_opt opts[] = {CLI_CHOICE("format", &json, formats, "text or json"),
-                            CLI_STRING("out", &path), CLI_HELP(list_help), CLI_END};
+    const cli_opt opts[] = {
+        CLI_CHOICE("format", &json, formats, "text or json", "F",
+                   "text (default) or json: the same as one JSON object (docs/grading.md)"),
+        CLI_STRING("out", &path, "FILE", "write to FILE (default: standard output)"),
+        CLI_HELP(list_help), CLI_END};
     if (cli_options("list", argc, argv, opts, &rc))
         return rc;
     if ((rc = cli_open_output("list", path, &out)))

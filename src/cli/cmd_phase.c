@@ -9,7 +9,7 @@
 
 #define MAX_STEPPERS 64
 
-static void help(void)
+static void help(const cli_opt *opts)
 {
     printf("Usage: tstep phase [--stepper A,B,...|all] [--wh-max X] [--points N]\n"
            "                   [--format dat|csv|json] [--out FILE]\n"
@@ -20,21 +20,16 @@ static void help(void)
            "what a step does to the oscillation.  For a stepper that treats (x, v) as one\n"
            "vector, mu = R(i w h), its amplification factor on the imaginary axis.\n"
            "Exact: |mu| = 1 and arg mu = w h.  Where S has real eigenvalues (no\n"
-           "oscillation left) mu is the one of larger modulus and arg mu is 0 or pi.\n"
-           "\n"
-           "  --stepper LIST   steppers, or all (default all)\n"
-           "  --wh-max X       w h runs over (0, X] (default 3)\n"
-           "  --points N       values of w h, evenly spaced, the first X/N (default 300)\n"
-           "\n"
+           "oscillation left) mu is the one of larger modulus and arg mu is 0 or pi.\n");
+    cli_print_options(opts);
+    printf("\n"
            "Columns: stepper, wh, abs_R (|mu|), arg_R (arg mu, radians), phase_error\n"
            "(arg mu - w h per step; negative: the numerical oscillation lags),\n"
            "amplitude_error (|mu| - 1 per step; negative: it decays).  csv: a header\n"
            "row; dat: a '#' header, then per stepper a block starting '# NAME', blocks\n"
            "two blank lines apart (gnuplot: index 'NAME'); json: the columns, then per\n"
-           "stepper its rows (docs/formats.md).  Without --format, FILE's extension\n"
-           "(.dat, .csv, .json) chooses.  A step that fails gives nan (json: null).\n"
-           "Implicit steppers run with Newton and linear tolerances 1e-13 unless given.\n");
-    cli_solver_help();
+           "stepper its rows (docs/formats.md).  A step that fails gives nan (json:\n"
+           "null).\n");
 }
 
 int cmd_phase(int argc, char **argv)
@@ -49,9 +44,11 @@ int cmd_phase(int argc, char **argv)
     o.solver.newton_tol = 1e-13;
     o.solver.cg_tol = 1e-14;
     const cli_opt opts[] = {
-        CLI_OPTS_STEPPER(&o), CLI_POSITIVE("wh-max", &wh_max),
-        CLI_COUNT("points", &points, 1), CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o),
-        CLI_HELP(help), CLI_OPTS_SOLVER(&o), CLI_END};
+        CLI_OPTS_STEPPER(&o, "default all"),
+        CLI_POSITIVE("wh-max", &wh_max, "X", "w h runs over (0, X] (default %D)"),
+        CLI_COUNT("points", &points, 1, "N",
+                  "values of w h, evenly spaced, the first X/N (default 300)"),
+        CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o), CLI_OPTS_SOLVER(&o), CLI_HELP(help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, &rc))
         return rc;
     if (!o.steppers)
@@ -59,7 +56,9 @@ int cmd_phase(int argc, char **argv)
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     FILE *out;
-    if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
+    if ((rc = cli_points_table(cmd, &o, points,
+                               &(cli_lookup){.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes},
+                               &out)))
         return rc;
     static const char *const cols[] = {"wh", "abs_R", "arg_R", "phase_error",
                                        "amplitude_error"};

@@ -527,11 +527,31 @@ static double probe_step_seconds(ts_system *sys, ts_stepper *st, double dt)
     return k ? (t1 - t0) / k : NAN;
 }
 
+/* A run: its options and what it opened. */
+typedef struct run_job {
+    cli_common o;
+    const char *diagpath, *errorpath;
+    double dt, t_end, live_speed;
+    long steps, every;
+    int have_dt, have_tend, have_steps, live, allow_large, traj;
+    ts_run_options ropt;
+    const ts_system_type *stype;
+    const ts_stepper_type *itype;
+    ts_params p;
+    writer w;
+    cli_live lv;
+    ts_system *sys;
+    ts_stepper *st;
+} run_job;
+
 /* Refuse, before it starts, a run that would write more than
  * RUN_MAX_OUTPUT_BYTES or take more than RUN_MAX_SECONDS (estimated). */
-static int check_limits(const char *cmd, ts_system *sys, ts_stepper *st, const writer *w,
-                        const ts_run_options *ro, int diag, int traj)
+static int check_limits(const char *cmd, const run_job *r)
 {
+    ts_system *sys = r->sys;
+    const writer *w = &r->w;
+    const ts_run_options *ro = &r->ropt;
+    int diag = r->diagpath != NULL, traj = r->traj;
     double rows = floor((double)ro->steps / (double)ro->every) + 2.0;
     double cols = 1.0 + (double)sys->n * sys->order + (sys->ops->energy ? 1 : 0) +
                   (w->stats ? 5 : 0);
@@ -545,7 +565,7 @@ static int check_limits(const char *cmd, ts_system *sys, ts_stepper *st, const w
                                bytes / 1e9, rows, row_bytes, diag ? ", and the diagnostics" : "",
                                RUN_MAX_OUTPUT_BYTES / 1e9);
     if (ro->steps >= RUN_PROBE_FROM_STEPS) {
-        double sec = probe_step_seconds(sys, st, ro->dt) * (double)ro->steps;
+        double sec = probe_step_seconds(sys, r->st, ro->dt) * (double)ro->steps;
         if (sec > RUN_MAX_SECONDS)
             return cli_usage_error(cmd, "this run would take about %.3g hours (%ld steps, timed "
                                         "from a few), more than the limit of %.0f hour: give a "
@@ -557,73 +577,31 @@ static int check_limits(const char *cmd, ts_system *sys, ts_stepper *st, const w
 
 static void help_columns(void);
 
-static void help(void)
+static void help(const cli_opt *opts)
 {
     printf("Usage: tstep run --system S --stepper I --dt H (--t-end T | --steps N)\n"
            "                 [--param key=value]... [--out FILE] [--every N]\n"
            "                 [--format dat|csv|json|frames|npy] [--stats]\n"
            "                 [--adaptive [--strain-limit X]]\n"
            "                 [--rtol X [--atol Y]]\n"
-           "                 [--diagnostics FILE] [--plot] [--live [--live-speed X]]\n"
-           "                 [--allow-large]\n"
+           "                 [--diagnostics FILE] [--error FILE] [--plot]\n"
+           "                 [--live [--live-speed X]] [--allow-large]\n"
            "\n"
-           "Integrate system S with stepper I from t = 0 and write the trajectory.\n"
-           "\n"
-           "  --system S        a system (see 'tstep list')\n"
-           "  --stepper I       a stepper (see 'tstep list')\n"
-           "  --dt H            step size, > 0\n"
-           "  --t-end T         run ceil(T/H) steps: steps of H and a last, shorter one\n"
-           "                    that ends exactly at T (when H does not divide T)\n"
-           "  --steps N         run N steps\n"
-           "  --param key=value set a system parameter (repeatable)\n"
-           "  --out FILE        write to FILE (default: standard output)\n"
-           "  --every N         write every N-th step (default 1; the last step always)\n"
-           "  --format dat|csv  dat: space-separated under a '#' header (default);\n"
-           "                    csv: comma-separated with a header row.  Without\n"
-           "                    --format, --out FILE ending in .csv writes csv, in .npy\n"
-           "                    npy and in .json json, as --diagnostics and --error\n"
-           "                    follow theirs\n"
-           "  --format json     {\"command\": \"run\", \"block\": \"system\", \"columns\":\n"
-           "                    [...], \"blocks\": [{\"name\": SYSTEM, \"rows\": [...]}]}: the\n"
-           "                    same columns, numbers that read back exactly, nan as null\n"
-           "  --format frames   particle systems: one gnuplot index block per output time\n"
-           "                    ('# t = T step K', then 'x y z' per particle at 10 digits;\n"
-           "                    grids have a blank line after each row so splot draws a\n"
-           "                    mesh); the header has '# stepper S', '# dt H', '# every N',\n"
-           "                    '# frame_row N' (0: no grid) and '# param NAME VALUE'\n"
-           "                    for every system parameter\n"
-           "  --format npy      binary: NumPy .npy v1.0, '<f8', shape (rows, columns), the\n"
-           "                    same columns as dat; data from byte 128 (numpy.load(FILE);\n"
-           "                    gnuplot: binary skip=128, see docs/performance.md)\n"
-           "  --stats           add the last step's force_evals, newton_iters, linear_iters,\n"
-           "                    residual, linear_residual columns (below), and print\n"
-           "                    totals, the achieved accuracy and the linear solver's\n"
-           "                    setup and solve times on standard error\n"
-           "  --adaptive        strain-rule adaptive sub-steps (spring systems): halve\n"
-           "                    when a spring's length changes by more than the limit\n"
-           "  --strain-limit X  relative length change allowed per sub-step (default 0.1)\n");
-    printf("  --rtol X          error control (steppers with an error estimate: dopri5):\n"
-           "                    H is then the output interval and the first trial step;\n"
-           "                    steps inside it are chosen by a PI controller so that the\n"
-           "                    local error estimate e has sqrt(mean((e_i / (atol + X |y_i|))^2))\n"
-           "                    <= 1, and land exactly on every output time\n"
-           "  --atol Y          absolute tolerance of the error control (default: X)\n"
-           "  --diagnostics FILE  also write, at every output step, the energies, momentum\n"
-           "                    and the stepper's statistics to FILE (below)\n"
-           "  --error FILE      also write, at every output step, the error against the\n"
-           "                    exact solution, or a computed reference where there is\n"
-           "                    none, with the reference's estimated error (see\n"
-           "                    docs/sweep.md): t, step, error_x, error_v, error,\n"
-           "                    reference_error; CSV when FILE ends in .csv, else dat\n"
-           "  --plot            draw the run in the terminal with gnuplot (dumb terminal):\n"
-           "                    the state against t, or a particle system's last frame,\n"
-           "                    and the total energy against t where defined\n"
-           "  --live            draw the state in a gnuplot window as the run goes (needs\n"
-           "                    $DISPLAY and a gnuplot with the qt, wxt or x11 terminal;\n"
-           "                    exit status 2 with the reason otherwise); simulated time\n"
-           "                    runs at --live-speed X times wall-clock time (default 1)\n"
-           "  --allow-large     run even above the output and time limits (below)\n");
-    cli_solver_help();
+           "Integrate system S with stepper I from t = 0 and write the trajectory.\n");
+    cli_print_options(opts);
+    printf("\n"
+           "Formats: dat: space-separated under a '#' header (the default); csv:\n"
+           "comma-separated with a header row; json: {\"command\": \"run\", \"block\":\n"
+           "\"system\", \"columns\": [...], \"blocks\": [{\"name\": SYSTEM, \"rows\": [...]}]}:\n"
+           "the same columns, numbers that read back exactly, nan as null; npy: binary\n"
+           "NumPy .npy v1.0, '<f8', shape (rows, columns), the same columns as dat, data\n"
+           "from byte 128 (numpy.load(FILE); gnuplot: binary skip=128, see\n"
+           "docs/performance.md); frames (particle systems): one gnuplot index block per\n"
+           "output time ('# t = T step K', then 'x y z' per particle at 10 digits; grids\n"
+           "have a blank line after each row so splot draws a mesh); its header has\n"
+           "'# stepper S', '# dt H', '# every N', '# frame_row N' (0: no grid) and\n"
+           "'# param NAME VALUE' for every system parameter.  --error writes csv when its\n"
+           "FILE ends in .csv, else dat.\n");
     help_columns();
 }
 
@@ -674,22 +652,7 @@ static void help_columns(void)
            "more than 1 GB of output or 1 hour with the estimates, unless --allow-large.\n");
 }
 
-/* A run: its options and what it opened. */
-typedef struct {
-    cli_common o;
-    const char *diagpath, *errorpath;
-    double dt, t_end, live_speed;
-    long steps, every;
-    int have_dt, have_tend, have_steps, live, allow_large, traj;
-    ts_run_options ropt;
-    const ts_system_type *stype;
-    const ts_stepper_type *itype;
-    ts_params p;
-    writer w;
-    cli_live lv;
-    ts_system *sys;
-    ts_stepper *st;
-} run_job;
+
 
 /* The checks between options, and the run's and the writer's settings. */
 static int check_run_options(const char *cmd, run_job *r)
@@ -740,43 +703,93 @@ static int check_run_options(const char *cmd, run_job *r)
     return 0;
 }
 
+static int resolve_run_options(const char *cmd, run_job *r);
+
 /* The options and the checks that need no system; 1 with *rc to return. */
 static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *rc)
 {
     cli_common *o = &r->o;
     ts_run_options *ro = &r->ropt;
     const cli_opt opts[] = {
-        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o),
-        {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &r->dt, .given = &r->have_dt},
-        {.name = "t-end", .kind = CLI_OPT_POSITIVE, .to = &r->t_end, .given = &r->have_tend},
+        CLI_OPTS_SYSTEM(o),
+        CLI_STRING("stepper", &o->steppers, "I", "the stepper (see 'tstep list')"),
+        {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &r->dt, .given = &r->have_dt, .arg = "H",
+         .doc = "step size, > 0"},
+        {.name = "t-end", .kind = CLI_OPT_POSITIVE, .to = &r->t_end, .given = &r->have_tend,
+         .arg = "T", .doc = "run ceil(T/H) steps: steps of H and a last, shorter one that ends "
+                            "exactly at T (when H does not divide T)"},
         {.name = "steps", .kind = CLI_OPT_COUNT, .to = &r->steps, .min = 1,
-         .given = &r->have_steps},
-        CLI_OPTS_PARAM(o), CLI_OPTS_OUT(o), CLI_COUNT("every", &r->every, 1), CLI_OPTS_FORMAT(o),
-        CLI_FLAG("stats", &r->w.stats), CLI_FLAG("adaptive", &ro->adaptive),
-        CLI_POSITIVE("strain-limit", &ro->strain_limit), CLI_STRING("diagnostics", &r->diagpath),
-        CLI_OPTS_PLOT(o), CLI_FLAG("live", &r->live), CLI_POSITIVE("live-speed", &r->live_speed),
-        CLI_POSITIVE("rtol", &ro->rtol), CLI_POSITIVE("atol", &ro->atol), CLI_HELP(help),
-        CLI_STRING("error", &r->errorpath), CLI_FLAG("allow-large", &r->allow_large),
-        CLI_OPTS_SOLVER(o), CLI_END};
+         .given = &r->have_steps, .arg = "N", .doc = "run N steps"},
+        CLI_OPTS_PARAM(o), CLI_OPTS_OUT(o),
+        CLI_COUNT("every", &r->every, 1, "N",
+                  "write every N-th step (default %D; the last step always)"),
+        CLI_OPTS_FORMAT(o),
+        CLI_FLAG("stats", &r->w.stats,
+                 "add the last step's force_evals, newton_iters, linear_iters, residual, "
+                 "linear_residual columns (below), and print totals, the achieved accuracy "
+                 "and the linear solver's setup and solve times on standard error"),
+        CLI_FLAG("adaptive", &ro->adaptive,
+                 "strain-rule adaptive sub-steps (spring systems): halve when a spring's "
+                 "length changes by more than the limit"),
+        CLI_POSITIVE("strain-limit", &ro->strain_limit, "X",
+                     "relative length change allowed per sub-step (default %D)"),
+        CLI_POSITIVE("rtol", &ro->rtol, "X",
+                     "error control (steppers with an error estimate: dopri5): H is then the "
+                     "output interval and the first trial step; steps inside it are chosen "
+                     "by a PI controller so that the local error estimate e has "
+                     "sqrt(mean((e_i / (atol + X |y_i|))^2)) <= 1, and land exactly on "
+                     "every output time"),
+        CLI_POSITIVE("atol", &ro->atol, "Y", "absolute tolerance of the error control "
+                                             "(default: X)"),
+        CLI_STRING("diagnostics", &r->diagpath, "FILE",
+                   "also write, at every output step, the energies, momentum and the "
+                   "stepper's statistics to FILE (below)"),
+        CLI_STRING("error", &r->errorpath, "FILE",
+                   "also write, at every output step, the error against the exact solution, "
+                   "or a computed reference where there is none, with the reference's "
+                   "estimated error (see docs/sweep.md): t, step, error_x, error_v, error, "
+                   "reference_error"),
+        CLI_FLAG("plot", &o->plot,
+                 "draw the run in the terminal with gnuplot (dumb terminal): the state "
+                 "against t, or a particle system's last frame, and the total energy against "
+                 "t where defined"),
+        CLI_FLAG("live", &r->live,
+                 "draw the state in a gnuplot window as the run goes (needs $DISPLAY and a "
+                 "gnuplot with the qt, wxt or x11 terminal; exit status 2 with the reason "
+                 "otherwise)"),
+        CLI_POSITIVE("live-speed", &r->live_speed, "X",
+                     "with --live, simulated time runs at X times wall-clock time "
+                     "(default %D)"),
+        CLI_FLAG("allow-large", &r->allow_large, "run even above the output and time limits "
+                                                 "(below)"),
+        CLI_OPTS_SOLVER(o), CLI_HELP(help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, rc))
         return 1;
+    return (*rc = resolve_run_options(cmd, r)) != 0;
+}
+
+/* The system and stepper named, the steps, the output's format, and the
+ * checks between options; 0 or the exit status. */
+static int resolve_run_options(const char *cmd, run_job *r)
+{
+    cli_common *o = &r->o;
     int count;
     if (o->steppers && (strchr(o->steppers, ',') || strcmp(o->steppers, "all") == 0))
-        return *rc = cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'",
-                                     o->steppers), 1;
-    if (cli_common_resolve(cmd, o, &r->stype, &r->p, &r->itype, 1, &count))
-        return *rc = CLI_EXIT_USAGE, 1;
+        return cli_usage_error(cmd, "--stepper: run takes one stepper, not '%s'",
+                                o->steppers);
+    if (cli_common_resolve(cmd, o, &(cli_lookup){&r->stype, &r->p, &r->itype, 1, &count}))
+        return CLI_EXIT_USAGE;
     if (!r->have_dt)
-        return *rc = cli_usage_error(cmd, "--dt is required"), 1;
+        return cli_usage_error(cmd, "--dt is required");
     if (r->have_tend == r->have_steps)
-        return *rc = cli_usage_error(cmd, "give exactly one of --t-end and --steps"), 1;
+        return cli_usage_error(cmd, "give exactly one of --t-end and --steps");
     if (r->have_tend) {
         double s = ceil(r->t_end / r->dt - 1e-9);
         if (s > 1e12)
-            return *rc = cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps",
-                                         r->t_end, r->dt), 1;
+            return cli_usage_error(cmd, "--t-end %g / --dt %g is more than 1e12 steps",
+                                  r->t_end, r->dt);
         r->steps = s < 1 ? 1 : (long)s;
-        ro->t_end = r->t_end;
+        r->ropt.t_end = r->t_end;
     }
     /* one rule with --diagnostics and --error: without --format, the output
      * follows its file's extension (.csv, .npy, .json; else dat) */
@@ -788,7 +801,7 @@ static int run_options(const char *cmd, int argc, char **argv, run_job *r, int *
     else if (!o->format_given && len >= 5 && strcmp(o->out + len - 5, ".json") == 0)
         o->format = CLI_FORMAT_JSON;
     r->traj = o->out || (!o->plot && !r->live); /* the trajectory is written */
-    return (*rc = check_run_options(cmd, r)) != 0;
+    return check_run_options(cmd, r);
 }
 
 /* The system, the stepper, the limits and every output; 0 or the exit
@@ -809,8 +822,7 @@ static int open_run(const char *cmd, run_job *r)
     if (w->format == CLI_FORMAT_FRAMES && r->sys->dim == 0)
         return cli_usage_error(cmd, "--format frames needs a particle system; '%s' is not one",
                                r->stype->name);
-    if (!r->allow_large && (rc = check_limits(cmd, r->sys, r->st, w, &r->ropt,
-                                              r->diagpath != NULL, r->traj)))
+    if (!r->allow_large && (rc = check_limits(cmd, r)))
         return rc;
     char title[256];
     snprintf(title, sizeof title, "%s, %s, dt = %g", r->stype->name, r->itype->name, r->dt);
@@ -843,7 +855,8 @@ static int open_run(const char *cmd, run_job *r)
     if (!w->vals || !w->line || (w->format == CLI_FORMAT_JSON && !w->names))
         return cli_fail(cmd, ts_error(TS_ERR_NOMEM, "a row of %zu columns", w->cols));
     if (r->errorpath &&
-        (rc = cli_error_open(cmd, r->errorpath, r->stype, &r->p, r->sys, r->dt, &w->error)))
+        (rc = cli_error_open(cmd, r->errorpath,
+                             &(cli_error_run){r->stype, &r->p, r->sys, r->dt}, &w->error)))
         return rc;
     if (r->traj && (rc = cli_open_output(cmd, o->out, &w->out)))
         return rc;

@@ -77,11 +77,12 @@ static void stability_help_tail(void);
 static void stability_help_output(void);
 static void stability_help_measured(void);
 
-static void stability_help(void)
+static void stability_help(const cli_opt *opts)
 {
     printf(
         "Usage: tstep stability --system S --stepper A,B,...|all [--param key=value]...\n"
-        "                       [--t-end T] [--bound C] [--format dat|csv|json] [--out FILE]\n"
+        "                       [--t-end T] [--bound C] [--format dat|csv|json]\n"
+        "                       [--out FILE]\n"
         "                       [--at-time T0 --at-dt H [--at-stepper I]]\n"
         "                       [--eig auto|dense|arnoldi] [--measure linearized|run]\n"
         "                       [--plot]\n"
@@ -120,6 +121,8 @@ static void stability_help(void)
         "says for which damping ratios such a mode could still bind.\n"
         "\n");
     stability_help_measured();
+    cli_print_options(opts);
+    stability_help_output();
 }
 
 /* The help's account of the measurement. */
@@ -162,15 +165,14 @@ static void stability_help_measured(void)
         "0.9 dt_crit to 2 T is unstable (made unless the runs are on the linearization\n"
         "and the bracket holds a finite nonzero dt_pred), or bounded up to dt = T with\n"
         "a finite limit predicted but no run above the start of 16 steps or more (T\n"
-        "too short to show growth: dt_crit inf is then no verdict).\n"
-        "\n");
-    stability_help_output();
+        "too short to show growth: dt_crit inf is then no verdict).\n");
 }
 
-/* The help's middle: the output's columns and the options. */
+/* The help's end: the output's columns and an example. */
 static void stability_help_output(void)
 {
     printf(
+        "\n"
         "Output (one row per stepper; csv with a header row, dat the same columns\n"
         "space-separated under a '#' header, one block):\n"
         "  stepper     stepper name\n"
@@ -180,7 +182,8 @@ static void stability_help_output(void)
         "  dt_pred     predicted critical step (inf or 0 possible)\n"
         "  ratio       dt_crit / dt_pred (1 when both are inf or both 0; nan only\n"
         "              without a prediction)\n"
-        "  interval    the radius r of the binding mode (hw for the second-order equation)\n"
+        "  interval    the radius r of the binding mode (hw for the second-order\n"
+        "              equation)\n"
         "  lambda_re   the binding mode's eigenvalue lambda (im >= 0); nan with no\n"
         "  lambda_im   binding mode (a zero spectrum, or only modes that grow on\n"
         "              their own: Re lambda > 0)\n"
@@ -195,30 +198,13 @@ static void stability_help_output(void)
         "Standard error gets the state, the spectrum's method and size, and the same\n"
         "as a table, and the notes.  --format json writes one object with the state,\n"
         "the spectrum and, per stepper, these columns (docs/grading.md); the notes\n"
-        "stay on standard error.\n"
-        "\n"
-        "  --t-end T       end time of every run (default: chosen per stepper, above)\n"
-        "  --bound C       growth cap C of the perturbation (default 1e4)\n"
-        "  --at-time T0    linearize (and measure) at the state of a run at T0\n"
-        "  --at-dt H       the step of that run (required with --at-time)\n"
-        "  --at-stepper I  the stepper of that run (default rk4)\n"
-        "  --eig M         auto | dense | arnoldi (default auto)\n"
-        "  --measure M     linearized | run (default linearized)\n");
+        "stay on standard error.\n");
     stability_help_tail();
 }
 
-/* The last options of the help, the solver's, and an example. */
+/* The help's example. */
 static void stability_help_tail(void)
 {
-    printf(
-        "  --growth-at H   also say, per stepper, what a run at step H shows: the\n"
-        "                  fastest-growing mode's growth per step and per second, its\n"
-        "                  e-folding time, and the factor over the stepper's T\n"
-        "  --plot          draw |R(dt lambda)| against dt along each stepper's binding\n"
-        "                  mode, with |R| = 1 and each measured dt_crit, in the terminal\n"
-        "                  (gnuplot's dumb terminal); without --out the table is then\n"
-        "                  not written\n");
-    cli_solver_help();
     printf("\n"
         "Example: tstep stability --system oscillator --param k=100 --param c=20\n"
         "         --stepper forward-euler,rk4 --format csv\n"
@@ -247,13 +233,38 @@ static void clear_progress(void)
     fflush(stderr);
 }
 
+/* A stability study: its options, and what it measured. */
+typedef struct study {
+    cli_common o;
+    double t_end, bound, at_time, at_dt;
+    const char *at_stepper;
+    int eig, linearized;
+    const ts_stepper_type *at_type;
+    const ts_system_type *stype;
+    ts_params p;
+    const ts_stepper_type *types[MAX_STEPPERS];
+    int ntypes;
+    ts_system *probe;
+    ts_spectrum sp;
+    double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
+    ts_binding bind[MAX_STEPPERS];
+    ts_stability_result res[MAX_STEPPERS];
+    ts_stability_along along[MAX_STEPPERS]; /* --measure run: the prediction along the runs */
+    int along_samples;
+    int failed; /* steppers whose study stopped with an error (rows kept) */
+    double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
+} study;
+
 /* --plot: |R(dt lambda)| of each stepper against dt along its binding mode
  * lambda, the line |R| = 1, and the measured dt_crit marked on each curve
  * (where a bounded run ends, the curve should cross 1). */
-static int draw_plot(const char *cmd, const char *system, const ts_binding *b,
-                     const ts_stepper_type *const *types, int ntypes,
-                     const ts_stability_result *res, const ts_solver_options *sopt)
+static int draw_plot(const char *cmd, const study *st)
 {
+    const ts_binding *b = st->bind;
+    const ts_stepper_type *const *types = st->types;
+    const ts_stability_result *res = st->res;
+    const char *system = st->stype->name;
+    int ntypes = st->ntypes;
     double dt_max = 0.0, mag_max = 0.0;
     int all_stiffest = 1;
     for (int i = 0; i < ntypes; i++) {
@@ -272,8 +283,8 @@ static int draw_plot(const char *cmd, const char *system, const ts_binding *b,
             fputs("\n\n", data);
         for (int k = 0; k <= POINTS; k++) {
             double dt = dt_max * k / POINTS, rr, ri;
-            int s = ts_mode_amplification(types[i], sopt, b[i].second_order, dt * b[i].re,
-                                          dt * b[i].im, &rr, &ri);
+            int s = ts_mode_amplification(types[i], &st->o.solver, b[i].second_order,
+                                          dt * b[i].re, dt * b[i].im, &rr, &ri);
             fprintf(data, "%.8g %.8g\n", dt, s ? NAN : hypot(rr, ri));
         }
     }
@@ -359,27 +370,7 @@ static void json_along(cli_json *j, const ts_stability_along *a)
 }
 
 
-/* A stability study: its options, and what it measured. */
-typedef struct {
-    cli_common o;
-    double t_end, bound, at_time, at_dt;
-    const char *at_stepper;
-    int eig, linearized;
-    const ts_stepper_type *at_type;
-    const ts_system_type *stype;
-    ts_params p;
-    const ts_stepper_type *types[MAX_STEPPERS];
-    int ntypes;
-    ts_system *probe;
-    ts_spectrum sp;
-    double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
-    ts_binding bind[MAX_STEPPERS];
-    ts_stability_result res[MAX_STEPPERS];
-    ts_stability_along along[MAX_STEPPERS]; /* --measure run: the prediction along the runs */
-    int along_samples;
-    int failed; /* steppers whose study stopped with an error (rows kept) */
-    double growth_at; /* --growth-at H: the fastest growth at step H (0: not asked) */
-} study;
+
 
 /* --format json: the rows, and the numbers of the table on standard error. */
 static void write_json(FILE *out, const study *st)
@@ -475,16 +466,34 @@ static int stability_options(const char *cmd, int argc, char **argv, study *st, 
     static const int eig_values[] = {TS_EIG_AUTO, TS_EIG_DENSE, TS_EIG_ARNOLDI};
     cli_common *o = &st->o;
     const cli_opt opts[] = {
-        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o), CLI_POSITIVE("t-end", &st->t_end),
-        CLI_CUSTOM("bound", &st->bound, parse_bound), CLI_OPTS_PARAM(o),
-        CLI_OPTS_FORMAT(o), CLI_OPTS_OUT(o), CLI_HELP(stability_help), CLI_OPTS_PLOT(o),
-        CLI_POSITIVE("at-time", &st->at_time), CLI_POSITIVE("growth-at", &st->growth_at),
-        CLI_STRING("at-stepper", &st->at_stepper), CLI_POSITIVE("at-dt", &st->at_dt),
+        CLI_OPTS_SYSTEM(o),
+        CLI_OPTS_STEPPER(o, "required"),
+        CLI_OPTS_PARAM(o),
+        CLI_POSITIVE("t-end", &st->t_end, "T",
+                     "end time of every run (default: chosen per stepper, above)"),
+        {.name = "bound", .kind = CLI_OPT_CUSTOM, .to = &st->bound, .parse = parse_bound,
+         .shows = CLI_OPT_REAL, .arg = "C",
+         .doc = "growth cap C of the perturbation, > 1 (default %D)"},
+        CLI_POSITIVE("at-time", &st->at_time, "T0",
+                     "linearize (and measure) at the state of a run at T0"),
+        CLI_POSITIVE("at-dt", &st->at_dt, "H", "the step of that run (required with --at-time)"),
+        CLI_STRING("at-stepper", &st->at_stepper, "I", "the stepper of that run (default rk4)"),
         {.name = "eig", .kind = CLI_OPT_CHOICE, .to = &st->eig, .names = eigs,
-         .values = eig_values, .says = "one of auto, dense, arnoldi"},
+         .values = eig_values, .says = "one of auto, dense, arnoldi", .arg = "M",
+         .doc = "auto, dense or arnoldi: how the spectrum is found (above; default auto)"},
         {.name = "measure", .kind = CLI_OPT_CHOICE, .to = &st->linearized, .names = measures,
-         .values = measure_values, .says = "one of linearized, run"},
-        CLI_OPTS_SOLVER(o), CLI_END};
+         .values = measure_values, .says = "one of linearized, run", .arg = "M",
+         .doc = "linearized or run: what the runs step (above; default linearized)"},
+        CLI_POSITIVE("growth-at", &st->growth_at, "H",
+                     "also say, per stepper, what a run at step H shows: the fastest-growing "
+                     "mode's growth per step and per second, its e-folding time, and the "
+                     "factor over the stepper's T"),
+        CLI_OPTS_FORMAT(o), CLI_OPTS_OUT(o),
+        CLI_FLAG("plot", &o->plot,
+                 "draw |R(dt lambda)| against dt along each stepper's binding mode, with "
+                 "|R| = 1 and each measured dt_crit, in the terminal (gnuplot's dumb "
+                 "terminal); without --out the table is then not written"),
+        CLI_OPTS_SOLVER(o), CLI_HELP(stability_help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, rc))
         return 1;
     if (st->at_time > 0.0 && !(st->at_dt > 0.0))
@@ -499,8 +508,8 @@ static int stability_options(const char *cmd, int argc, char **argv, study *st, 
     else if (!(st->at_type = ts_stepper_find(st->at_stepper ? st->at_stepper : "rk4")))
         *rc = cli_usage_error(cmd, "--at-stepper: unknown stepper '%s'", st->at_stepper);
     else
-        *rc = cli_common_steppers(cmd, o, &st->stype, &st->p, st->types, MAX_STEPPERS,
-                                  &st->ntypes);
+        *rc = cli_common_steppers(
+            cmd, o, &(cli_lookup){&st->stype, &st->p, st->types, MAX_STEPPERS, &st->ntypes});
     return *rc != 0;
 }
 
@@ -871,7 +880,7 @@ int cmd_stability(int argc, char **argv)
         rc = 1;
     } else if (!rc && st.o.plot) {
         fflush(stderr);
-        rc = draw_plot(cmd, st.stype->name, st.bind, st.types, st.ntypes, st.res, &st.o.solver);
+        rc = draw_plot(cmd, &st);
     }
     ts_spectrum_free(&st.sp);
     ts_system_free(st.probe);
@@ -880,24 +889,26 @@ int cmd_stability(int argc, char **argv)
 
 /* --- tstep amplification ---------------------------------------------------------- */
 
-static void amplification_help(void)
+static void amplification_help(const cli_opt *opts)
 {
     printf(
         "Usage: tstep amplification --stepper A,B,...|all [--z-max Z] [--points N]\n"
-        "                           [--axis real|imag] [--format dat|csv|json] [--out FILE]\n"
+        "                           [--axis real|imag] [--format dat|csv|json]\n"
+        "                           [--out FILE]\n"
         "\n"
         "The one-step amplification factor R = x1/x0 of each stepper on the test\n"
         "equation, computed by running the stepper: one step of size 1 on test1d\n"
         "from x0 = 1 with\n"
         "  --axis real (default): k = z, omega = 0, i.e. x' = -k x with z = hk, R(-z);\n"
-        "  --axis imag:           k = 0, omega = z, i.e. x' = i omega x with z = h omega,\n"
-        "                         R(iz) (an undamped oscillatory mode).\n"
+        "  --axis imag:           k = 0, omega = z, i.e. x' = i omega x with\n"
+        "                         z = h omega, R(iz) (an undamped oscillatory mode).\n"
         "A partitioned stepper (one that treats x and v differently, e.g. symplectic\n"
-        "Euler) is run instead on the second-order test equation x'' = -w^2 x - 2 zeta w x'\n"
-        "(one particle, unit mass), whose one-step map is the 2x2 matrix of two steps\n"
-        "from (x, v) = (1, 0) and (0, 1): R is its eigenvalue of largest modulus at\n"
-        "hw = z, with zeta = 1 (--axis real: the critically damped oscillator, the\n"
-        "pair lambda = -w) or zeta = 0 (--axis imag: lambda = +-iw).\n"
+        "Euler) is run instead on the second-order test equation\n"
+        "x'' = -w^2 x - 2 zeta w x' (one particle, unit mass), whose one-step map is\n"
+        "the 2x2 matrix of two steps from (x, v) = (1, 0) and (0, 1): R is its\n"
+        "eigenvalue of largest modulus at hw = z, with zeta = 1 (--axis real: the\n"
+        "critically damped oscillator, the pair lambda = -w) or zeta = 0 (--axis imag:\n"
+        "lambda = +-iw).\n"
         "z runs over N equally spaced values from 0 to Z.  |R| <= 1: the step does not\n"
         "grow; the crossing of |R| = 1 is the stepper's stability interval, so the\n"
         "critical step on x' = -k x is dt_crit = (crossing) / k.\n"
@@ -909,11 +920,8 @@ static void amplification_help(void)
         "blocks two blank lines apart (index 0, 1, ... in --stepper order); json:\n"
         "the columns, then per stepper its rows (docs/formats.md).  Without --format,\n"
         "FILE's extension (.dat, .csv, .json) chooses.  A step that fails (an\n"
-        "implicit equation singular there) gives nan (json: null).\n"
-        "\n"
-        "  --z-max Z     largest z (default 4)\n"
-        "  --points N    number of z values, at least 2 (default 401)\n");
-    cli_solver_help();
+        "implicit equation singular there) gives nan (json: null).\n");
+    cli_print_options(opts);
     printf("\n"
         "Example: tstep amplification --stepper all --out build/amplification.dat\n"
         "  gnuplot> plot 'build/amplification.dat' index 'rk4' using 2:5 with lines\n");
@@ -945,10 +953,20 @@ static void note_run_map(const char *cmd, const ts_stepper_type *const *types, i
 
 /* R at z for the amplification table: one step, or, for a stepper that
  * carries state, the run map's eigenvalue of largest modulus (im >= 0) */
-static int table_factor(const ts_stepper_type *type, const ts_solver_options *opt, int carries,
-                        int second, double re, double im, double *r_re, double *r_im)
+typedef struct {
+    const ts_stepper_type *type;
+    const ts_solver_options *opt;
+    int carries; /* the stepper carries state between steps: its run map */
+    int second;  /* partitioned: the second-order test equation */
+} factor_probe;
+
+static int table_factor(const factor_probe *fp, double re, double im, double *r_re,
+                        double *r_im)
 {
-    if (!carries)
+    const ts_stepper_type *type = fp->type;
+    const ts_solver_options *opt = fp->opt;
+    int second = fp->second;
+    if (!fp->carries)
         return ts_mode_amplification(type, opt, second, re, im, r_re, r_im);
     ts_run_map m;
     int s = ts_mode_run_map(type, opt, second, re, im, &m);
@@ -977,17 +995,21 @@ int cmd_amplification(int argc, char **argv)
     cli_common_init(&o, 0);
     o.json_ok = 1;
     const cli_opt opts[] = {
-        CLI_OPTS_STEPPER(&o), CLI_POSITIVE("z-max", &z_max),
-        CLI_COUNT("points", &points, 2),
-        CLI_CHOICE("axis", &imag, axes, "one of real, imag"),
-        CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o), CLI_HELP(amplification_help),
-        CLI_OPTS_SOLVER(&o), CLI_END};
+        CLI_OPTS_STEPPER(&o, "required"),
+        CLI_CHOICE("axis", &imag, axes, "one of real, imag", "A",
+                   "real (default) or imag: the axis z runs along (above)"),
+        CLI_POSITIVE("z-max", &z_max, "Z", "largest z (default %D)"),
+        CLI_COUNT("points", &points, 2, "N", "number of z values, at least 2 (default %D)"),
+        CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o), CLI_OPTS_SOLVER(&o),
+        CLI_HELP(amplification_help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, &rc))
         return rc;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     FILE *out;
-    if ((rc = cli_points_table(cmd, &o, points, types, MAX_STEPPERS, &ntypes, &out)))
+    if ((rc = cli_points_table(cmd, &o, points,
+                               &(cli_lookup){.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes},
+                               &out)))
         return rc;
     static const char *const cols[] = {"z", "re_R", "im_R", "abs_R"};
     static const int digits[] = {15, 15, 15, 15};
@@ -995,16 +1017,15 @@ int cmd_amplification(int argc, char **argv)
                    .label = "stepper", .cols = cols, .digits = digits, .ncols = 4};
     cli_table_begin(&t);
     for (int i = 0; i < ntypes; i++) {
-        int memoryless = 1, carries;
+        int memoryless = 1;
         if (ts_stepper_memoryless(types[i], &o.solver, &memoryless))
             memoryless = 1;
-        carries = !memoryless;
+        factor_probe fp = {types[i], &o.solver, !memoryless,
+                           ts_stability_second_order(types[i], NULL)};
         cli_table_block(&t, types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
-            int second = ts_stability_second_order(types[i], NULL);
-            int s = imag ? table_factor(types[i], &o.solver, carries, second, 0.0, z, &re, &im)
-                         : table_factor(types[i], &o.solver, carries, second, -z, 0.0, &re, &im);
+            int s = table_factor(&fp, imag ? 0.0 : -z, imag ? z : 0.0, &re, &im);
             if (s == TS_ERR_NOMEM) {
                 cli_close_output(cmd, o.out, out);
                 return cli_fail(cmd, s);
@@ -1021,11 +1042,12 @@ int cmd_amplification(int argc, char **argv)
 
 /* --- tstep region ------------------------------------------------------------------ */
 
-static void region_help(void)
+static void region_help(const cli_opt *opts)
 {
     printf(
         "Usage: tstep region --stepper A,B,...|all [--re-min A] [--re-max B]\n"
-        "                    [--im-min C] [--im-max D] [--step H] [--format dat|csv|json]\n"
+        "                    [--im-min C] [--im-max D] [--step H]\n"
+        "                    [--format dat|csv|json]\n"
         "                    [--out FILE] [--plane z|oscillator] [--hw-max W]\n"
         "                    [--zeta-min A] [--zeta-max B]\n"
         "\n"
@@ -1065,12 +1087,8 @@ static void region_help(void)
         "1), spacing H; columns stepper,hw,zeta,rho with rho the spectral radius of\n"
         "the stepper's one-step map on x'' = -w^2 x - 2 zeta w x' (for a stepper that\n"
         "is not partitioned, max |R(h lambda)| over the pair's roots).  Stable where\n"
-        "rho <= 1.\n"
-        "\n"
-        "  --re-min A, --re-max B, --im-min C, --im-max D   the window (--plane z only;\n"
-        "                 the oscillator plane takes --hw-max and --zeta-*)\n"
-        "  --step H      grid spacing (default 0.05; at most 4 million points)\n");
-    cli_solver_help();
+        "rho <= 1.\n");
+    cli_print_options(opts);
     printf("\n"
         "Example: tstep region --stepper all --out build/region.dat\n"
         "  gnuplot: set view map; set contour; set cntrparam levels discrete 1\n"
@@ -1217,18 +1235,25 @@ int cmd_region(int argc, char **argv)
     cli_common_init(&o, 0);
     o.json_ok = 1;
     const cli_opt opts[] = {
-        CLI_OPTS_STEPPER(&o), CLI_REAL("re-min", &lim[0]), CLI_REAL("re-max", &lim[1]),
-        CLI_REAL("im-min", &lim[2]), CLI_REAL("im-max", &lim[3]),
-        CLI_POSITIVE("step", &step), CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o),
-        CLI_HELP(region_help),
-        CLI_CHOICE("plane", &oscillator, planes, "one of z, oscillator"),
-        CLI_POSITIVE("hw-max", &hw_max), CLI_REAL("zeta-min", &zeta_lim[0]),
-        CLI_REAL("zeta-max", &zeta_lim[1]), CLI_OPTS_SOLVER(&o), CLI_END};
+        CLI_OPTS_STEPPER(&o, "required"),
+        CLI_CHOICE("plane", &oscillator, planes, "one of z, oscillator", "P",
+                   "z (default) or oscillator: the plane of the grid (above)"),
+        CLI_REAL("re-min", &lim[0], "A", "the window's least Re z (--plane z; default -4)"),
+        CLI_REAL("re-max", &lim[1], "B", "its largest Re z (default 1)"),
+        CLI_REAL("im-min", &lim[2], "C", "its least Im z (default -4)"),
+        CLI_REAL("im-max", &lim[3], "D", "its largest Im z (default 4)"),
+        CLI_POSITIVE("hw-max", &hw_max, "W", "--plane oscillator: hw from 0 to W (default 4)"),
+        CLI_REAL("zeta-min", &zeta_lim[0], "A", "--plane oscillator: least zeta (default 0)"),
+        CLI_REAL("zeta-max", &zeta_lim[1], "B", "--plane oscillator: largest zeta (default 1)"),
+        CLI_POSITIVE("step", &step, "H", "grid spacing (default %D; at most 4 million points)"),
+        CLI_OPTS_FORMAT(&o), CLI_OPTS_OUT(&o), CLI_OPTS_SOLVER(&o), CLI_HELP(region_help),
+        CLI_END};
     if (cli_options(cmd, argc, argv, opts, &rc))
         return rc;
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
-    if ((rc = cli_common_steppers(cmd, &o, NULL, NULL, types, MAX_STEPPERS, &ntypes)))
+    if ((rc = cli_common_steppers(
+             cmd, &o, &(cli_lookup){.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes})))
         return rc;
     int z_given = !isnan(lim[0]) || !isnan(lim[1]) || !isnan(lim[2]) || !isnan(lim[3]);
     int osc_given = !isnan(hw_max) || !isnan(zeta_lim[0]) || !isnan(zeta_lim[1]);

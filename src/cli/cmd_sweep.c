@@ -44,26 +44,47 @@ static void describe_reference(FILE *f, const char *prefix, const ts_sweep_refer
             ts_reference_verdict_name((ts_reference_verdict)r->verdict), r->error);
 }
 
+/* A sweep: its options, the steppers, the reference and the results. */
+typedef struct sweep_job {
+    cli_common o;
+    double dt_min, dt_max, t_end, ref_dt, tol_min, tol_max;
+    long levels;
+    int ref_computed, norm, tolmode, defaults, json, csv, estimator;
+    const ts_system_type *stype;
+    ts_params p;
+    const ts_stepper_type *types[MAX_STEPPERS];
+    int ntypes;
+    double rate, lo[MAX_STEPPERS], hi[MAX_STEPPERS];
+    ts_sweep_reference ref;
+    double order[MAX_STEPPERS];
+    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][TS_SWEEP_EXCLUSIONS];
+    FILE *out, *plotdata;
+    cli_json j;
+    cli_progress prog;
+} sweep_job;
+
 /* --plot: log-log error against dt, a line per stepper, its observed order
  * in the key. */
-static int draw_plot(const char *cmd, FILE *data, const char *system, double t_end,
-                     const ts_stepper_type *const *types, const double *order,
-                     const int *used, int ntypes)
+static int draw_plot(const char *cmd, const sweep_job *w)
 {
+    const ts_stepper_type *const *types = w->types;
+    const double *order = w->order;
+    const int *used = w->used;
     FILE *gp;
     int rc = cli_gnuplot_dumb(cmd, &gp);
     if (rc)
         return rc;
-    cli_gnuplot_datablock(gp, "sweep", data);
+    cli_gnuplot_datablock(gp, "sweep", w->plotdata);
     char title[256];
-    snprintf(title, sizeof title, "%s: max-norm error at t = %g against dt", system, t_end);
+    snprintf(title, sizeof title, "%s: max-norm error at t = %g against dt", w->stype->name,
+             w->t_end);
     fputs("set title ", gp);
     cli_gnuplot_quote(gp, title);
     fputs("\nset logscale xy\nset format xy '%.0e'\nset xlabel 'dt'\n"
           "set key below\nplot",
           gp);
     /* Only steppers with points in the fit have a block in `data`. */
-    for (int i = 0, block = 0; i < ntypes; i++) {
+    for (int i = 0, block = 0; i < w->ntypes; i++) {
         if (used[i] == 0)
             continue;
         char key[96];
@@ -80,9 +101,7 @@ static int draw_plot(const char *cmd, FILE *data, const char *system, double t_e
     return cli_gnuplot_close(cmd, gp);
 }
 
-static void help_modes(void);
-
-static void help(void)
+static void help(const cli_opt *opts)
 {
     printf("Usage: tstep sweep --system S [--stepper A,B,...|all] [--dt-min H0 --dt-max H1]\n"
            "                   [--levels L] [--t-end T] [--param key=value]...\n"
@@ -94,63 +113,9 @@ static void help(void)
            "geometrically from H1 down to H0, each adjusted to T/round(T/H) so a whole\n"
            "number of steps lands exactly on T, and record the max-norm error, absolute,\n"
            "at T against the system's exact solution or, for a system without one, a\n"
-           "computed reference (below).  See docs/sweep.md.\n"
-           "\n"
-           "  --levels L    number of step sizes (default 7, at most 64); a size that\n"
-           "                rounds to the number of steps of the one before is run\n"
-           "                and written once (the summary counts it as repeated)\n"
-           "  --t-end T     default min(1, 30/|lambda|), |lambda| the rate of the system's\n"
-           "                stiffest mode at its initial state (power iteration)\n"
-           "  --dt-min H0, --dt-max H1  both or neither; default per stepper of order p:\n"
-           "                H1 = min(T/10, c_p/|lambda|), H0 = H1/16 (H1/4 for p >= 5),\n"
-           "                c_p = 0.1, 0.2, 0.35, 0.5, 1 for p = 1, 2, 3, 4, >= 5 (the\n"
-           "                asymptotic range on stiff systems, above rounding)\n"
-           "  --norm N      the error norm, max(|x - x_ref|, w |v - v_ref|), max over\n"
-           "                components: scaled (default): the whole state, w = 1/|lambda|\n"
-           "                (velocities times the stiffest mode's time scale, so both\n"
-           "                parts are lengths); state: w = 1; positions: w = 0.  A\n"
-           "                first-order system has no v: all three are |x - x_ref|\n"
-           "  --reference R auto (default): the exact solution where the system has one,\n"
-           "                else computed; computed: always computed\n"
-           "  --reference-dt H  the computed reference's first coarse step (default H0);\n"
-           "                rk4 runs at H, H/2 and H/4, the finest is the reference and\n"
-           "                Richardson's estimate from the two differences its error; H is\n"
-           "                halved until the ratio of the differences is within a factor 2\n"
-           "                of 2^4 (or they agree to rounding) and the estimate is below a\n"
-           "                tenth of the sweep's smallest round-off level\n");
-    help_modes();
-}
-
-/* The help's other modes, the solver's options and the output. */
-static void help_modes(void)
-{
-    printf("  --tol-max E1, --tol-min E0  tolerance mode: steppers with an error\n"
-           "                estimate (dopri5) run at L tolerances rtol = atol from E1 down\n"
-           "                to E0 instead of L fixed steps, each over [0, T] under error\n"
-           "                control (as run --rtol); their rows give the accepted steps,\n"
-           "                the mean step T/steps (nan for a run that failed before T)\n"
-           "                and a last column tol, and their\n"
-           "                observed_order is the slope of log error against log tol\n"
-           "                (1 when the error follows the tolerance).  The other\n"
-           "                steppers sweep fixed steps as usual: together, error against\n"
-           "                force_evals is a work-precision diagram\n"
-           "  --estimator   the error estimate's reliability instead: for each stepper\n"
-           "                with one (dopri5), at each dt, one step from the initial\n"
-           "                state; columns dt, estimated (its estimate, RMS norm over\n"
-           "                [x; v]), true (the same norm of the step's true local error,\n"
-           "                against the exact solution or rk4 in fine substeps), ratio\n"
-           "                (estimated / true), estimated_order and true_order (slopes\n"
-           "                of log error against log dt).  Not with --tol-max or --plot\n"
-           "  --plot        draw error against dt (log-log) in the terminal with gnuplot;\n"
-           "                without --out the table is then not written\n"
-           "  --newton-tol X, --cg-tol X  implicit steppers' tolerances (default 1e-12\n"
-           "                here, so the solver's error stays below the truncation error)\n"
-           "  --newton-max N, --cg-max N  caps (defaults 20, 2 * dimension + 20)\n"
-           "  --linear-solver NAME, --precond NAME  as for run (tstep list; default by\n"
-           "                the system, docs/solvers.md)\n"
-           "  --threads N   threads for forces, products and vector operations (default:\n"
-           "                OMP_NUM_THREADS, else 1); results identical for any N\n"
-           "\n");
+           "computed reference (--reference-dt).  See docs/sweep.md.\n");
+    cli_print_options(opts);
+    printf("\n");
     printf("Output: csv columns\n"
            "  stepper,dt,steps,error,excluded,observed_order,force_evals,\n"
            "  jacobian_products,newton_iters,linear_iters,seconds,reference_error\n"
@@ -173,24 +138,9 @@ static void help_modes(void)
            "system without energy) are skipped with a note.\n");
 }
 
-/* A sweep: its options, the steppers, the reference and the results. */
-typedef struct {
-    cli_common o;
-    double dt_min, dt_max, t_end, ref_dt, tol_min, tol_max;
-    long levels;
-    int ref_computed, norm, tolmode, defaults, json, csv, estimator;
-    const ts_system_type *stype;
-    ts_params p;
-    const ts_stepper_type *types[MAX_STEPPERS];
-    int ntypes;
-    double rate, lo[MAX_STEPPERS], hi[MAX_STEPPERS];
-    ts_sweep_reference ref;
-    double order[MAX_STEPPERS];
-    int used[MAX_STEPPERS], nexcl[MAX_STEPPERS][TS_SWEEP_EXCLUSIONS];
-    FILE *out, *plotdata;
-    cli_json j;
-    cli_progress prog;
-} sweep_job;
+
+
+static int check_sweep_options(const char *cmd, sweep_job *w);
 
 /* The options and the checks that need no system; 1 with *rc to return. */
 static int sweep_options(const char *cmd, int argc, char **argv, sweep_job *w, int *rc)
@@ -200,49 +150,99 @@ static int sweep_options(const char *cmd, int argc, char **argv, sweep_job *w, i
     static const int norm_values[] = {TS_NORM_SCALED, TS_NORM_STATE, TS_NORM_POSITIONS};
     cli_common *o = &w->o;
     const cli_opt opts[] = {
-        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o), CLI_POSITIVE("dt-min", &w->dt_min),
-        CLI_POSITIVE("dt-max", &w->dt_max), CLI_COUNT("levels", &w->levels, 1),
-        CLI_POSITIVE("t-end", &w->t_end), CLI_OPTS_PARAM(o), CLI_OPTS_FORMAT(o),
-        CLI_OPTS_OUT(o), CLI_HELP(help), CLI_OPTS_PLOT(o),
-        CLI_CHOICE("reference", &w->ref_computed, refs, "auto or computed"),
-        CLI_POSITIVE("reference-dt", &w->ref_dt),
+        CLI_OPTS_SYSTEM(o), CLI_OPTS_STEPPER(o, "default all"), CLI_OPTS_PARAM(o),
+        CLI_COUNT("levels", &w->levels, 1, "L",
+                  "number of step sizes (default %D, at most 64); a size that rounds to the "
+                  "number of steps of the one before is run and written once (the summary "
+                  "counts it as repeated)"),
+        CLI_POSITIVE("t-end", &w->t_end, "T",
+                     "default min(1, 30/|lambda|), |lambda| the rate of the system's stiffest "
+                     "mode at its initial state (power iteration)"),
+        CLI_POSITIVE("dt-min", &w->dt_min, "H0",
+                     "the least step size, with --dt-max (both or neither); default per "
+                     "stepper of order p: H1/16 (H1/4 for p >= 5)"),
+        CLI_POSITIVE("dt-max", &w->dt_max, "H1",
+                     "the largest step size; default min(T/10, c_p/|lambda|), c_p = 0.1, "
+                     "0.2, 0.35, 0.5, 1 for p = 1, 2, 3, 4, >= 5 (the asymptotic range on "
+                     "stiff systems, above rounding)"),
         {.name = "norm", .kind = CLI_OPT_CHOICE, .to = &w->norm, .names = norms,
-         .values = norm_values, .says = "scaled, state or positions"},
-        CLI_POSITIVE("tol-max", &w->tol_max), CLI_POSITIVE("tol-min", &w->tol_min),
-        CLI_FLAG("estimator", &w->estimator), CLI_OPTS_SOLVER(o), CLI_END};
+         .values = norm_values, .says = "scaled, state or positions", .arg = "N",
+         .doc = "the error norm, max(|x - x_ref|, w |v - v_ref|), max over components: "
+                "scaled (default): the whole state, w = 1/|lambda| (velocities times the "
+                "stiffest mode's time scale, so both parts are lengths); state: w = 1; "
+                "positions: w = 0.  A first-order system has no v: all three are |x - x_ref|"},
+        CLI_CHOICE("reference", &w->ref_computed, refs, "auto or computed", "R",
+                   "auto (default): the exact solution where the system has one, else "
+                   "computed; computed: always computed"),
+        CLI_POSITIVE("reference-dt", &w->ref_dt, "H",
+                     "the computed reference's first coarse step (default H0); rk4 runs at "
+                     "H, H/2 and H/4, the finest is the reference and Richardson's estimate "
+                     "from the two differences its error; H is halved until the ratio of the "
+                     "differences is within a factor 2 of 2^4 (or they agree to rounding) "
+                     "and the estimate is below a tenth of the sweep's smallest round-off "
+                     "level"),
+        CLI_POSITIVE("tol-max", &w->tol_max, "E1",
+                     "tolerance mode, with --tol-min: steppers with an error estimate "
+                     "(dopri5) run at L tolerances rtol = atol from E1 down to E0 instead of "
+                     "L fixed steps, each over [0, T] under error control (as run --rtol); "
+                     "their rows give the accepted steps, the mean step T/steps (nan for a "
+                     "run that failed before T) and a last column tol, and their "
+                     "observed_order is the slope of log error against log tol (1 when the "
+                     "error follows the tolerance).  The other steppers sweep fixed steps as "
+                     "usual: together, error against force_evals is a work-precision diagram"),
+        CLI_POSITIVE("tol-min", &w->tol_min, "E0", "the least tolerance of --tol-max's mode"),
+        CLI_FLAG("estimator", &w->estimator,
+                 "the error estimate's reliability instead: for each stepper with one "
+                 "(dopri5), at each dt, one step from the initial state; columns dt, "
+                 "estimated (its estimate, RMS norm over [x; v]), true (the same norm of the "
+                 "step's true local error, against the exact solution or rk4 in fine "
+                 "substeps), ratio (estimated / true), estimated_order and true_order "
+                 "(slopes of log error against log dt).  Not with --tol-max or --plot"),
+        CLI_OPTS_FORMAT(o), CLI_OPTS_OUT(o),
+        CLI_FLAG("plot", &o->plot, "draw error against dt (log-log) in the terminal with "
+                                   "gnuplot; without --out the table is then not written"),
+        CLI_OPTS_SOLVER(o), CLI_HELP(help), CLI_END};
     if (cli_options(cmd, argc, argv, opts, rc))
         return 1;
+    return (*rc = check_sweep_options(cmd, w)) != 0;
+}
+
+/* The steppers, and the checks between options; 0 or the exit status. */
+static int check_sweep_options(const char *cmd, sweep_job *w)
+{
+    cli_common *o = &w->o;
+    int rc = 0;
     if (!o->steppers)
         o->steppers = "all";
-    if ((*rc = cli_common_steppers(cmd, o, &w->stype, &w->p, w->types, MAX_STEPPERS,
-                                   &w->ntypes)))
-        return 1;
+    if ((rc = cli_common_steppers(
+             cmd, o, &(cli_lookup){&w->stype, &w->p, w->types, MAX_STEPPERS, &w->ntypes})))
+        return rc;
     if ((w->dt_min == 0) != (w->dt_max == 0))
-        *rc = cli_usage_error(cmd, "give both --dt-min and --dt-max, or neither (defaults "
+        rc = cli_usage_error(cmd, "give both --dt-min and --dt-max, or neither (defaults "
                                    "per stepper, see --help)");
     else if (w->dt_min > w->dt_max)
-        *rc = cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", w->dt_min,
+        rc = cli_usage_error(cmd, "--dt-min %g is larger than --dt-max %g", w->dt_min,
                               w->dt_max);
     else if (w->t_end > 0 && w->dt_max > w->t_end)
-        *rc = cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", w->dt_max,
+        rc = cli_usage_error(cmd, "--dt-max %g is larger than --t-end %g", w->dt_max,
                               w->t_end);
     else if ((w->tol_min == 0) != (w->tol_max == 0))
-        *rc = cli_usage_error(cmd, "give both --tol-min and --tol-max, or neither");
+        rc = cli_usage_error(cmd, "give both --tol-min and --tol-max, or neither");
     else if (w->tol_min > w->tol_max)
-        *rc = cli_usage_error(cmd, "--tol-min %g is larger than --tol-max %g", w->tol_min,
+        rc = cli_usage_error(cmd, "--tol-min %g is larger than --tol-max %g", w->tol_min,
                               w->tol_max);
     else if (w->tol_max >= 1.0)
-        *rc = cli_usage_error(cmd, "--tol-max %g: a relative tolerance must be below 1",
+        rc = cli_usage_error(cmd, "--tol-max %g: a relative tolerance must be below 1",
                               w->tol_max);
     else if (w->estimator && (w->tol_max > 0.0 || o->plot))
-        *rc = cli_usage_error(cmd, "--estimator measures one step per dt: not with --tol-max "
+        rc = cli_usage_error(cmd, "--estimator measures one step per dt: not with --tol-max "
                                    "or --plot");
     else if (w->levels > MAX_LEVELS)
-        *rc = cli_usage_error(cmd, "--levels: %ld is more than %d", w->levels, MAX_LEVELS);
+        rc = cli_usage_error(cmd, "--levels: %ld is more than %d", w->levels, MAX_LEVELS);
     /* more than 1e9 steps: refused once t_end and the ranges are known
      * (choose_ranges) */
     w->tolmode = w->tol_max > 0.0;
-    return *rc != 0;
+    return rc;
 }
 
 /* Probe the system once: it must exist with these parameters; a stepper
@@ -626,8 +626,7 @@ int cmd_sweep(int argc, char **argv)
         summary(&w);
         if (w.plotdata) {
             fflush(stderr);
-            rc = draw_plot(cmd, w.plotdata, w.stype->name, w.t_end, w.types, w.order, w.used,
-                           w.ntypes);
+            rc = draw_plot(cmd, &w);
         }
     }
     if (w.plotdata)
