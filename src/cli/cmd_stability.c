@@ -272,8 +272,8 @@ static int draw_plot(const char *cmd, const char *system, const ts_binding *b,
             fputs("\n\n", data);
         for (int k = 0; k <= POINTS; k++) {
             double dt = dt_max * k / POINTS, rr, ri;
-            int s = ts_mode_amplification(types[i], sopt, b[i].second_order, dt * b[i].re,
-                                          dt * b[i].im, &rr, &ri);
+            ts_mode_test test = {types[i], sopt, b[i].second_order};
+            int s = ts_mode_amplification(&test, dt * b[i].re, dt * b[i].im, &rr, &ri);
             fprintf(data, "%.8g %.8g\n", dt, s ? NAN : hypot(rr, ri));
         }
     }
@@ -554,8 +554,8 @@ static int measure_all(study *st, int *stopped)
         pc.stepper = st->types[i]->name;
         pc.index = i + 1;
         ts_stability_study_result r;
-        fail = ts_stability_study(st->stype, &st->p, st->probe, &st->sp, st->types[i],
-                                  &st->o.solver, &so, &r);
+        ts_stability_problem pb = {st->stype, &st->p, st->types[i], &st->o.solver};
+        fail = ts_stability_study(&pb, &so, st->probe, &st->sp, &r);
         /* a signal inside one of its implicit steps fails that step, which the
          * study may read as growth: this stepper's row is not kept either */
         if (fail == TS_ERR_INTERRUPTED || (!fail && ts_stop_signal)) {
@@ -651,9 +651,10 @@ static int predict_along(study *st)
         st->along[i] = (ts_stability_along){.samples_done = 0};
         if (!(h > 0.0) || !(st->tend[i] > 0.0))
             continue;
-        int s = ts_stability_along_run(st->stype, &st->p, st->probe, st->at_time, st->types[i],
-                                       &st->o.solver, (ts_eig_method)st->eig, h, st->tend[i],
-                                       samples, &st->along[i]);
+        ts_stability_problem pb = {st->stype, &st->p, st->types[i], &st->o.solver};
+        ts_stability_along_options ao = {.t0 = st->at_time, .h = h, .T = st->tend[i],
+                                         .samples = samples, .method = (ts_eig_method)st->eig};
+        int s = ts_stability_along_run(&pb, st->probe, &ao, &st->along[i]);
         st->along_samples = samples;
         if (s)
             return s;
@@ -667,9 +668,9 @@ static void report_slow_mode(const study *st, int i)
 {
     const ts_stability_along *a = &st->along[i];
     double h = st->res[i].dt_crit, rho;
+    ts_mode_test test = {st->types[i], &st->o.solver, a->binding.second_order};
     if (a->binding.mode == (size_t)-1 || !(isfinite(h) && h > a->dt_pred_min * 1.005) ||
-        ts_mode_growth(st->types[i], &st->o.solver, a->binding.second_order, h * a->binding.re,
-                       h * a->binding.im, &rho) || !(rho > 1.0))
+        ts_mode_growth(&test, h * a->binding.re, h * a->binding.im, &rho) || !(rho > 1.0))
         return;
     double rate = log(rho) / h;
     fprintf(stderr, "; at the measured limit it grows %.4g per second (e-folding time %.4g s, a "
@@ -775,7 +776,7 @@ static int fastest_growth(const study *st, int i, double h, size_t *mode, double
                           double *rate)
 {
     const ts_spectrum *sp = &st->sp;
-    int second = st->bind[i].second_order;
+    ts_mode_test test = {st->types[i], &st->o.solver, st->bind[i].second_order};
     double cut = TS_RIGID_CUT * sp->lambda_max, recut = TS_REAL_ROUNDOFF * sp->lambda_max;
     *mode = (size_t)-1, *rho = 0.0, *rate = -INFINITY;
     for (size_t k = 0; k < sp->count; k++) {
@@ -786,7 +787,7 @@ static int fastest_growth(const study *st, int i, double h, size_t *mode, double
             re = 0.0;
         if (re > 0.0)
             continue;
-        int s = ts_mode_growth(st->types[i], &st->o.solver, second, h * re, h * im, &g);
+        int s = ts_mode_growth(&test, h * re, h * im, &g);
         if (s == TS_ERR_NOMEM)
             return s;
         if (s)
@@ -945,13 +946,13 @@ static void note_run_map(const char *cmd, const ts_stepper_type *const *types, i
 
 /* R at z for the amplification table: one step, or, for a stepper that
  * carries state, the run map's eigenvalue of largest modulus (im >= 0) */
-static int table_factor(const ts_stepper_type *type, const ts_solver_options *opt, int carries,
-                        int second, double re, double im, double *r_re, double *r_im)
+static int table_factor(const ts_mode_test *test, int carries, double re, double im, double *r_re,
+                        double *r_im)
 {
     if (!carries)
-        return ts_mode_amplification(type, opt, second, re, im, r_re, r_im);
+        return ts_mode_amplification(test, re, im, r_re, r_im);
     ts_run_map m;
-    int s = ts_mode_run_map(type, opt, second, re, im, &m);
+    int s = ts_mode_run_map(test, re, im, &m);
     if (s || m.degree == 0) {
         *r_re = *r_im = m.degree == 0 ? INFINITY : NAN;
         return s;
@@ -1002,9 +1003,9 @@ int cmd_amplification(int argc, char **argv)
         cli_table_block(&t, types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
-            int second = ts_stability_second_order(types[i], NULL);
-            int s = imag ? table_factor(types[i], &o.solver, carries, second, 0.0, z, &re, &im)
-                         : table_factor(types[i], &o.solver, carries, second, -z, 0.0, &re, &im);
+            ts_mode_test test = {types[i], &o.solver, ts_stability_second_order(types[i], NULL)};
+            int s = imag ? table_factor(&test, carries, 0.0, z, &re, &im)
+                         : table_factor(&test, carries, -z, 0.0, &re, &im);
             if (s == TS_ERR_NOMEM) {
                 cli_close_output(cmd, o.out, out);
                 return cli_fail(cmd, s);
@@ -1147,14 +1148,14 @@ static int write_region(region_out *o, const region_grid *g, const ts_stepper_ty
         return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", g->nim);
     int s = TS_OK;
     for (int i = 0; i < ntypes && !s; i++) {
-        int second = ts_stability_second_order(types[i], NULL);
+        ts_mode_test test = {types[i], solver, ts_stability_second_order(types[i], NULL)};
         region_block(o, i == 0, types[i]->name);
         for (long a = 0; a < g->nre && !s; a++) {
             double re = g->lim[0] + (double)a * g->step;
             for (long b = 0; b < g->nim && !s; b++) {
                 double im = g->lim[2] + (double)b * g->step, rho;
                 int e = g->oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
-                                      : ts_mode_growth(types[i], solver, second, re, im, &rho);
+                                      : ts_mode_growth(&test, re, im, &rho);
                 if (e == TS_ERR_NOMEM)
                     s = e;
                 row[b] = e || isinf(rho) ? NAN : rho;
