@@ -134,6 +134,8 @@ static PetscErrorCode shell_diagonal(Mat A, Vec D)
     PetscFunctionReturn(0);
 }
 
+/* TSSetIJacobian's callback (its signature is PETSc's): the Jacobian of the
+ * implicit form at (t, U) with shift a. */
 static PetscErrorCode ijacobian(TS ts, PetscReal t, Vec U, Vec Udot, PetscReal a, Mat A, Mat P,
                                 void *ctx)
 {

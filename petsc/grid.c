@@ -230,6 +230,8 @@ static PetscErrorCode grid_ifunction(TS ts, PetscReal t, Vec U, Vec Udot, Vec F,
     PetscFunctionReturn(0);
 }
 
+/* TSSetIJacobian's callback for the grid (its signature is PETSc's): the
+ * Jacobian of the implicit form at (t, U) with shift a. */
 static PetscErrorCode grid_ijacobian(TS ts, PetscReal t, Vec U, Vec Udot, PetscReal a, Mat A,
                                      Mat P, void *ctx)
 {

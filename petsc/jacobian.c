@@ -121,20 +121,26 @@ static PetscErrorCode build_adjacency(jac *j)
     PetscFunctionReturn(0);
 }
 
+typedef struct {
+    PetscInt nb;                 /* block rows of 3 per owned particle */
+    const PetscInt *dnnz, *onnz; /* each row's column blocks: owned, and the others */
+    MatType type;
+    const char *prefix;          /* its options' prefix */
+} matrix_shape;
+
 /* A matrix of nb block rows of 3 per owned particle (J: 2, S: 1), block size 3, the
  * rows' column blocks counted in dnnz (owned columns) and onnz. */
-static PetscErrorCode create_matrix(jac *j, PetscInt nb, const PetscInt *dnnz, const PetscInt *onnz,
-                                    MatType type, const char *prefix, Mat *A)
+static PetscErrorCode create_matrix(jac *j, const matrix_shape *m, Mat *A)
 {
-    PetscInt nl = 3 * nb * j->lay.nown, N = 3 * nb * j->lay.nglobal;
+    PetscInt nl = 3 * m->nb * j->lay.nown, N = 3 * m->nb * j->lay.nglobal;
     PetscFunctionBeginUser;
     PetscCall(MatCreate(j->comm, A));
     PetscCall(MatSetSizes(*A, nl, nl, N, N));
     PetscCall(MatSetBlockSize(*A, 3));
-    PetscCall(MatSetOptionsPrefix(*A, prefix));
-    PetscCall(MatSetType(*A, type));
+    PetscCall(MatSetOptionsPrefix(*A, m->prefix));
+    PetscCall(MatSetType(*A, m->type));
     PetscCall(MatSetFromOptions(*A));
-    PetscCall(MatXAIJSetPreallocation(*A, 3, dnnz, onnz, NULL, NULL));
+    PetscCall(MatXAIJSetPreallocation(*A, 3, m->dnnz, m->onnz, NULL, NULL));
     PetscFunctionReturn(0);
 }
 
@@ -168,8 +174,8 @@ static PetscErrorCode create_matrices(jac *j)
     /* J: BAIJ, assembled and multiplied by 3x3 blocks (a Jacobian of the
      * 100x100 cloth with S: 115 ms against 154 ms as AIJ, on a loaded
      * machine); S: AIJ, which GAMG and hypre need */
-    PetscCall(create_matrix(j, 2, dj, oj, MATBAIJ, "tstep_J_", &j->J));
-    PetscCall(create_matrix(j, 1, ds, os, MATAIJ, "tstep_S_", &j->S));
+    PetscCall(create_matrix(j, &(matrix_shape){2, dj, oj, MATBAIJ, "tstep_J_"}, &j->J));
+    PetscCall(create_matrix(j, &(matrix_shape){1, ds, os, MATAIJ, "tstep_S_"}, &j->S));
     PetscCall(MatSetOption(j->S, MAT_SYMMETRIC, PETSC_TRUE));
     PetscCall(MatSetOption(j->S, MAT_SYMMETRY_ETERNAL, PETSC_TRUE));
     free(dj), free(oj), free(ds), free(os);

@@ -165,10 +165,17 @@ static void info_option(const char *a)
     }
 }
 
-/* Take tstep's own options out of argv (PETSc sees the rest). */
-static int parse_tstep_options(int *argc, char **argv, const ts_system_type **type,
-                               ts_params *params, const char **out, int *csv, long *every,
-                               int *stats)
+/* tstep's own options: the system, its parameters and the output */
+typedef struct {
+    const ts_system_type *type;
+    ts_params params;
+    const char *outpath;
+    int csv, stats;
+    long every;
+} cli;
+
+/* Take tstep's own options out of argv into c (PETSc sees the rest). */
+static int parse_tstep_options(int *argc, char **argv, cli *c)
 {
     int k = 1;
     const char *system = NULL;
@@ -178,7 +185,7 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
         const char *a = argv[i];
         info_option(a);
         if (strcmp(a, "--stats") == 0) {
-            *stats = 1;
+            c->stats = 1;
             continue;
         }
         int takes = strcmp(a, "--system") == 0 || strcmp(a, "--param") == 0 ||
@@ -208,17 +215,17 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
             }
             pairs[npairs++] = (char *)val;
         } else if (strcmp(a, "--out") == 0) {
-            *out = val;
+            c->outpath = val;
         } else if (strcmp(a, "--format") == 0) {
             if (strcmp(val, "csv") && strcmp(val, "dat")) {
                 fprintf(stderr, "tstep-petsc: --format: '%s' is not dat or csv\n", val);
                 return 2;
             }
-            *csv = strcmp(val, "csv") == 0;
+            c->csv = strcmp(val, "csv") == 0;
         } else {
             char *end;
-            *every = strtol(val, &end, 10);
-            if (*end || end == val || *every < 1) {
+            c->every = strtol(val, &end, 10);
+            if (*end || end == val || c->every < 1) {
                 fprintf(stderr, "tstep-petsc: --every: '%s' is not a whole number >= 1\n", val);
                 return 2;
             }
@@ -230,16 +237,16 @@ static int parse_tstep_options(int *argc, char **argv, const ts_system_type **ty
         fprintf(stderr, "tstep-petsc: --system is required\n%s", usage);
         return 2;
     }
-    if (!(*type = ts_system_find(system))) {
+    if (!(c->type = ts_system_find(system))) {
         fprintf(stderr, "tstep-petsc: --system: unknown system '%s' (valid:", system);
         for (size_t i = 0; ts_system_at(i); i++)
             fprintf(stderr, " %s", ts_system_at(i)->name);
         fprintf(stderr, ")\n");
         return 2;
     }
-    ts_params_init(params, (*type)->params);
+    ts_params_init(&c->params, c->type->params);
     for (int i = 0; i < npairs; i++)
-        if (ts_params_set_pair(params, pairs[i])) {
+        if (ts_params_set_pair(&c->params, pairs[i])) {
             fprintf(stderr, "tstep-petsc: --param: %s\n", ts_error_detail());
             return 2;
         }
@@ -254,14 +261,6 @@ static int is_grid_cloth(const ts_system_type *type, const ts_params *params)
 }
 
 /* --- the run ------------------------------------------------------------------ */
-
-typedef struct {
-    const ts_system_type *type;
-    ts_params params;
-    const char *outpath;
-    int csv, stats;
-    long every;
-} cli;
 
 /* The integration's objects: one function sets them up, one frees them. */
 typedef struct {
@@ -529,8 +528,7 @@ int main(int argc, char **argv)
 {
     cli c = {.every = 1};
     int rc;
-    if ((rc = parse_tstep_options(&argc, argv, &c.type, &c.params, &c.outpath, &c.csv, &c.every,
-                                  &c.stats)))
+    if ((rc = parse_tstep_options(&argc, argv, &c)))
         return rc;
     PetscErrorCode e = PetscInitialize(&argc, &argv, NULL, NULL);
     if (e)

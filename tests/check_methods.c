@@ -479,7 +479,10 @@ START_TEST(observed_orders)
                 ck_assert_int_eq(ts_params_set_pair(&p, damped[0]), TS_OK);
             ts_sweep_point pts[7];
             double lo = want[i].order >= 5 ? 0.025 : 1e-3, hi = want[i].order >= 5 ? 0.06 : 0.1;
-            ck_assert_int_eq(ts_sweep(stype, &p, tests_stepper(want[i].name), &o, lo, hi, 7, 1.0, pts), TS_OK);
+            ts_sweep_request rq = {.stype = stype, .params = &p,
+                                   .type = tests_stepper(want[i].name), .opt = &o,
+                                   .dt_min = lo, .dt_max = hi, .levels = 7};
+            ck_assert_int_eq(ts_sweep(&rq, 1.0, pts), TS_OK);
             int used;
             double q = ts_observed_order(pts, 7, &used);
             ck_assert_int_ge(used, 5);

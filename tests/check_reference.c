@@ -91,7 +91,9 @@ START_TEST(sweep_orders_against_reference)
         so.newton_tol = 1e-12, so.cg_tol = 1e-12;
         ts_sweep_point pts[LEVELS];
         ts_sweep_default_dt(rate, t_end, st->order, &lo, &hi);
-        ck_assert_int_eq(ts_sweep_against(t, &p, st, &so, lo, hi, LEVELS, &ref, pts), TS_OK);
+        ts_sweep_request rq = {.stype = t, .params = &p, .type = st, .opt = &so, .dt_min = lo,
+                               .dt_max = hi, .levels = LEVELS};
+        ck_assert_int_eq(ts_sweep_against(&rq, &ref, pts), TS_OK);
         int used;
         double order = ts_observed_order(pts, LEVELS, &used);
         ck_assert_msg(used >= 3, "%s on %s: %d points in the fit", st->name, t->name, used);
@@ -152,8 +154,9 @@ START_TEST(coarse_reference_excludes_points)
     ts_sweep_reference ref;
     ck_assert_int_eq(ts_sweep_reference_compute(t, &p, 1.0, &ro, &ref), TS_OK);
     ts_sweep_point pts[LEVELS];
-    ck_assert_int_eq(ts_sweep_against(t, &p, &ts_rk4, NULL, 1e-3, 1e-1, LEVELS, &ref, pts),
-                     TS_OK);
+    ts_sweep_request rq = {.stype = t, .params = &p, .type = &ts_rk4, .dt_min = 1e-3,
+                           .dt_max = 1e-1, .levels = LEVELS};
+    ck_assert_int_eq(ts_sweep_against(&rq, &ref, pts), TS_OK);
     int reference = 0;
     for (int i = 0; i < LEVELS; i++) {
         if (pts[i].excluded == TS_SWEEP_REFERENCE) {
@@ -176,7 +179,9 @@ END_TEST
 START_TEST(repeated_step_counts_run_once)
 {
     ts_sweep_point pts[64], alone[9];
-    ck_assert_int_eq(ts_sweep(&ts_test1d, NULL, &ts_rk4, NULL, 0.1, 0.5, 64, 1.0, pts), TS_OK);
+    ts_sweep_request rq = {.stype = &ts_test1d, .type = &ts_rk4, .dt_min = 0.1, .dt_max = 0.5,
+                           .levels = 64};
+    ck_assert_int_eq(ts_sweep(&rq, 1.0, pts), TS_OK);
     int distinct = 0;
     for (int i = 0; i < 64; i++) {
         if (pts[i].excluded == TS_SWEEP_REPEAT) {
@@ -197,10 +202,11 @@ START_TEST(repeated_step_counts_run_once)
     ck_assert_int_eq(distinct, 9);
     int used, used_alone;
     double p = ts_observed_order(pts, 64, &used);
-    for (int k = 0; k < 9; k++) /* the same 9 step sizes, one level each */
-        ck_assert_int_eq(ts_sweep(&ts_test1d, NULL, &ts_rk4, NULL, 1.0 / (2 + k), 1.0 / (2 + k), 1,
-                                  1.0, &alone[k]),
-                         TS_OK);
+    for (int k = 0; k < 9; k++) { /* the same 9 step sizes, one level each */
+        ts_sweep_request one = {.stype = &ts_test1d, .type = &ts_rk4, .dt_min = 1.0 / (2 + k),
+                                .dt_max = 1.0 / (2 + k), .levels = 1};
+        ck_assert_int_eq(ts_sweep(&one, 1.0, &alone[k]), TS_OK);
+    }
     double q = ts_observed_order(alone, 9, &used_alone);
     ck_assert_int_eq(used, 9);
     ck_assert_int_eq(used_alone, 9);
@@ -220,19 +226,18 @@ START_TEST(tiny_solution_orders)
         ts_params p;
         const char *one[] = {"x0=1", NULL}, *pow2[] = {"x0=0x1p-40", NULL},
                    *small[] = {"x0=1e-12", NULL};
+        ts_sweep_request rq = {.stype = &ts_test1d, .params = &p, .type = types[k],
+                               .dt_min = 1e-3, .dt_max = 1e-1, .levels = LEVELS};
         make_params(&ts_test1d, one, &p);
-        ck_assert_int_eq(ts_sweep(&ts_test1d, &p, types[k], NULL, 1e-3, 1e-1, LEVELS, 1.0, big),
-                         TS_OK);
+        ck_assert_int_eq(ts_sweep(&rq, 1.0, big), TS_OK);
         make_params(&ts_test1d, pow2, &p);
-        ck_assert_int_eq(
-            ts_sweep(&ts_test1d, &p, types[k], NULL, 1e-3, 1e-1, LEVELS, 1.0, tiny), TS_OK);
+        ck_assert_int_eq(ts_sweep(&rq, 1.0, tiny), TS_OK);
         for (int i = 0; i < LEVELS; i++) {
             ck_assert_int_eq(big[i].excluded, tiny[i].excluded);
             ck_assert_double_eq(tiny[i].error, ldexp(big[i].error, -40));
         }
         make_params(&ts_test1d, small, &p);
-        ck_assert_int_eq(
-            ts_sweep(&ts_test1d, &p, types[k], NULL, 1e-3, 1e-1, LEVELS, 1.0, tiny), TS_OK);
+        ck_assert_int_eq(ts_sweep(&rq, 1.0, tiny), TS_OK);
         int used;
         double order = ts_observed_order(tiny, LEVELS, &used);
         ck_assert_msg(fabs(order - types[k]->order) <= 0.2, "%s: %g", types[k]->name, order);
@@ -325,8 +330,9 @@ START_TEST(error_norms_defined)
         if (norms[k] == TS_NORM_SCALED) /* w = 1/|lambda| from the stiffest mode */
             ck_assert_double_lt(fabs(ref.weight - 0.1), 1e-6);
         ts_sweep_point pt;
-        ck_assert_int_eq(ts_sweep_against(t, &p, &ts_forward_euler, NULL, 0.01, 0.01, 1, &ref, &pt),
-                         TS_OK);
+        ts_sweep_request rq = {.stype = t, .params = &p, .type = &ts_forward_euler,
+                               .dt_min = 0.01, .dt_max = 0.01, .levels = 1};
+        ck_assert_int_eq(ts_sweep_against(&rq, &ref, &pt), TS_OK);
         ck_assert_msg(fabs(pt.error - want[k]) <= 1e-6 * want[k], "%s: %.10g, want %.10g",
                       ts_error_norm_name(norms[k]), pt.error, want[k]);
         ts_sweep_reference_release(&ref);
@@ -558,9 +564,9 @@ START_TEST(tolerance_mode)
     ck_assert_int_eq(ref.computed, 0);
     ts_sweep_point pts[5];
     ts_solver_options o = ts_default_solver_options();
-    ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_dopri5, &o, 1e-11, 1e-3, 5,
-                                         &ref, pts),
-                     TS_OK);
+    ts_sweep_request rq = {.stype = &ts_oscillator, .params = &p, .type = &ts_dopri5, .opt = &o,
+                           .tol_min = 1e-11, .tol_max = 1e-3, .levels = 5};
+    ck_assert_int_eq(ts_sweep_tolerances(&rq, &ref, pts), TS_OK);
     for (int i = 0; i < 5; i++) {
         ck_assert_int_eq(pts[i].status, TS_OK);
         ck_assert_double_eq_tol(pts[i].tol, 1e-3 * pow(1e-2, i), 1e-6 * pts[i].tol);
@@ -577,15 +583,14 @@ START_TEST(tolerance_mode)
     double slope = ts_tolerance_slope(pts, 5, &used);
     ck_assert_int_eq(used, 5);
     ck_assert_msg(slope > 0.8 && slope < 1.2, "slope %g", slope);
-    ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_rk4, &o, 1e-8, 1e-3, 3, &ref,
-                                         pts),
-                     TS_ERR_UNSUPPORTED);
+    ts_sweep_request rk4 = {.stype = &ts_oscillator, .params = &p, .type = &ts_rk4, .opt = &o,
+                            .tol_min = 1e-8, .tol_max = 1e-3, .levels = 3};
+    ck_assert_int_eq(ts_sweep_tolerances(&rk4, &ref, pts), TS_ERR_UNSUPPORTED);
     /* a tolerance error control cannot meet: the run fails, its row has no
      * mean step (nan) and the steps accepted before it failed, not dt = T
      * and 1 step */
-    ck_assert_int_eq(ts_sweep_tolerances(&ts_oscillator, &p, &ts_dopri5, &o, 1e-300, 1e-300, 1,
-                                         &ref, pts),
-                     TS_OK);
+    rq.tol_min = rq.tol_max = 1e-300, rq.levels = 1;
+    ck_assert_int_eq(ts_sweep_tolerances(&rq, &ref, pts), TS_OK);
     ck_assert_int_ne(pts[0].status, TS_OK);
     ck_assert_int_eq(pts[0].excluded, TS_SWEEP_UNSTABLE);
     ck_assert(isnan(pts[0].dt));
@@ -647,9 +652,9 @@ START_TEST(estimator_against_closed_form)
     ts_params_init(&p, ts_test1d.params);
     enum { N = 7 };
     ts_estimator_point pts[N];
-    ck_assert_int_eq(ts_estimator_sweep(&ts_test1d, &p, ts_stepper_find("dopri5"), NULL, 0.025,
-                                        0.1, N, pts),
-                     TS_OK);
+    ts_sweep_request rq = {.stype = &ts_test1d, .params = &p, .type = ts_stepper_find("dopri5"),
+                           .dt_min = 0.025, .dt_max = 0.1, .levels = N};
+    ck_assert_int_eq(ts_estimator_sweep(&rq, pts), TS_OK);
     for (int k = 0; k < N; k++) {
         double z = -pts[k].dt, R = dopri5_poly(b, z);
         double est = fabs(R - dopri5_poly(bhat, z)), tru = fabs(R - exp(z));
@@ -664,9 +669,8 @@ START_TEST(estimator_against_closed_form)
            c2 = pts[N - 1].estimated / pts[N - 1].truth * pts[N - 1].dt;
     ck_assert_msg(fabs(c2 / c1 - 1.0) <= 0.03, "ratio * dt %g then %g", c1, c2);
     /* a stepper without an estimate is refused; the command says which */
-    ck_assert_int_eq(ts_estimator_sweep(&ts_test1d, &p, ts_stepper_find("rk4"), NULL, 0.025,
-                                        0.1, N, pts),
-                     TS_ERR_UNSUPPORTED);
+    rq.type = ts_stepper_find("rk4");
+    ck_assert_int_eq(ts_estimator_sweep(&rq, pts), TS_ERR_UNSUPPORTED);
     int rc = cli_run("sweep --system test1d --stepper rk4 --estimator", out, sizeof out, err,
                      sizeof err);
     ck_assert_msg(rc == 2 && strstr(err, "'rk4' has no error estimate"), "exit %d: %s", rc, err);

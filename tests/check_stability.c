@@ -316,7 +316,8 @@ static ts_stability_result measure(const ts_system_type *stype, const char *cons
     o.t_end = t_end;
     o.rate = hypot(mode.re, mode.im);
     ts_stability_result res;
-    ck_assert_int_eq(ts_stability_measure(stype, &p, type, NULL, &o, NAN, &res), TS_OK);
+    ts_stability_problem pb = {stype, &p, type, NULL};
+    ck_assert_int_eq(ts_stability_measure(&pb, &o, NAN, &res), TS_OK);
     return res;
 }
 
@@ -334,7 +335,8 @@ static ts_stability_result study(const ts_system_type *stype, const char *const 
     ts_stability_options o = ts_default_stability_options();
     o.linearized = linearized;
     ts_stability_study_result r;
-    ck_assert_int_eq(ts_stability_study(stype, &p, sys, &sp, type, NULL, &o, &r), TS_OK);
+    ts_stability_problem pb = {stype, &p, type, NULL};
+    ck_assert_int_eq(ts_stability_study(&pb, &o, sys, &sp, &r), TS_OK);
     ts_spectrum_free(&sp);
     ts_system_free(sys);
     *pred = r.binding.dt_pred;
@@ -354,14 +356,12 @@ START_TEST(short_t_gives_no_inf_verdict)
     o.t_end = 0.5;
     o.rate = 10.0;
     ts_stability_result res;
-    ck_assert_int_eq(ts_stability_measure(&ts_test1d, &p, &ts_forward_euler, NULL, &o, 0.197,
-                                          &res),
-                     TS_OK);
+    ts_stability_problem fe = {&ts_test1d, &p, &ts_forward_euler, NULL},
+                         be = {&ts_test1d, &p, tests_stepper("backward-euler"), NULL};
+    ck_assert_int_eq(ts_stability_measure(&fe, &o, 0.197, &res), TS_OK);
     ck_assert_int_eq(res.kind, TS_CRIT_T_LIMITED);
     ck_assert(isinf(res.dt_crit));
-    ck_assert_int_eq(ts_stability_measure(&ts_test1d, &p, tests_stepper("backward-euler"), NULL, &o, INFINITY,
-                                          &res),
-                     TS_OK);
+    ck_assert_int_eq(ts_stability_measure(&be, &o, INFINITY, &res), TS_OK);
     ck_assert_int_eq(res.kind, TS_CRIT_INF);
 }
 END_TEST
@@ -451,19 +451,17 @@ START_TEST(bounded_definition)
         long steps;
     } cases[] = {{0.2, 1e4, 1, 50},     {0.21, 1e4, 0, 48},  {0.2002, 1e4, 0, 50},
                  {0.1998, 1e4, 1, 51},  {0.21, 50.0, 0, 48}};
+    ts_stability_problem pb = {&ts_test1d, &p, &ts_forward_euler, NULL};
     for (int lin = 0; lin < 2; lin++)
         for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-            int b, st;
-            long steps;
+            ts_stability_verdict v;
             o.bound = cases[i].bound;
             o.linearized = lin;
-            ck_assert_int_eq(ts_stability_bounded(&ts_test1d, &p, &ts_forward_euler, NULL, &o,
-                                                  10.0, cases[i].dt, &b, &st, &steps),
-                             TS_OK);
-            ck_assert_msg(b == cases[i].bounded && steps == cases[i].steps,
-                          "dt %g linearized %d: bounded %d, steps %ld", cases[i].dt, lin, b,
-                          steps);
-            ck_assert_int_eq(st, b ? TS_OK : TS_ERR_DIVERGED);
+            ck_assert_int_eq(ts_stability_bounded(&pb, &o, 10.0, cases[i].dt, &v), TS_OK);
+            ck_assert_msg(v.bounded == cases[i].bounded && v.steps == cases[i].steps,
+                          "dt %g linearized %d: bounded %d, steps %ld", cases[i].dt, lin,
+                          v.bounded, v.steps);
+            ck_assert_int_eq(v.status, v.bounded ? TS_OK : TS_ERR_DIVERGED);
         }
 }
 END_TEST
@@ -494,16 +492,14 @@ START_TEST(transient_growth_is_not_instability)
     static const double one = 1.0, zero = 0.0;
     ts_stability_options o = ts_default_stability_options();
     o.seed = &one, o.seed_v = &zero, o.rate = w, o.linearized = 1;
-    int b, st;
-    long steps;
+    ts_stability_problem pb = {&ts_oscillator, &p, &ts_forward_euler, NULL};
+    ts_stability_verdict run;
     o.bound = 1.01 * g;
-    ck_assert_int_eq(ts_stability_bounded(&ts_oscillator, &p, &ts_forward_euler, NULL, &o, T, h,
-                                          &b, &st, &steps), TS_OK);
-    ck_assert_msg(b, "C = %g above the peak growth %g: bounded", o.bound, g);
+    ck_assert_int_eq(ts_stability_bounded(&pb, &o, T, h, &run), TS_OK);
+    ck_assert_msg(run.bounded, "C = %g above the peak growth %g: bounded", o.bound, g);
     o.bound = 0.99 * g;
-    ck_assert_int_eq(ts_stability_bounded(&ts_oscillator, &p, &ts_forward_euler, NULL, &o, T, h,
-                                          &b, &st, &steps), TS_OK);
-    ck_assert(!b && st == TS_ERR_DIVERGED);
+    ck_assert_int_eq(ts_stability_bounded(&pb, &o, T, h, &run), TS_OK);
+    ck_assert(!run.bounded && run.status == TS_ERR_DIVERGED);
 }
 END_TEST
 
@@ -520,23 +516,22 @@ START_TEST(string_rk4_both_measurements)
     ts_spectrum sp;
     ck_assert_int_eq(ts_spectrum_compute(sys, 0.0, TS_EIG_DENSE, &sp), TS_OK);
     ts_binding bd;
-    ck_assert_int_eq(ts_stability_binding(&ts_rk4, NULL, 0, &sp, &bd), TS_OK);
+    ck_assert_int_eq(ts_stability_binding(&(ts_mode_test){&ts_rk4, NULL, 0}, &sp, &bd), TS_OK);
     double *u = malloc(2 * sys->n * sizeof *u);
     ck_assert_int_eq(ts_spectrum_mode(sys, &sp, bd.mode, u, u + sys->n), TS_OK);
     ts_stability_options o = ts_default_stability_options();
     o.rate = hypot(bd.re, bd.im);
     o.seed = u, o.seed_v = u + sys->n;
     double T = ts_stability_choose_t(&ts_rk4, NULL, &bd, sp.lambda_max);
+    ts_stability_problem pb = {&ts_string, &p, &ts_rk4, NULL};
     for (int lin = 0; lin < 2; lin++) {
-        int b, st;
-        long steps;
+        ts_stability_verdict v;
         o.linearized = lin;
-        ck_assert_int_eq(ts_stability_bounded(&ts_string, &p, &ts_rk4, NULL, &o, T,
-                                              1.1 * bd.dt_pred, &b, &st, &steps), TS_OK);
-        ck_assert_msg(!b && st == TS_ERR_DIVERGED, "linearized %d at 1.1 dt_pred", lin);
-        ck_assert_int_eq(ts_stability_bounded(&ts_string, &p, &ts_rk4, NULL, &o, T,
-                                              0.95 * bd.dt_pred, &b, &st, &steps), TS_OK);
-        ck_assert_msg(b, "linearized %d at 0.95 dt_pred", lin);
+        ck_assert_int_eq(ts_stability_bounded(&pb, &o, T, 1.1 * bd.dt_pred, &v), TS_OK);
+        ck_assert_msg(!v.bounded && v.status == TS_ERR_DIVERGED, "linearized %d at 1.1 dt_pred",
+                      lin);
+        ck_assert_int_eq(ts_stability_bounded(&pb, &o, T, 0.95 * bd.dt_pred, &v), TS_OK);
+        ck_assert_msg(v.bounded, "linearized %d at 0.95 dt_pred", lin);
     }
     free(u);
     ts_spectrum_free(&sp);
@@ -890,8 +885,8 @@ START_TEST(verlet_measured_brackets_closed_form)
     ts_stability_options o = ts_default_stability_options();
     o.rel_tol = 1e-3;
     ts_stability_study_result r;
-    ck_assert_int_eq(ts_stability_study(&ts_oscillator, &p, sys, &sp, ts_stepper_find("verlet"),
-                                        NULL, &o, &r), TS_OK);
+    ts_stability_problem pb = {&ts_oscillator, &p, ts_stepper_find("verlet"), NULL};
+    ck_assert_int_eq(ts_stability_study(&pb, &o, sys, &sp, &r), TS_OK);
     double exact = 2.0 * sqrt(5.0) - 4.0;
     ck_assert_msg(r.result.kind == TS_CRIT_FOUND && r.result.dt_crit <= exact &&
                       exact <= r.result.dt_fail && r.result.dt_fail <= 1.0011 * r.result.dt_crit,
@@ -952,8 +947,8 @@ START_TEST(run_measure_string_hair_and_cloth)
             ts_stability_options o = ts_default_stability_options();
             o.linearized = 0;
             ts_stability_study_result r;
-            ck_assert_int_eq(ts_stability_study(sys[i].stype, &p, s0, &sp, type, NULL, &o, &r),
-                             TS_OK);
+            ts_stability_problem pb = {sys[i].stype, &p, type, NULL};
+            ck_assert_int_eq(ts_stability_study(&pb, &o, s0, &sp, &r), TS_OK);
             double pred = r.binding.dt_pred, got = r.result.dt_crit;
             ck_assert_msg(r.result.kind == TS_CRIT_FOUND && fabs(got / pred - 1.0) <= 0.02,
                           "%s %s: measured %g (kind %d), predicted %g", sys[i].stype->name,
@@ -1027,6 +1022,8 @@ START_TEST(run_map_verlet_and_symplectic_euler_closed_forms)
 {
     const ts_stepper_type *verlet = tests_stepper("verlet"),
                           *se = tests_stepper("symplectic-euler");
+    /* verlet and symplectic Euler on the second-order test equation, verlet on the scalar one */
+    ts_mode_test v2 = {verlet, NULL, 1}, se2 = {se, NULL, 1}, v1 = {verlet, NULL, 0};
     double lo = 0.1, hi = 1.0, m[9];
     while (hi - lo > 1e-13) {
         double mid = 0.5 * (lo + hi);
@@ -1035,13 +1032,12 @@ START_TEST(run_map_verlet_and_symplectic_euler_closed_forms)
     }
     ck_assert_double_eq_tol(lo, 2.0 * sqrt(5.0) - 4.0, 1e-9);
     double r;
-    ck_assert_int_eq(ts_stability_radius(verlet, NULL, 1, -1.0, 0.0, &r), TS_OK);
+    ck_assert_int_eq(ts_stability_radius(&v2, -1.0, 0.0, &r), TS_OK);
     ck_assert_msg(fabs(r - lo) <= 1e-8, "verlet run-map radius %.12g, closed form %.12g", r, lo);
     /* the eigenvalues themselves, at hw = 1, zeta = 0.3 */
     ts_run_map rm;
     double zeta = 0.3, w = 1.0;
-    ck_assert_int_eq(ts_mode_run_map(verlet, NULL, 1, -zeta * w, sqrt(1 - zeta * zeta) * w, &rm),
-                     TS_OK);
+    ck_assert_int_eq(ts_mode_run_map(&v2, -zeta * w, sqrt(1 - zeta * zeta) * w, &rm), TS_OK);
     verlet_map3(1.0, zeta, m);
     double rho3 = spectral_radius(m, 3);
     ck_assert_msg(fabs(rm.rho - rho3) <= 1e-10, "run map rho %.15g, 3x3 %.15g", rm.rho, rho3);
@@ -1052,11 +1048,11 @@ START_TEST(run_map_verlet_and_symplectic_euler_closed_forms)
     ck_assert_int_eq(ts_oscillator_amplification(verlet, NULL, 1.001, 1.0, &rre, &rim), TS_OK);
     ck_assert(hypot(rre, rim) > 1.0);
     (void)map;
-    ck_assert_int_eq(ts_stability_radius(se, NULL, 1, -1.0, 0.0, &r), TS_OK);
+    ck_assert_int_eq(ts_stability_radius(&se2, -1.0, 0.0, &r), TS_OK);
     ck_assert_double_eq_tol(r, 2.0 * sqrt(2.0) - 2.0, 1e-10);
-    ck_assert_int_eq(ts_stability_radius(verlet, NULL, 0, -1.0, 0.0, &r), TS_OK);
+    ck_assert_int_eq(ts_stability_radius(&v1, -1.0, 0.0, &r), TS_OK);
     ck_assert_double_eq_tol(r, 2.0, 1e-10);
-    ck_assert_int_eq(ts_stability_radius(verlet, NULL, 1, 0.0, 1.0, &r), TS_OK);
+    ck_assert_int_eq(ts_stability_radius(&v2, 0.0, 1.0, &r), TS_OK);
     ck_assert_double_eq_tol(r, 2.0, 1e-8);
 }
 END_TEST
@@ -1068,6 +1064,7 @@ START_TEST(run_map_bdf2_roots)
     const ts_stepper_type *bdf2 = tests_stepper("bdf2");
     ts_solver_options opt = ts_default_solver_options();
     opt.newton_tol = 1e-13;
+    ts_mode_test test = {bdf2, &opt, 0};
     static const double z[][2] = {{-1.0, 0.0}, {0.0, 1.0}, {-0.5, 2.0}, {-3.0, 0.7}, {0.0, 5.0}};
     for (size_t k = 0; k < sizeof z / sizeof *z; k++) {
         double complex zz = z[k][0] + I * z[k][1], a = 1.0 - 2.0 * zz / 3.0;
@@ -1075,7 +1072,7 @@ START_TEST(run_map_bdf2_roots)
         double complex r1 = (4.0 / 3.0 + sq) / (2.0 * a), r2 = (4.0 / 3.0 - sq) / (2.0 * a);
         double want = fmax(cabs(r1), cabs(r2));
         ts_run_map m;
-        ck_assert_int_eq(ts_mode_run_map(bdf2, &opt, 0, z[k][0], z[k][1], &m), TS_OK);
+        ck_assert_int_eq(ts_mode_run_map(&test, z[k][0], z[k][1], &m), TS_OK);
         ck_assert_msg(fabs(m.rho - want) <= 1e-7, "z = %g%+gi: rho %.12g, roots give %.12g",
                       z[k][0], z[k][1], m.rho, want);
         /* every root found is one of the two (or a conjugate, on the real system) */
@@ -1088,7 +1085,7 @@ START_TEST(run_map_bdf2_roots)
         }
     }
     double r;
-    ck_assert_int_eq(ts_stability_radius(bdf2, NULL, 0, -1.0, 0.0, &r), TS_OK);
+    ck_assert_int_eq(ts_stability_radius(&(ts_mode_test){bdf2, NULL, 0}, -1.0, 0.0, &r), TS_OK);
     ck_assert(isinf(r)); /* A-stable */
 }
 END_TEST

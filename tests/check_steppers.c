@@ -132,7 +132,9 @@ static void check_observed_order(const ts_stepper_type *type, const ts_system_ty
      * truncation error, so the order measured is the method's */
     ts_solver_options o = ts_default_solver_options();
     o.newton_tol = 1e-12;
-    ck_assert_int_eq(ts_sweep(stype, NULL, type, &o, dt_min, dt_max, 7, 1.0, pts), TS_OK);
+    ts_sweep_request rq = {.stype = stype, .type = type, .opt = &o, .dt_min = dt_min,
+                           .dt_max = dt_max, .levels = 7};
+    ck_assert_int_eq(ts_sweep(&rq, 1.0, pts), TS_OK);
     int used;
     double p = ts_observed_order(pts, 7, &used);
     ck_assert_int_ge(used, 3);

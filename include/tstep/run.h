@@ -152,38 +152,46 @@ typedef struct {
                        the accepted steps error control took); 0 at a fixed step */
 } ts_sweep_point;
 
-/* Run `type` on a fresh system from `stype`/`params` to ref->t_end with
- * `levels` step sizes spaced geometrically from dt_max down to dt_min, and
- * measure each against ref.  A level whose step size rounds to the number
- * of steps of the level before (ts_steps_for) is not run again: its point
- * is a copy of that one marked TS_SWEEP_REPEAT, out of the order fit, so
- * every number of steps weighs once. */
-int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
-                     const ts_stepper_type *type, const ts_solver_options *opt,
-                     double dt_min, double dt_max, int levels, const ts_sweep_reference *ref,
+/* A sweep: the stepper `type` (solver options opt, NULL: defaults) on a
+ * fresh system from stype and params (NULL: defaults) for each run, at
+ * `levels` values spaced geometrically from the largest down to the
+ * smallest: step sizes dt_max .. dt_min, or in tolerance mode
+ * (ts_sweep_tolerances) tolerances tol_max .. tol_min.  One level: the
+ * largest alone. */
+typedef struct {
+    const ts_system_type *stype;
+    const ts_params *params;
+    const ts_stepper_type *type;
+    const ts_solver_options *opt;
+    double dt_min, dt_max;
+    double tol_min, tol_max;
+    int levels;
+} ts_sweep_request;
+
+/* Run the sweep rq to ref->t_end at its step sizes and measure each run
+ * against ref into points[0 .. levels).  A level whose step size rounds to
+ * the number of steps of the level before (ts_steps_for) is not run again:
+ * its point is a copy of that one marked TS_SWEEP_REPEAT, out of the order
+ * fit, so every number of steps weighs once. */
+int ts_sweep_against(const ts_sweep_request *rq, const ts_sweep_reference *ref,
                      ts_sweep_point *points);
 
-/* Tolerance mode, for steppers with an error estimate (TS_ADAPTIVE): `levels`
- * tolerances rtol = atol spaced geometrically from tol_max down to tol_min,
- * each run as one output interval [0, ref->t_end] under error control
- * (tstep/run.h: ts_run_options.rtol), measured against ref like a fixed-step
- * point.  TS_ERR_UNSUPPORTED for a stepper without an estimate. */
-int ts_sweep_tolerances(const ts_system_type *stype, const ts_params *params,
-                        const ts_stepper_type *type, const ts_solver_options *opt,
-                        double tol_min, double tol_max, int levels,
-                        const ts_sweep_reference *ref, ts_sweep_point *points);
+/* Tolerance mode, for steppers with an error estimate (TS_ADAPTIVE): the
+ * sweep's tolerances rtol = atol, each run as one output interval
+ * [0, ref->t_end] under error control (tstep/run.h: ts_run_options.rtol),
+ * measured against ref like a fixed-step point.  TS_ERR_UNSUPPORTED for a
+ * stepper without an estimate. */
+int ts_sweep_tolerances(const ts_sweep_request *rq, const ts_sweep_reference *ref,
+                        ts_sweep_point *points);
 
 /* Least-squares slope of log error against log tolerance over the points
  * not excluded (tolerance proportionality: 1 when the error follows the
  * tolerance); NAN with fewer than two. */
 double ts_tolerance_slope(const ts_sweep_point *points, int n, int *used);
 
-/* The same against the default reference: the exact solution, or one
- * computed from dt_min / 4. */
-int ts_sweep(const ts_system_type *stype, const ts_params *params,
-             const ts_stepper_type *type, const ts_solver_options *opt,
-             double dt_min, double dt_max, int levels, double t_end,
-             ts_sweep_point *points);
+/* ts_sweep_against over [0, t_end] against the default reference: the
+ * exact solution, or one computed from rq->dt_min / 4. */
+int ts_sweep(const ts_sweep_request *rq, double t_end, ts_sweep_point *points);
 
 /* Default ranges, from the rate |lambda| of the system's stiffest mode
  * (tstep/stability.h, at the initial state):
@@ -222,11 +230,10 @@ typedef struct {
     int status;
 } ts_estimator_point;
 
-/* n step sizes geometric from hi down to lo (hi alone when n = 1).
+/* At the sweep's step sizes (rq->levels from rq->dt_max down to
+ * rq->dt_min; the tolerances are not used), into points[0 .. levels).
  * TS_ERR_UNSUPPORTED for a stepper without an estimate. */
-int ts_estimator_sweep(const ts_system_type *stype, const ts_params *params,
-                       const ts_stepper_type *type, const ts_solver_options *sopt, double lo,
-                       double hi, int n, ts_estimator_point *points);
+int ts_estimator_sweep(const ts_sweep_request *rq, ts_estimator_point *points);
 /* The least-squares slope of log(estimated) (truth 0) or log(true error)
  * (truth 1) against log(dt) over the points with a positive finite value:
  * the estimator's order and the local error's; NAN with fewer than two. */

@@ -67,11 +67,20 @@ void ts_spectrum_free(ts_spectrum *sp);
  * chosen so its largest x entry is real), pinned entries 0, |x|_inf = 1. */
 int ts_spectrum_mode(ts_system *sys, const ts_spectrum *sp, size_t k, double *x, double *v);
 
-/* out = (df/dx) u (which 0) or (df/dv) u (which 1) at (x, v, t): the
- * system's product, or (fd) central differences of forces with
- * eps = cbrt(machine eps) max(1, |z|_inf) / |u|_inf; work holds 3n doubles. */
-int ts_linearization_mul(ts_system *sys, double t, const double *x, const double *v, int which,
-                         int fd, const double *u, double *out, double *work);
+/* Where a system is linearized and how its products are taken there: the
+ * state (x, v, t) (v NULL for order 1), and the system's own products, or
+ * (fd) central differences of forces with eps = cbrt(machine eps)
+ * max(1, |z|_inf) / |u|_inf, z = x or v, in work (3n doubles). */
+typedef struct {
+    ts_system *sys;
+    double t;
+    const double *x, *v;
+    int fd;
+    double *work;
+} ts_linearization;
+
+/* out = (df/dx) u (which 0) or (df/dv) u (which 1) at the linearization. */
+int ts_linearization_mul(const ts_linearization *at, int which, const double *u, double *out);
 
 /* u[0..n) in [-1, 1] from a linear congruential sequence started at seed:
  * deterministic start and seed vectors. */

@@ -65,6 +65,17 @@ int ts_amplification(const ts_stepper_type *type, const ts_solver_options *opt, 
 int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *opt,
                           double dir_re, double dir_im, double *r);
 
+/* A stepper on the test equation of a mode: the stepper, its solver
+ * options (NULL: defaults), and which test equation it is judged on, the
+ * scalar one (second_order 0) or the second-order one (second_order 1;
+ * ts_stability_second_order says which for a system).  The functions that
+ * take it answer for the mode of eigenvalue lambda = re + i im. */
+typedef struct {
+    const ts_stepper_type *type;
+    const ts_solver_options *opt;
+    int second_order;
+} ts_mode_test;
+
 /* The stability radius along lambda's direction, for a stepper judged on
  * the scalar test equation (second_order 0: ts_stability_interval along
  * lambda / |lambda|) or on the second-order test equation (second_order 1):
@@ -77,8 +88,7 @@ int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *
  * A partitioned stepper (TS_PARTITIONED: symplectic Euler, Verlet) on a
  * second-order system must be judged on the second-order equation: on the
  * scalar one it degenerates into the underlying one-stage method. */
-int ts_stability_radius(const ts_stepper_type *type, const ts_solver_options *opt,
-                        int second_order, double re, double im, double *r);
+int ts_stability_radius(const ts_mode_test *test, double re, double im, double *r);
 /* *memoryless = 1 when two steps in a row of `type` equal its one-step map
  * from a fresh start applied twice (on x'' = -x - 0.6 x', h = 0.5): it
  * carries no state between steps that the map does not see.  Velocity
@@ -99,8 +109,8 @@ int ts_oscillator_amplification(const ts_stepper_type *type, const ts_solver_opt
 /* The amplification of a mode with eigenvalue z = h lambda: R(z) on the
  * scalar equation, or the map's dominant eigenvalue at hw = |z|,
  * zeta = -Re z / |z| on the second-order one. */
-int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
-                          int second_order, double re, double im, double *r_re, double *r_im);
+int ts_mode_amplification(const ts_mode_test *test, double re, double im, double *r_re,
+                          double *r_im);
 
 /* The map a run iterates.  A stepper that carries state between steps
  * (ts_stepper_memoryless 0: Verlet's kept force with damping, BDF2's
@@ -121,8 +131,7 @@ typedef struct {
     double rho;                                /* their largest modulus */
     double re[TS_RUN_MAP_MAX], im[TS_RUN_MAP_MAX];
 } ts_run_map;
-int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
-                    double re, double im, ts_run_map *m);
+int ts_mode_run_map(const ts_mode_test *test, double re, double im, ts_run_map *m);
 
 /* The growth per step the prediction judges by: for z = h lambda, |R(z)|
  * (scalar) or the spectral radius of the one-step map at hw = |z|,
@@ -130,8 +139,7 @@ int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, i
  * between steps (ts_stepper_memoryless 0), the spectral radius of the map
  * its runs iterate (ts_mode_run_map).  A failed step gives INFINITY.
  * ts_oscillator_growth: the same at (hw, zeta) directly. */
-int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
-                   double re, double im, double *rho);
+int ts_mode_growth(const ts_mode_test *test, double re, double im, double *rho);
 int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
                          double zeta, double *rho);
 
@@ -177,8 +185,7 @@ typedef struct {
  * step at s = dt_pred |lambda| and, if it grows there, its radius is
  * computed and dt_pred lowered.  Exact when the stable set along each ray is
  * an interval starting at 0 (as the radius's definition assumes). */
-int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *opt,
-                         int second_order, const ts_spectrum *sp, ts_binding *b);
+int ts_stability_binding(const ts_mode_test *test, const ts_spectrum *sp, ts_binding *b);
 
 /* The stiffest mode of a system, linearized at its stored state, t = 0. */
 typedef struct {
@@ -209,6 +216,16 @@ int ts_stiffest_mode(ts_system *sys, ts_stiff_mode *mode);
 int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector);
 
 /* --- measured critical step ------------------------------------------------ */
+
+/* What a measurement runs: a stepper (its solver options sopt, NULL:
+ * defaults) on a system, a fresh one made from stype and params (NULL:
+ * defaults) for every run. */
+typedef struct {
+    const ts_system_type *stype;
+    const ts_params *params;
+    const ts_stepper_type *type;
+    const ts_solver_options *sopt;
+} ts_stability_problem;
 
 typedef struct {
     double t_end;   /* T: every run ends exactly here (at t0 + T) */
@@ -277,6 +294,14 @@ typedef enum {
                           (the command keeps the other steppers' rows) */
 } ts_crit_kind;
 
+/* The verdict of one run of ts_stability_bounded. */
+typedef struct {
+    int bounded; /* 1: bounded; 0: not */
+    int status;  /* why not: TS_ERR_DIVERGED for growth, or the failing step's status;
+                    TS_OK when bounded */
+    long steps;  /* the run's steps N */
+} ts_stability_verdict;
+
 typedef struct {
     double dt_crit;   /* largest dt found bounded; INFINITY or 0 per kind */
     double dt_fail;   /* smallest dt found unbounded (the bracket's other end;
@@ -288,12 +313,12 @@ typedef struct {
                          it exceeded the bound, or the stepper's failure */
 } ts_stability_result;
 
-/* Whether `type` is stable at step dt on the system (stype, params) over
- * T, judged on two runs in lockstep with steps of exactly dt, the last one
- * shortened to land on t0 + T (N = ceil(T/dt) steps; a remainder below
- * 1e-9 dt is dropped): a base run from the start state Y0 and a perturbed
- * run from Y0 + a seed.  Their difference d(t) is the seed's perturbation
- * carried by the linearization along the base run; its size is
+/* Whether the stepper is stable at step dt on the system of pb over T
+ * (t_end), judged on two runs in lockstep with steps of exactly dt, the
+ * last one shortened to land on t0 + T (N = ceil(T/dt) steps; a remainder
+ * below 1e-9 dt is dropped): a base run from the start state Y0 and a
+ * perturbed run from Y0 + a seed.  Their difference d(t) is the seed's
+ * perturbation carried by the linearization along the base run; its size is
  *     |d| = sqrt(sum over free dofs of m_i (w^2 dx_i^2 + dv_i^2))
  * (order 1: sqrt(sum m_i dx_i^2)), w = opt->rate.  The run is bounded
  * unless
@@ -312,13 +337,10 @@ typedef struct {
  * e.g. forward Euler on a critically damped oscillator below h = 2/w) is
  * not instability, while a mode growing by any steady factor is, once T is
  * long enough to show it (ts_stability_choose_t).
- * *bounded gets 1 or 0, *status the failing status (TS_ERR_DIVERGED for
- * growth) and *steps the steps N.  Returns nonzero only when the run could
- * not be set up (e.g. out of memory, bad parameters, zero seed). */
-int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
-                         const ts_stepper_type *type, const ts_solver_options *sopt,
-                         const ts_stability_options *opt, double t_end, double dt,
-                         int *bounded, int *status, long *steps);
+ * The verdict into *v.  Returns nonzero only when the run could not be set
+ * up (e.g. out of memory, bad parameters, zero seed). */
+int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_options *opt,
+                         double t_end, double dt, ts_stability_verdict *v);
 
 /* The critical step: start at dt_start (clamped to [dt_min, dt_max]; e.g.
  * the prediction), double while bounded (up to dt_max, then inf) or halve
@@ -326,10 +348,8 @@ int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
  * hi / lo <= 1 + rel_tol and report lo; finally run 0.9 lo to recheck * T
  * to flag T-limited results (a true limit holds for longer runs a little
  * below it).  Assumes the bounded dt form one interval.  dt_start NAN: T/1000. */
-int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
-                         const ts_stepper_type *type, const ts_solver_options *sopt,
-                         const ts_stability_options *opt, double dt_start,
-                         ts_stability_result *res);
+int ts_stability_measure(const ts_stability_problem *pb, const ts_stability_options *opt,
+                         double dt_start, ts_stability_result *res);
 
 /* T for the runs of a stepper with binding mode b: the larger of 32
  * periods of the mode (64 pi / |lambda|) and 4 / g, g the mode's growth rate
@@ -361,30 +381,35 @@ typedef struct {
     int no_prediction;
 } ts_stability_study_result;
 
-int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
-                       const ts_spectrum *sp, const ts_stepper_type *type,
-                       const ts_solver_options *sopt, const ts_stability_options *opt,
-                       ts_stability_study_result *out);
+int ts_stability_study(const ts_stability_problem *pb, const ts_stability_options *opt,
+                       ts_system *state, const ts_spectrum *sp, ts_stability_study_result *out);
 
 /* The prediction along a run, for a measurement on the system itself (the
  * state moves during T, so the limit the runs meet is that of the states
- * they pass through): from `state` at time t0, a run of `type` with steps of
- * h (the last one shortened) to t0 + k T / samples for k = 1..samples; at
- * each, the spectrum (method) and ts_stability_binding.  dt_pred_min and
+ * they pass through): from `state` (a system of pb's type) at time t0, a
+ * run of the stepper of pb with steps of h (the last one shortened) to
+ * t0 + k T / samples for k = 1..samples; at each, the spectrum (method) and
+ * ts_stability_binding.  dt_pred_min and
  * t_min: the lowest prediction and where; binding: its binding mode
  * (re = 0: undamped, a stepper without a stable step on the imaginary axis
  * has none there); dt_pred_max the highest.  samples_done < samples when the
  * run failed or diverged on the way (the rest is not judged). */
+typedef struct {
+    double t0;            /* the start state's time */
+    double h;             /* the run's step */
+    double T;             /* its length */
+    int samples;          /* predictions at t0 + k T / samples, k = 1..samples (>= 1) */
+    ts_eig_method method; /* each one's spectrum */
+} ts_stability_along_options;
+
 typedef struct {
     double dt_pred_min, dt_pred_max, t_min;
     ts_binding binding;
     int samples_done;
 } ts_stability_along;
 
-int ts_stability_along_run(const ts_system_type *stype, const ts_params *params,
-                           const ts_system *state, double t0, const ts_stepper_type *type,
-                           const ts_solver_options *sopt, ts_eig_method method, double h,
-                           double T, int samples, ts_stability_along *out);
+int ts_stability_along_run(const ts_stability_problem *pb, const ts_system *state,
+                           const ts_stability_along_options *ao, ts_stability_along *out);
 
 /* dt_pred = r / |lambda| for a stepper with interval r along lambda's
  * direction (INFINITY when |lambda| = 0 or r = inf). */

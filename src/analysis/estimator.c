@@ -29,13 +29,20 @@ static double rms_diff(size_t m, const double *a, const double *b)
     return m ? sqrt(s / (double)m) : 0.0;
 }
 
-/* Y(h) by rk4 in 2^j substeps from the state y0, refined until it settles
- * against y1 (the stepper's result) */
-static int rk4_reference(const ts_system_type *stype, const ts_params *params, const double *y0,
-                         double h, const double *y1, double *ref, double *work)
+/* The vectors of one point, m doubles each: the initial state y0, the
+ * stepper's result y1, the reference Y(h), and scratch. */
+typedef struct {
+    double *y0, *y1, *ref, *work;
+} point_vectors;
+
+/* pv->ref = Y(h) by rk4 in 2^j substeps from pv->y0 on the system of rq,
+ * refined until it settles against pv->y1 (the stepper's result) */
+static int rk4_reference(const ts_sweep_request *rq, double h, const point_vectors *pv)
 {
     ts_system *sys;
-    int s = ts_system_new(stype, params, &sys);
+    const double *y0 = pv->y0, *y1 = pv->y1;
+    double *ref = pv->ref, *work = pv->work;
+    int s = ts_system_new(rq->stype, rq->params, &sys);
     if (s)
         return s;
     size_t m = ts_system_ydim(sys);
@@ -59,46 +66,44 @@ static int rk4_reference(const ts_system_type *stype, const ts_params *params, c
     return s;
 }
 
-/* one point: the step from the initial state at h */
-static int estimator_point(const ts_system_type *stype, const ts_params *params,
-                           const ts_stepper_type *type, const ts_solver_options *sopt, double h,
-                           double *y, ts_estimator_point *pt)
+/* one point: the step from the initial state at h; y holds 4m doubles */
+static int estimator_point(const ts_sweep_request *rq, double h, double *y, ts_estimator_point *pt)
 {
     ts_system *sys;
-    int s = ts_system_new(stype, params, &sys);
+    int s = ts_system_new(rq->stype, rq->params, &sys);
     if (s)
         return s;
     size_t m = ts_system_ydim(sys);
-    double *y0 = y, *y1 = y + m, *ref = y + 2 * m, *work = y + 3 * m;
+    point_vectors pv = {y, y + m, y + 2 * m, y + 3 * m};
     ts_stepper *st = NULL;
     *pt = (ts_estimator_point){.dt = h, .estimated = NAN, .truth = NAN};
-    if (!(s = ts_stepper_new(type, sys, sopt, &st))) {
-        ts_system_get_y(sys, y0);
+    if (!(s = ts_stepper_new(rq->type, sys, rq->opt, &st))) {
+        ts_system_get_y(sys, pv.y0);
         pt->status = ts_stepper_step(st, sys, 0.0, h);
     }
     if (!s && !pt->status) {
         pt->estimated = ts_stepper_error(st, sys, 0.0, 1.0);
-        ts_system_get_y(sys, y1);
-        if (ts_system_exact_y(sys, h, ref) == TS_OK)
-            pt->truth = rms_diff(m, y1, ref);
-        else if (!(s = rk4_reference(stype, params, y0, h, y1, ref, work)))
-            pt->truth = rms_diff(m, y1, ref);
+        ts_system_get_y(sys, pv.y1);
+        if (ts_system_exact_y(sys, h, pv.ref) == TS_OK)
+            pt->truth = rms_diff(m, pv.y1, pv.ref);
+        else if (!(s = rk4_reference(rq, h, &pv)))
+            pt->truth = rms_diff(m, pv.y1, pv.ref);
     }
     ts_stepper_free(st);
     ts_system_free(sys);
     return s;
 }
 
-int ts_estimator_sweep(const ts_system_type *stype, const ts_params *params,
-                       const ts_stepper_type *type, const ts_solver_options *sopt, double lo,
-                       double hi, int n, ts_estimator_point *points)
+int ts_estimator_sweep(const ts_sweep_request *rq, ts_estimator_point *points)
 {
-    if (!(type->flags & TS_ADAPTIVE) || !type->error)
-        return ts_error(TS_ERR_UNSUPPORTED, "'%s' has no error estimate", type->name);
+    double lo = rq->dt_min, hi = rq->dt_max;
+    int n = rq->levels;
+    if (!(rq->type->flags & TS_ADAPTIVE) || !rq->type->error)
+        return ts_error(TS_ERR_UNSUPPORTED, "'%s' has no error estimate", rq->type->name);
     if (!(lo > 0.0) || !(lo <= hi) || n < 1)
         return ts_error(TS_ERR_INPUT, "estimator: need 0 < dt_min <= dt_max and levels >= 1");
     ts_system *probe;
-    int s = ts_system_new(stype, params, &probe);
+    int s = ts_system_new(rq->stype, rq->params, &probe);
     if (s)
         return s;
     size_t m = ts_system_ydim(probe);
@@ -108,7 +113,7 @@ int ts_estimator_sweep(const ts_system_type *stype, const ts_params *params,
         return ts_error(TS_ERR_NOMEM, "estimator");
     for (int k = 0; k < n && !s; k++) {
         double h = n == 1 ? hi : hi * pow(lo / hi, (double)k / (double)(n - 1));
-        s = estimator_point(stype, params, type, sopt, h, y, &points[k]);
+        s = estimator_point(rq, h, y, &points[k]);
     }
     free(y);
     return s;

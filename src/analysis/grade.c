@@ -548,13 +548,15 @@ static int order_points(const ts_stepper_type *type, const ts_grade_options *opt
 {
     ts_solver_options so = opt->solver; /* Newton's error far below the smallest step's */
     so.newton_tol = fmin(so.newton_tol, 1e-12);
-    int s = ts_sweep(stype, NULL, type, &so, 1e-3, 1e-1, 7, 1.0, pts);
+    ts_sweep_request rq = {.stype = stype, .type = type, .opt = &so, .dt_min = 1e-3,
+                           .dt_max = 1e-1, .levels = 7};
+    int s = ts_sweep(&rq, 1.0, pts);
     if (s || stype != &forced_type)
         return s;
     ts_sweep_point q[7];
     double a = hidden.phase;
     hidden.phase = a + 1.5707963267948966;
-    s = ts_sweep(stype, NULL, type, &so, 1e-3, 1e-1, 7, 1.0, q);
+    s = ts_sweep(&rq, 1.0, q);
     hidden.phase = a;
     for (int i = 0; !s && i < 7; i++) {
         pts[i].error = hypot(pts[i].error, q[i].error);
@@ -834,7 +836,9 @@ int ts_grade_measure(const ts_stepper_type *type, const ts_grade_options *opt,
     if (!opt)
         opt = &defaults;
     *out = ts_default_grade_expect();
-    int s = ts_sweep(&grade_test1d, NULL, type, &opt->solver, 1e-3, 1e-1, 7, 1.0, pts);
+    ts_sweep_request rq = {.stype = &grade_test1d, .type = type, .opt = &opt->solver,
+                           .dt_min = 1e-3, .dt_max = 1e-1, .levels = 7};
+    int s = ts_sweep(&rq, 1.0, pts);
     if (s)
         return s;
     for (int i = 0; i < 7; i++)
@@ -1460,15 +1464,27 @@ static int run_isolated(int kind, const ts_stepper_type *type, const ts_grade_ex
     return TS_OK;
 }
 
+/* One stepper's grading: the stepper, what it is expected to do, the
+ * options, whether its checks run through the worker (a submission's
+ * stepper, a proxy), and once the first check rules out the rest, why
+ * ("" while they run). */
+typedef struct {
+    const ts_stepper_type *type;
+    const ts_grade_expect *expect;
+    const ts_grade_options *opt;
+    int remote;
+    char stop[200];
+} grading;
+
 /* Run one check of a submission's stepper (a proxy): the check runs here,
  * its steps in the worker; a worker that dies, hangs past the time limit or
  * breaks the protocol fails the check with that reason.  *died says so. */
-static void run_remote(int kind, const ts_stepper_type *type, const ts_grade_expect *e,
-                       const ts_grade_options *opt, ts_grade_check *c, int *died)
+static void run_remote(const grading *g, int kind, ts_grade_check *c, int *died)
 {
+    const ts_grade_options *opt = g->opt;
     char fate[200], note[200];
     ts_grade_worker_begin(opt);
-    run_check(kind, type, e, opt, c);
+    run_check(kind, g->type, g->expect, opt, c);
     ts_grade_worker_end(fate, sizeof fate, note, sizeof note);
     *died = *fate != '\0';
     if (*died) {
@@ -1492,14 +1508,15 @@ static void run_remote(int kind, const ts_stepper_type *type, const ts_grade_exp
 }
 
 /* One check that runs: here, in a forked child, or through the worker. */
-static int run_one(int k, const ts_stepper_type *type, const ts_grade_expect *expect,
-                   const ts_grade_options *opt, int remote, ts_grade_check *c, char *stop,
-                   size_t size)
+static int run_one(grading *g, int k, ts_grade_check *c)
 {
+    const ts_stepper_type *type = g->type;
+    const ts_grade_expect *expect = g->expect;
+    const ts_grade_options *opt = g->opt;
     int died = 0;
     set_expected(k, expect, c);
-    if (remote) {
-        run_remote(k, type, expect, opt, c, &died);
+    if (g->remote) {
+        run_remote(g, k, c, &died);
     } else {
         int s = opt->isolate ? run_isolated(k, type, expect, opt, c)
                              : (run_here(k, type, expect, opt, c), TS_OK);
@@ -1512,16 +1529,16 @@ static int run_one(int k, const ts_stepper_type *type, const ts_grade_expect *ex
     /* why the first step rules out the rest: not implemented, or it crashed
        or hung (every check would do the same, a time limit each) */
     if (k == TS_GRADE_IMPLEMENTED && strcmp(c->measured, "not implemented") == 0)
-        snprintf(stop, size, "not implemented");
+        snprintf(g->stop, sizeof g->stop, "not implemented");
     else if (k == TS_GRADE_IMPLEMENTED && died)
-        snprintf(stop, size, "%s", c->measured);
+        snprintf(g->stop, sizeof g->stop, "%s", c->measured);
     return TS_OK;
 }
 
-/* A check that does not run: skipped, or ruled out by the first step. */
-static void not_run(int k, const ts_grade_expect *expect, const char *why, const char *stop,
-                    ts_grade_check *c)
+/* A check that does not run: skipped (why), or ruled out by the first step. */
+static void not_run(const grading *g, int k, const char *why, ts_grade_check *c)
 {
+    const char *stop = g->stop;
     if (why) {
         c->outcome = TS_GRADE_SKIP;
         SET(expected, "-");
@@ -1530,7 +1547,7 @@ static void not_run(int k, const ts_grade_expect *expect, const char *why, const
         return;
     }
     c->outcome = TS_GRADE_FAIL;
-    set_expected(k, expect, c);
+    set_expected(k, g->expect, c);
     if (strcmp(stop, "not implemented") == 0) {
         SET(measured, "not implemented");
         SET(hint, "implement the step first");
@@ -1556,16 +1573,16 @@ int ts_grade(const ts_stepper_type *type, const ts_grade_expect *expect,
     rep->expect = *expect;
     rep->seed = o.seed;
     draw_hidden(o.seed);
-    char stop[200] = "";
+    grading g = {type, expect, &o, remote, ""};
     size_t outlen = 0;
     for (int k = 0; k < TS_GRADE_CHECK_COUNT; k++) {
         ts_grade_check *c = &rep->check[k];
         c->expected_value = c->measured_value = c->tolerance = NAN;
         const char *why = skip_reason(k, type, expect, &o);
-        if (why || *stop) {
-            not_run(k, expect, why, stop, c);
+        if (why || *g.stop) {
+            not_run(&g, k, why, c);
         } else {
-            int s = run_one(k, type, expect, &o, remote, c, stop, sizeof stop);
+            int s = run_one(&g, k, c);
             if (s)
                 return s;
             if (remote)

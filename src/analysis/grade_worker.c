@@ -167,23 +167,30 @@ typedef struct {
     ts_system_ops ops;
 } remote_system;
 
-static int remote_eval(ts_system *sys, int kind, double t, const double *x, const double *v,
-                       const double *u, double *out)
+/* One evaluation the worker asks of the grader: kind (EVAL_*) at (t, x, v),
+ * and for a product the vector u (NULL otherwise). */
+typedef struct {
+    int kind;
+    double t;
+    const double *x, *v, *u;
+} eval_request;
+
+static int remote_eval(ts_system *sys, const eval_request *rq, double *out)
 {
     size_t n = sys->n, off = sizeof(eval_head);
-    eval_head e = {kind, 0, t};
+    eval_head e = {rq->kind, 0, rq->t};
     unsigned char *b = outbuf + sizeof(msg_head);
     memcpy(b, &e, sizeof e);
-    memcpy(b + off, x, n * sizeof *x), off += n * sizeof *x;
+    memcpy(b + off, rq->x, n * sizeof *rq->x), off += n * sizeof *rq->x;
     if (sys->order == 2)
-        memcpy(b + off, v, n * sizeof *v), off += n * sizeof *v;
-    if (u)
-        memcpy(b + off, u, n * sizeof *u), off += n * sizeof *u;
+        memcpy(b + off, rq->v, n * sizeof *rq->v), off += n * sizeof *rq->v;
+    if (rq->u)
+        memcpy(b + off, rq->u, n * sizeof *rq->u), off += n * sizeof *rq->u;
     msg_head h = {MSG_EVAL, (uint32_t)off};
     memcpy(outbuf, &h, sizeof h);
     if (write_all(TS_WORKER_FD_REP, outbuf, sizeof h + off))
         _exit(0);
-    size_t want = 8 + (kind == EVAL_ENERGY ? 2 : n) * sizeof(double);
+    size_t want = 8 + (rq->kind == EVAL_ENERGY ? 2 : n) * sizeof(double);
     msg_head r = worker_read();
     if (r.op != MSG_EVALED || r.len != want)
         _exit(0);
@@ -195,26 +202,26 @@ static int remote_eval(ts_system *sys, int kind, double t, const double *x, cons
 
 static int remote_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
 {
-    return remote_eval(sys, EVAL_FORCES, t, x, v, NULL, f);
+    return remote_eval(sys, &(eval_request){EVAL_FORCES, t, x, v, NULL}, f);
 }
 
 static int remote_dfdx(ts_system *sys, double t, const double *x, const double *v,
                        const double *u, double *out)
 {
-    return remote_eval(sys, EVAL_DFDX, t, x, v, u, out);
+    return remote_eval(sys, &(eval_request){EVAL_DFDX, t, x, v, u}, out);
 }
 
 static int remote_dfdv(ts_system *sys, double t, const double *x, const double *v,
                        const double *u, double *out)
 {
-    return remote_eval(sys, EVAL_DFDV, t, x, v, u, out);
+    return remote_eval(sys, &(eval_request){EVAL_DFDV, t, x, v, u}, out);
 }
 
 static int remote_energy(ts_system *sys, double t, const double *x, const double *v,
                          double *kinetic, double *potential)
 {
     double e[2];
-    int s = remote_eval(sys, EVAL_ENERGY, t, x, v, NULL, e);
+    int s = remote_eval(sys, &(eval_request){EVAL_ENERGY, t, x, v, NULL}, e);
     *kinetic = e[0], *potential = e[1];
     return s;
 }

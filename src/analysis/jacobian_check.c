@@ -153,15 +153,25 @@ static int check_differences(checker *c, int which, int sample, ts_jcheck_result
     return TS_OK;
 }
 
-/* Taylor remainder r(e) = |f(+e u) - f - e J u| over halving e; least-squares
- * slope of log r against log e over the levels above round-off. */
-/* A Taylor test's result from its kept points (log eps, log remainder):
- * the least-squares slope, the worst (smallest) over samples; with fewer
- * than three points above round-off the map is linear along u. */
-static void record_slope(ts_jcheck_result *r, const double *le, const double *lr, int kept,
-                         size_t comp, int sample, int nonfinite)
+/* A Taylor test's points: of its levels, those above round-off (log e,
+ * log remainder; kept of them), the component it names, and whether a
+ * remainder was not finite. */
+typedef struct {
+    double le[TAYLOR_LEVELS], lr[TAYLOR_LEVELS];
+    int kept;
+    size_t comp;
+    int nonfinite;
+} taylor_points;
+
+/* A Taylor test's result from its points: the least-squares slope, the
+ * worst (smallest) over samples; with fewer than three points above
+ * round-off the map is linear along u. */
+static void record_slope(ts_jcheck_result *r, const taylor_points *tp, int sample)
 {
-    if (nonfinite) { /* a NaN or an infinity in the remainders: no slope, and it sticks */
+    const double *le = tp->le, *lr = tp->lr;
+    int kept = tp->kept;
+    size_t comp = tp->comp;
+    if (tp->nonfinite) { /* a NaN or an infinity in the remainders: no slope, and it sticks */
         r->slope = NAN;
         r->linear = 0;
         r->component = comp;
@@ -196,13 +206,14 @@ static void record_slope(ts_jcheck_result *r, const double *le, const double *lr
     r->done = 1;
 }
 
+/* Taylor remainder r(e) = |f(+e u) - f - e J u| over halving e; least-squares
+ * slope of log r against log e over the levels above round-off. */
 static int check_taylor(checker *c, int which, int sample, ts_jcheck_result *r)
 {
     size_t n = c->n;
     double scale = state_scale(c, which), e0 = TAYLOR_E0 * scale;
-    double le[TAYLOR_LEVELS], lr[TAYLOR_LEVELS];
-    int kept = 0, s, nonfinite = 0;
-    size_t comp = 0;
+    taylor_points tp = {.kept = 0, .comp = 0, .nonfinite = 0};
+    int s;
     const double *v = c->order2 ? c->v : NULL;
     if ((s = ts_system_forces(c->sys, 0.0, c->x, v, c->f0)) || (s = jac_mul(c, which, c->u, c->ju)))
         return s;
@@ -219,15 +230,15 @@ static int check_taylor(checker *c, int which, int sample, ts_jcheck_result *r)
         double rem = ts_vec_norm2(n, c->d);
         double noise = 64.0 * DBL_EPSILON * (ts_vec_norm2(n, c->fp) + nf0 + e * nju + jscale);
         if (!isfinite(rem)) {
-            nonfinite = 1;
+            tp.nonfinite = 1;
         } else if (rem > noise) {
-            le[kept] = log(e);
-            lr[kept] = log(rem);
-            kept++;
-            comp = argmax_abs(n, c->d);
+            tp.le[tp.kept] = log(e);
+            tp.lr[tp.kept] = log(rem);
+            tp.kept++;
+            tp.comp = argmax_abs(n, c->d);
         }
     }
-    record_slope(r, le, lr, kept, comp, sample, nonfinite);
+    record_slope(r, &tp, sample);
     return TS_OK;
 }
 
@@ -363,8 +374,8 @@ static int check_energy(checker *c, int sample, ts_jacobian_report *rep)
 
     /* Taylor remainder of U with -f as its gradient */
     ts_jcheck_result *r = &rep->check[TS_JCHECK_ENERGY_TAYLOR];
-    double e0 = TAYLOR_E0 * state_scale(c, 0), le[TAYLOR_LEVELS], lr[TAYLOR_LEVELS];
-    int kept = 0, nonfinite = !isfinite(g);
+    double e0 = TAYLOR_E0 * state_scale(c, 0);
+    taylor_points tp = {.kept = 0, .comp = comp, .nonfinite = !isfinite(g)};
     if ((s = potential_moved(c, 0.0, c->u, &u0)))
         return s;
     for (int k = 0; k < TAYLOR_LEVELS; k++) {
@@ -374,15 +385,15 @@ static int check_energy(checker *c, int sample, ts_jacobian_report *rep)
         double rem = fabs(uk - u0 - ek * g);
         double floor = 64.0 * DBL_EPSILON * (fabs(uk) + fabs(u0) + ek * fabs(g));
         if (!isfinite(rem)) {
-            nonfinite = 1;
+            tp.nonfinite = 1;
         } else if (rem > floor) {
-            le[kept] = log(ek);
-            lr[kept] = log(rem);
-            kept++;
+            tp.le[tp.kept] = log(ek);
+            tp.lr[tp.kept] = log(rem);
+            tp.kept++;
         }
     }
     /* fewer than 3 points: U linear along u (gravity alone) */
-    record_slope(r, le, lr, kept, comp, sample, nonfinite);
+    record_slope(r, &tp, sample);
 
     /* kinetic energy at a random v against 1/2 v^T M v */
     if (!c->order2)

@@ -9,25 +9,33 @@
 
 #define MS_STEPS 3 /* a two-step run: the starting step, then two of the method */
 
-/* `steps` steps of size h (at t = 0, h, 2h, ...) from (x, v) on a fresh
- * oscillator (k = m = 1); xs[j], vs[j] the state after step j + 1. */
-static int run_steps(const ts_stepper_type *type, const ts_solver_options *opt, double h,
-                     double x, double v, int steps, double *xs, double *vs)
+/* A run on a fresh undamped oscillator (k = m = 1): the stepper (solver
+ * options opt) with steps of size h (at t = 0, h, 2h, ...) from (x0, v0). */
+typedef struct {
+    const ts_stepper_type *type;
+    const ts_solver_options *opt;
+    double h;
+    double x0, v0;
+} oscillator_run;
+
+/* `steps` steps of the run; xs[j], vs[j] the state after step j + 1. */
+static int run_steps(const oscillator_run *run, int steps, double *xs, double *vs)
 {
     ts_params p;
     ts_params_init(&p, ts_oscillator.params);
     char buf[40];
+    double h = run->h;
     int s;
-    snprintf(buf, sizeof buf, "%.17g", x);
+    snprintf(buf, sizeof buf, "%.17g", run->x0);
     if ((s = ts_params_set(&p, "x0", buf)))
         return s;
-    snprintf(buf, sizeof buf, "%.17g", v);
+    snprintf(buf, sizeof buf, "%.17g", run->v0);
     if ((s = ts_params_set(&p, "v0", buf)))
         return s;
     ts_system *sys = NULL;
     ts_stepper *st = NULL;
     if (!(s = ts_system_new(&ts_oscillator, &p, &sys)) &&
-        !(s = ts_stepper_new(type, sys, opt, &st)))
+        !(s = ts_stepper_new(run->type, sys, run->opt, &st)))
         for (int j = 0; j < steps && !s; j++)
             if (!(s = ts_stepper_step(st, sys, j * h, h))) {
                 xs[j] = sys->x[0];
@@ -38,10 +46,9 @@ static int run_steps(const ts_stepper_type *type, const ts_solver_options *opt, 
     return s;
 }
 
-static int one_step(const ts_stepper_type *type, const ts_solver_options *opt, double h,
-                    double x, double v, double *x1, double *v1)
+static int one_step(const oscillator_run *run, double *x1, double *v1)
 {
-    return run_steps(type, opt, h, x, v, 1, x1, v1);
+    return run_steps(run, 1, x1, v1);
 }
 
 /* Solve the 4x4 system Z^T c = r in place (Gaussian elimination with
@@ -89,7 +96,8 @@ static int principal_root(const ts_stepper_type *type, const ts_solver_options *
 {
     double xs[2][MS_STEPS], vs[2][MS_STEPS];
     for (int r = 0; r < 2; r++) {
-        int s = run_steps(type, opt, wh, r == 0, r == 1, MS_STEPS, xs[r], vs[r]);
+        oscillator_run run = {type, opt, wh, r == 0, r == 1};
+        int s = run_steps(&run, MS_STEPS, xs[r], vs[r]);
         if (s)
             return s;
     }
@@ -159,9 +167,11 @@ int ts_phase_response(const ts_stepper_type *type, const ts_solver_options *opt,
             *abs_mu = cabs(mu), *arg_mu = carg(mu);
         return s;
     }
-    int s = one_step(type, opt ? opt : &tight, wh, 1.0, 0.0, &a, &c);
+    oscillator_run from_x = {type, opt ? opt : &tight, wh, 1.0, 0.0},
+                   from_v = {type, opt ? opt : &tight, wh, 0.0, 1.0};
+    int s = one_step(&from_x, &a, &c);
     if (!s)
-        s = one_step(type, opt ? opt : &tight, wh, 0.0, 1.0, &b, &d);
+        s = one_step(&from_v, &b, &d);
     if (s)
         return s;
     double tr = a + d, det = a * d - b * c, disc = 0.25 * tr * tr - det;

@@ -49,10 +49,12 @@ void ts_spectrum_free(ts_spectrum *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-int ts_linearization_mul(ts_system *sys, double t, const double *x, const double *v, int which,
-                         int fd, const double *u, double *out, double *work)
+int ts_linearization_mul(const ts_linearization *at, int which, const double *u, double *out)
 {
-    if (!fd)
+    ts_system *sys = at->sys;
+    double t = at->t, *work = at->work;
+    const double *x = at->x, *v = at->v;
+    if (!at->fd)
         return which ? ts_system_dfdv_mul(sys, t, x, v, u, out)
                      : ts_system_dfdx_mul(sys, t, x, v, u, out);
     /* central differences (f(z + eps u) - f(z - eps u)) / 2 eps, z = x or v */
@@ -92,8 +94,8 @@ static int lin_apply(lin_op *op, int which, const double *u, double *out)
     ts_vec_zero(n, op->full);
     for (size_t i = 0; i < m; i++)
         op->full[sp->free_[i]] = u[i];
-    int s = ts_linearization_mul(sys, sp->t_, sp->x_, sp->v_, which, sp->finite_differences,
-                                 op->full, op->fo, op->xp);
+    ts_linearization at = {sys, sp->t_, sp->x_, sp->v_, sp->finite_differences, op->xp};
+    int s = ts_linearization_mul(&at, which, op->full, op->fo);
     if (s)
         return s;
     for (size_t i = 0; i < m; i++)

@@ -234,17 +234,17 @@ int ts_stability_second_order(const ts_stepper_type *type, const ts_system *sys)
     return (type->flags & TS_PARTITIONED) && (!sys || sys->order == 2);
 }
 
-int ts_mode_amplification(const ts_stepper_type *type, const ts_solver_options *opt,
-                          int second_order, double re, double im, double *r_re, double *r_im)
+int ts_mode_amplification(const ts_mode_test *test, double re, double im, double *r_re,
+                          double *r_im)
 {
-    if (!second_order)
-        return ts_amplification(type, opt, re, im, r_re, r_im);
+    if (!test->second_order)
+        return ts_amplification(test->type, test->opt, re, im, r_re, r_im);
     double w = hypot(re, im);
     if (!(w > 0.0)) {
         *r_re = 1.0, *r_im = 0.0;
         return TS_OK;
     }
-    return ts_oscillator_amplification(type, opt, w, -re / w, r_re, r_im);
+    return ts_oscillator_amplification(test->type, test->opt, w, -re / w, r_re, r_im);
 }
 
 /* --- stability along a ray ------------------------------------------------------ */
@@ -269,10 +269,10 @@ static void probe_close(mode_probe *p)
     p->st = NULL, p->sys = NULL;
 }
 
-static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt, int second,
-                      int carries_state, double dir_re, double dir_im, mode_probe *p)
+static int probe_open(const ts_mode_test *test, int carries_state, double dir_re, double dir_im,
+                      mode_probe *p)
 {
-    int implicit = (type->flags & TS_IMPLICIT) != 0;
+    int implicit = (test->type->flags & TS_IMPLICIT) != 0, second = test->second_order;
     *p = (mode_probe){NULL, NULL, second, carries_state, implicit,
                       1.0 + (implicit        ? TS_STABILITY_GROWTH_TOL_IMPLICIT
                              : carries_state ? TS_RUN_MAP_GROWTH_TOL
@@ -288,7 +288,7 @@ static int probe_open(const ts_stepper_type *type, const ts_solver_options *opt,
         dir_im = 0.0;
     int s = second ? make_osc2(1.0, -dir_re, &p->sys) : make_test1d(-dir_re, dir_im, &p->sys);
     if (!s)
-        s = ts_stepper_new(type, p->sys, opt, &p->st);
+        s = ts_stepper_new(test->type, p->sys, test->opt, &p->st);
     if (s)
         probe_close(p);
     return s;
@@ -444,36 +444,34 @@ int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *o
     return TS_OK;
 }
 
-int ts_mode_growth(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
-                   double re, double im, double *rho)
+int ts_mode_growth(const ts_mode_test *test, double re, double im, double *rho)
 {
     double mag = hypot(re, im);
     if (!(mag > 0.0)) {
         *rho = 1.0;
         return TS_OK;
     }
-    if (second_order)
-        return ts_oscillator_growth(type, opt, mag, -re / mag, rho);
-    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    if (test->second_order)
+        return ts_oscillator_growth(test->type, test->opt, mag, -re / mag, rho);
+    int memoryless = 1, s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
     if (s && s != TS_ERR_UNSUPPORTED)
         return s;
     mode_probe p;
-    if ((s = probe_open(type, opt, 0, !memoryless, re, im, &p)))
+    if ((s = probe_open(test, !memoryless, re, im, &p)))
         return s;
     *rho = probe_growth(&p, mag);
     probe_close(&p);
     return TS_OK;
 }
 
-int ts_mode_run_map(const ts_stepper_type *type, const ts_solver_options *opt, int second_order,
-                    double re, double im, ts_run_map *m)
+int ts_mode_run_map(const ts_mode_test *test, double re, double im, ts_run_map *m)
 {
     double mag = hypot(re, im);
     *m = (ts_run_map){.degree = 1, .rho = 1.0, .re = {1.0}};
     if (!(mag > 0.0))
         return TS_OK;
     mode_probe p;
-    int s = probe_open(type, opt, second_order, 1, re, im, &p);
+    int s = probe_open(test, 1, re, im, &p);
     if (s)
         return s;
     s = probe_run_map(&p, mag, m);
@@ -511,18 +509,17 @@ static double probe_interval(mode_probe *p)
 int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *opt,
                           double dir_re, double dir_im, double *r)
 {
-    return ts_stability_radius(type, opt, 0, dir_re, dir_im, r);
+    return ts_stability_radius(&(ts_mode_test){type, opt, 0}, dir_re, dir_im, r);
 }
 
-int ts_stability_radius(const ts_stepper_type *type, const ts_solver_options *opt,
-                        int second_order, double re, double im, double *r)
+int ts_stability_radius(const ts_mode_test *test, double re, double im, double *r)
 {
     int memoryless = 1;
-    int s = ts_stepper_memoryless(type, opt, &memoryless);
+    int s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
     if (s && s != TS_ERR_UNSUPPORTED)
         return s;
     mode_probe p;
-    if ((s = probe_open(type, opt, second_order, !memoryless, re, im, &p)))
+    if ((s = probe_open(test, !memoryless, re, im, &p)))
         return s;
     *r = probe_interval(&p);
     probe_close(&p);
@@ -532,10 +529,9 @@ int ts_stability_radius(const ts_stepper_type *type, const ts_solver_options *op
 /* --- the binding mode of a spectrum -------------------------------------------- */
 
 /* the radius in time units, r / |lambda|, of mode k */
-static int mode_dt(const ts_stepper_type *type, const ts_solver_options *opt, int second,
-                   double re, double im, double *dt, double *r)
+static int mode_dt(const ts_mode_test *test, double re, double im, double *dt, double *r)
 {
-    int s = ts_stability_radius(type, opt, second, re, im, r);
+    int s = ts_stability_radius(test, re, im, r);
     if (!s)
         *dt = isinf(*r) ? INFINITY : *r / hypot(re, im);
     return s;
@@ -571,8 +567,7 @@ static void binding_candidates(const ts_spectrum *sp, double cut, double recut, 
 /* Every other mode: one step at the current best; growing there means its
  * own radius is smaller (the stable set along a ray is taken to be an
  * interval from 0, as the radius's definition assumes). */
-static int binding_others(const ts_stepper_type *type, const ts_solver_options *opt,
-                          int second_order, const ts_spectrum *sp, double cut, double recut,
+static int binding_others(const ts_mode_test *test, const ts_spectrum *sp, double cut, double recut,
                           ts_binding *b)
 {
     int s;
@@ -585,7 +580,7 @@ static int binding_others(const ts_stepper_type *type, const ts_solver_options *
         if (re > 0.0)
             continue;
         mode_probe p;
-        if ((s = probe_open(type, opt, second_order, b->carries_state, re, im, &p)))
+        if ((s = probe_open(test, b->carries_state, re, im, &p)))
             return s;
         double at = fmin(b->dt_pred * mag, TS_STABILITY_S_MAX);
         int grows = probe_growth(&p, at) > p.limit;
@@ -593,7 +588,7 @@ static int binding_others(const ts_stepper_type *type, const ts_solver_options *
         if (!grows)
             continue;
         double dt, r;
-        if ((s = mode_dt(type, opt, second_order, re, im, &dt, &r)))
+        if ((s = mode_dt(test, re, im, &dt, &r)))
             return s;
         b->radii++;
         if (dt < b->dt_pred)
@@ -605,15 +600,13 @@ static int binding_others(const ts_stepper_type *type, const ts_solver_options *
 /* Arnoldi: an unseen mode (|lambda| < floor) binds only if its radius is
  * below dt_pred * floor; the ranges of zeta (on a 0.01 grid, widened by
  * one grid step) where that can be. */
-static int binding_unseen(const ts_stepper_type *type, const ts_solver_options *opt,
-                          int second_order, const ts_spectrum *sp, ts_binding *b)
+static int binding_unseen(const ts_mode_test *test, const ts_spectrum *sp, ts_binding *b)
 {
     double q = b->dt_pred * sp->lambda_floor;
     int open = 0, s;
     for (int j = 0; j <= 100; j++) {
         double zeta = j / 100.0, r;
-        if ((s = ts_stability_radius(type, opt, second_order, -zeta,
-                                     sqrt(fmax(0.0, 1.0 - zeta * zeta)), &r)))
+        if ((s = ts_stability_radius(test, -zeta, sqrt(fmax(0.0, 1.0 - zeta * zeta)), &r)))
             return s;
         int can = r < q;
         if (can && !open) {
@@ -632,18 +625,17 @@ static int binding_unseen(const ts_stepper_type *type, const ts_solver_options *
     return TS_OK;
 }
 
-int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *opt,
-                         int second_order, const ts_spectrum *sp, ts_binding *b)
+int ts_stability_binding(const ts_mode_test *test, const ts_spectrum *sp, ts_binding *b)
 {
     *b = (ts_binding){.dt_pred = INFINITY, .mode = (size_t)-1, .r = INFINITY,
-                      .second_order = second_order};
+                      .second_order = test->second_order};
     double lmax = sp->lambda_max;
     if (!(lmax > 0.0))
         return TS_OK; /* nothing moves, or no stiffness: no limit */
     double cut = TS_RIGID_CUT * lmax, recut = TS_REAL_ROUNDOFF * lmax;
     size_t cand[4];
     binding_candidates(sp, cut, recut, b, cand);
-    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
+    int memoryless = 1, s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
     if (s && s != TS_ERR_UNSUPPORTED)
         return s;
     b->carries_state = !memoryless;
@@ -652,18 +644,18 @@ int ts_stability_binding(const ts_stepper_type *type, const ts_solver_options *o
             continue;
         size_t k = cand[c];
         double re = fabs(sp->re[k]) <= recut ? 0.0 : sp->re[k], dt, r;
-        if ((s = mode_dt(type, opt, second_order, re, sp->im[k], &dt, &r)))
+        if ((s = mode_dt(test, re, sp->im[k], &dt, &r)))
             return s;
         b->radii++;
         if (dt < b->dt_pred || b->mode == (size_t)-1)
             b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = sp->im[k];
     }
-    if ((s = binding_others(type, opt, second_order, sp, cut, recut, b)))
+    if ((s = binding_others(test, sp, cut, recut, b)))
         return s;
     b->stiffest = b->mode != (size_t)-1 && hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
     if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0 &&
         isfinite(b->dt_pred))
-        return binding_unseen(type, opt, second_order, sp, b);
+        return binding_unseen(test, sp, b);
     return TS_OK;
 }
 
@@ -748,15 +740,22 @@ static double complex dominant_root(double complex p, double complex q)
     return cimag(r) < 0.0 ? conj(r) : r;
 }
 
-/* One power iteration's estimates of the dominant eigenvalue from u
- * (|u|_M = 1), w1 = A u and w2 = A^2 u (of M norms n1, n2), each kept in
- * *mu when its relative residual beats *best: real, A u = mu u (the
- * Rayleigh quotient); or a complex pair, A^2 u = p A u + q u by least
- * squares in the M norm, mu its root of largest modulus. */
-static void power_estimate(const ts_system *sys, const double *u, const double *w1,
-                           const double *w2, double n1, double n2, double *best,
+/* One power iteration: u (|u|_M = 1), w1 = A u and w2 = A^2 u, and the M
+ * norms n1, n2 of w1 and w2. */
+typedef struct {
+    const double *u, *w1, *w2;
+    double n1, n2;
+} power_step;
+
+/* The iteration's estimates of the dominant eigenvalue, each kept in *mu
+ * when its relative residual beats *best: real, A u = mu u (the Rayleigh
+ * quotient); or a complex pair, A^2 u = p A u + q u by least squares in
+ * the M norm, mu its root of largest modulus. */
+static void power_estimate(const ts_system *sys, const power_step *ps, double *best,
                            double complex *mu)
 {
+    const double *u = ps->u, *w1 = ps->w1, *w2 = ps->w2;
+    double n1 = ps->n1, n2 = ps->n2;
     double rq = mdot(sys, u, w1);
     double res = mresid(sys, w1, rq, u, 0.0, NULL) / n1;
     if (res < *best)
@@ -824,7 +823,7 @@ int ts_stiffest_mode_vector(ts_system *sys, ts_stiff_mode *mode, double *vector)
                                           "beyond double precision's range", n1, n2);
             goto done;
         }
-        power_estimate(sys, u, w1, w2, n1, n2, &best, &mu);
+        power_estimate(sys, &(power_step){u, w1, w2, n1, n2}, &best, &mu);
         if (best <= TS_POWER_TOL)
             break;
         if (!(n2 > 0.0))
@@ -897,8 +896,9 @@ static int lin_mul(ts_system *sys, int which, const double *u, double *out)
     lin_sys *l = (lin_sys *)sys;
     if (l->under_v) /* the fast path: df/dx and df/dv cached once, at the fixed state */
         return ts_system_jacobian_mul(which ? l->under_v : l->under, u, out);
-    return ts_linearization_mul(l->under, l->ts, l->xs, l->under->order == 2 ? l->vs : NULL,
-                                which, l->fd, u, out, l->work);
+    ts_linearization at = {l->under, l->ts, l->xs, l->under->order == 2 ? l->vs : NULL, l->fd,
+                           l->work};
+    return ts_linearization_mul(&at, which, u, out);
 }
 
 static int lin_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
@@ -1039,11 +1039,10 @@ static double pert_norm(const ts_system *a, const ts_system *b, double w)
 }
 
 /* one of the two runs: a fresh system at the start state, a stepper */
-static int open_run(const ts_system_type *stype, const ts_params *params,
-                    const ts_stepper_type *type, const ts_solver_options *sopt,
-                    const ts_stability_options *opt, ts_system **sys, ts_stepper **st)
+static int open_run(const ts_stability_problem *pb, const ts_stability_options *opt,
+                    ts_system **sys, ts_stepper **st)
 {
-    int s = ts_system_new(stype, params, sys);
+    int s = ts_system_new(pb->stype, pb->params, sys);
     if (s)
         return s;
     if (opt->x0)
@@ -1054,12 +1053,12 @@ static int open_run(const ts_system_type *stype, const ts_params *params,
         *sys = NULL;
         return s;
     }
-    if (opt->linearized && (s = linearized_fast_path((lin_sys *)*sys, stype, params))) {
+    if (opt->linearized && (s = linearized_fast_path((lin_sys *)*sys, pb->stype, pb->params))) {
         ts_system_free(*sys);
         *sys = NULL;
         return s;
     }
-    return ts_stepper_new(type, *sys, sopt, st);
+    return ts_stepper_new(pb->type, *sys, pb->sopt, st);
 }
 
 /* least-squares slope of y over 0..n-1 */
@@ -1119,88 +1118,97 @@ static int sustained_growth(const double *wmax, int nw, double d0, int linearize
     return wmax[nw - 1] > (1.0 + tol) * ref && ls_slope(lg, nw / 2) > 0.0;
 }
 
-/* The two runs in lockstep, nsteps steps of dt to t0 + T: the window
- * maxima of |d| into wmax; *status the failing status (a step's, or
- * TS_ERR_DIVERGED past the bound).  Returns nonzero only when stopped. */
-static int run_windows(ts_system *base, ts_stepper *sb, ts_system *pert, ts_stepper *sq,
-                       const ts_stability_options *opt, double t_end, double dt, long nsteps,
-                       double d0, double w, double *wmax, int *status)
+/* The two runs of a bounded test in lockstep: the base run (none on the
+ * linearization, where the deviation itself is the perturbation) and the
+ * perturbed one, nsteps steps of dt to t0 + t_end; |d| in the norm of rate
+ * w, d0 = |d(0)|, and the window maxima of |d|. */
+typedef struct {
+    ts_system *base, *pert;
+    ts_stepper *sb, *sq;
+    const ts_stability_options *opt;
+    double t_end, dt;
+    long nsteps;
+    double w, d0;
+    double wmax[TS_STABILITY_WINDOWS];
+} lockstep;
+
+/* Run the pair: the window maxima of |d| into r->wmax; *status the failing
+ * status (a step's, or TS_ERR_DIVERGED past the bound).  Returns nonzero
+ * only when stopped. */
+static int run_windows(lockstep *r, int *status)
 {
+    const ts_stability_options *opt = r->opt;
+    long nsteps = r->nsteps;
     int nw = TS_STABILITY_WINDOWS;
     for (long k = 1; k <= nsteps; k++) {
-        double t = opt->t0 + (double)(k - 1) * dt,
-               h = k == nsteps ? opt->t0 + t_end - t : dt;
+        double t = opt->t0 + (double)(k - 1) * r->dt,
+               h = k == nsteps ? opt->t0 + r->t_end - t : r->dt;
         if (ts_stop_signal) /* see tstep/run.h */
             return ts_error(TS_ERR_INTERRUPTED, "stopped by signal %d", (int)ts_stop_signal);
-        int r = base ? ts_stepper_step(sb, base, t, h) : TS_OK;
-        if (!r)
-            r = ts_stepper_step(sq, pert, t, h);
-        if (r == TS_ERR_INTERRUPTED) /* stopped inside a step: no verdict */
-            return r;
-        double d = r ? NAN : pert_norm(pert, base, w);
-        if (!r && !(d <= opt->bound * d0)) /* also catches non-finite states */
-            r = TS_ERR_DIVERGED;
-        if (r) {
-            *status = r;
+        int s = r->base ? ts_stepper_step(r->sb, r->base, t, h) : TS_OK;
+        if (!s)
+            s = ts_stepper_step(r->sq, r->pert, t, h);
+        if (s == TS_ERR_INTERRUPTED) /* stopped inside a step: no verdict */
+            return s;
+        double d = s ? NAN : pert_norm(r->pert, r->base, r->w);
+        if (!s && !(d <= opt->bound * r->d0)) /* also catches non-finite states */
+            s = TS_ERR_DIVERGED;
+        if (s) {
+            *status = s;
             return TS_OK;
         }
         int j = (int)((k - 1) * nw / nsteps);
-        wmax[j] = fmax(wmax[j], d);
+        r->wmax[j] = fmax(r->wmax[j], d);
     }
     return TS_OK;
 }
 
-int ts_stability_bounded(const ts_system_type *stype, const ts_params *params,
-                         const ts_stepper_type *type, const ts_solver_options *sopt,
-                         const ts_stability_options *opt, double t_end, double dt,
-                         int *bounded, int *status, long *steps)
+int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_options *opt,
+                         double t_end, double dt, ts_stability_verdict *v)
 {
-    ts_system *base = NULL, *pert = NULL;
-    ts_stepper *sb = NULL, *sq = NULL;
+    lockstep r = {.opt = opt, .t_end = t_end, .dt = dt};
     double *dir = NULL;
-    *bounded = 0;
-    *status = TS_OK;
+    *v = (ts_stability_verdict){.bounded = 0, .status = TS_OK, .steps = 0};
     if (!(dt > 0.0) || !(t_end > 0.0))
         return ts_error(TS_ERR_INPUT, "stability run: dt %g and T %g must be > 0", dt, t_end);
     double q = t_end / dt;
     if (q > 1e9)
         return ts_error(TS_ERR_INPUT, "stability run: T / dt = %g is more than 1e9 steps", q);
-    long nsteps = (long)ceil(q - 1e-9);
-    if (nsteps < 1)
-        nsteps = 1;
-    *steps = nsteps;
+    r.nsteps = (long)ceil(q - 1e-9);
+    if (r.nsteps < 1)
+        r.nsteps = 1;
+    v->steps = r.nsteps;
     /* linearized: the deviation itself is the perturbation, no base run */
-    int s = opt->linearized ? TS_OK : open_run(stype, params, type, sopt, opt, &base, &sb);
+    int s = opt->linearized ? TS_OK : open_run(pb, opt, &r.base, &r.sb);
     if (!s)
-        s = open_run(stype, params, type, sopt, opt, &pert, &sq);
-    if (!s && !(dir = calloc(2 * pert->n + 1, sizeof *dir)))
+        s = open_run(pb, opt, &r.pert, &r.sq);
+    if (!s && !(dir = calloc(2 * r.pert->n + 1, sizeof *dir)))
         s = ts_error(TS_ERR_NOMEM, "stability run");
     if (s)
         goto done;
-    seed_perturbation(pert, opt, dir);
-    double w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
-    double d0 = pert_norm(pert, base, w);
-    if (!(d0 > 0.0)) {
+    seed_perturbation(r.pert, opt, dir);
+    r.w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
+    r.d0 = pert_norm(r.pert, r.base, r.w);
+    if (!(r.d0 > 0.0)) {
         s = ts_error(TS_ERR_INPUT, "stability run: the seed is zero on the free degrees of "
                                    "freedom");
         goto done;
     }
-    double wmax[TS_STABILITY_WINDOWS] = {0};
-    s = run_windows(base, sb, pert, sq, opt, t_end, dt, nsteps, d0, w, wmax, status);
-    if (s || *status)
+    s = run_windows(&r, &v->status);
+    if (s || v->status)
         goto done;
     double tol = opt->growth_tol > 0.0 ? opt->growth_tol : TS_STABILITY_GROWTH_WINDOW_TOL;
-    if (nsteps >= TS_STABILITY_WINDOWS &&
-        sustained_growth(wmax, TS_STABILITY_WINDOWS, d0, opt->linearized, tol))
-        *status = TS_ERR_DIVERGED;
+    if (r.nsteps >= TS_STABILITY_WINDOWS &&
+        sustained_growth(r.wmax, TS_STABILITY_WINDOWS, r.d0, opt->linearized, tol))
+        v->status = TS_ERR_DIVERGED;
     else
-        *bounded = 1;
+        v->bounded = 1;
 done:
     free(dir);
-    ts_stepper_free(sb);
-    ts_stepper_free(sq);
-    ts_system_free(base);
-    ts_system_free(pert);
+    ts_stepper_free(r.sb);
+    ts_stepper_free(r.sq);
+    ts_system_free(r.base);
+    ts_system_free(r.pert);
     return s;
 }
 
@@ -1215,7 +1223,8 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
         return lambda_max > 0.0 ? 1000.0 / lambda_max : 10.0;
     double h = 1.05 * b->dt_pred, rho, T = 64.0 * 3.14159265358979323846 / mag;
     /* the growth a run sees: for a stepper that carries state, its run map's */
-    if (!ts_mode_growth(type, opt, b->second_order, h * b->re, h * b->im, &rho)) {
+    ts_mode_test test = {type, opt, b->second_order};
+    if (!ts_mode_growth(&test, h * b->re, h * b->im, &rho)) {
         double g = log(rho) / h;
         if (g > 0.0 && isfinite(g))
             T = fmax(T, 4.0 / g);
@@ -1223,144 +1232,137 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
     return fmin(T, TS_STABILITY_MAX_STEPS * b->dt_pred);
 }
 
-/* One trial of the search, counted and reported. */
-static int trial(const ts_system_type *stype, const ts_params *params,
-                 const ts_stepper_type *type, const ts_solver_options *sopt,
-                 const ts_stability_options *opt, double t_end, double dt,
-                 ts_stability_result *res, int *bounded, int *status, long *steps)
-{
-    res->runs++;
-    if (opt->progress)
-        opt->progress(opt->progress_ctx, res->runs, dt);
-    return ts_stability_bounded(stype, params, type, sopt, opt, t_end, dt, bounded, status,
-                                steps);
-}
-
-/* What a search needs at hand: the problem, its options and T. */
+/* A search for the critical step (ts_stability_measure): what it runs, its
+ * options and T, the range of dt and where it started, the result it fills
+ * (runs counted), and the bracket: lo bounded (its run's steps lo_steps),
+ * hi not (its run's status hi_status). */
 typedef struct {
-    const ts_system_type *stype;
-    const ts_params *params;
-    const ts_stepper_type *type;
-    const ts_solver_options *sopt;
+    const ts_stability_problem *pb;
     const ts_stability_options *opt;
     double T, dt_min, dt_max, dt_start;
+    ts_stability_result *res;
+    double lo, hi;
+    long lo_steps;
+    int hi_status;
 } search;
 
-static int search_trial(const search *q, double dt, ts_stability_result *res, int *b, int *st,
-                        long *steps)
+/* One run of the search, to t_end at dt, counted and reported. */
+static int trial(const search *q, double t_end, double dt, ts_stability_verdict *v)
 {
-    return trial(q->stype, q->params, q->type, q->sopt, q->opt, q->T, dt, res, b, st, steps);
+    q->res->runs++;
+    if (q->opt->progress)
+        q->opt->progress(q->opt->progress_ctx, q->res->runs, dt);
+    return ts_stability_bounded(q->pb, q->opt, t_end, dt, v);
 }
 
 /* From a bounded start lo: multiply by f (squared each time, up to 2) until
- * a run is not bounded (*hi); 1 when the search ended at dt_max instead
- * (res filled: inf, or t-limited where a finite limit was predicted but no
- * run above the start was long enough to show growth). */
-static int bracket_up(const search *q, double f, double *lo, double *hi, long *lo_steps,
-                      int *st, ts_stability_result *res, int *done)
+ * a run is not bounded (hi); *done when the search ended at dt_max instead
+ * (the result filled: inf, or t-limited where a finite limit was predicted
+ * but no run above the start was long enough to show growth). */
+static int bracket_up(search *q, double f, int *done)
 {
-    long steps = *lo_steps;
-    double lo_long = steps >= TS_STABILITY_WINDOWS ? *lo : 0.0; /* long enough for the test */
-    int b, s;
+    double lo_long = q->lo_steps >= TS_STABILITY_WINDOWS ? q->lo : 0.0; /* long enough */
+    ts_stability_verdict v;
+    int s;
     *done = 0;
     for (;;) {
-        if (*lo >= q->dt_max) {
+        if (q->lo >= q->dt_max) {
+            ts_stability_result *res = q->res;
             int predicted = isfinite(q->dt_start) && q->dt_start > 0.0;
             res->kind = predicted && !(lo_long > q->dt_start) ? TS_CRIT_T_LIMITED : TS_CRIT_INF;
             res->dt_crit = res->dt_fail = INFINITY;
-            res->steps = *lo_steps;
+            res->steps = q->lo_steps;
             *done = 1;
             return TS_OK;
         }
-        *hi = fmin(f * *lo, q->dt_max);
+        q->hi = fmin(f * q->lo, q->dt_max);
         f = fmin(f * f, 2.0);
-        if ((s = search_trial(q, *hi, res, &b, st, &steps)))
+        if ((s = trial(q, q->T, q->hi, &v)))
             return s;
-        if (!b)
+        q->hi_status = v.status;
+        if (!v.bounded)
             return TS_OK;
-        *lo = *hi, *lo_steps = steps;
-        if (steps >= TS_STABILITY_WINDOWS)
-            lo_long = *hi;
+        q->lo = q->hi, q->lo_steps = v.steps;
+        if (v.steps >= TS_STABILITY_WINDOWS)
+            lo_long = q->hi;
     }
 }
 
 /* From an unbounded start hi: divide by f (squared each time, up to 2)
- * until a run is bounded (*lo); *done when none is down to dt_min
+ * until a run is bounded (lo); *done when none is down to dt_min
  * (below-min, dt_crit 0). */
-static int bracket_down(const search *q, double f, double *lo, double *hi, long *lo_steps,
-                        int *st, ts_stability_result *res, int *done)
+static int bracket_down(search *q, double f, int *done)
 {
     *done = 0;
     for (;;) {
-        if (*hi <= q->dt_min) {
+        if (q->hi <= q->dt_min) {
+            ts_stability_result *res = q->res;
             res->kind = TS_CRIT_BELOW_MIN;
             res->dt_crit = 0.0;
-            res->dt_fail = *hi;
-            res->fail_status = *st;
+            res->dt_fail = q->hi;
+            res->fail_status = q->hi_status;
             *done = 1;
             return TS_OK;
         }
-        *lo = fmax(*hi / f, q->dt_min);
+        q->lo = fmax(q->hi / f, q->dt_min);
         f = fmin(f * f, 2.0);
-        int lb, lst, s;
-        long steps;
-        if ((s = search_trial(q, *lo, res, &lb, &lst, &steps)))
+        ts_stability_verdict v;
+        int s;
+        if ((s = trial(q, q->T, q->lo, &v)))
             return s;
-        if (lb) {
-            *lo_steps = steps;
+        if (v.bounded) {
+            q->lo_steps = v.steps;
             return TS_OK;
         }
-        *hi = *lo, *st = lst;
+        q->hi = q->lo, q->hi_status = v.status;
     }
 }
 
-int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
-                         const ts_stepper_type *type, const ts_solver_options *sopt,
-                         const ts_stability_options *opt, double dt_start,
-                         ts_stability_result *res)
+int ts_stability_measure(const ts_stability_problem *pb, const ts_stability_options *opt,
+                         double dt_start, ts_stability_result *res)
 {
-    search q = {stype, params, type, sopt, opt, opt->t_end,
-                opt->dt_min > 0.0 ? opt->dt_min : 1e-6 * opt->t_end,
-                opt->dt_max > 0.0 ? opt->dt_max : opt->t_end, dt_start};
+    search q = {.pb = pb, .opt = opt, .T = opt->t_end,
+                .dt_min = opt->dt_min > 0.0 ? opt->dt_min : 1e-6 * opt->t_end,
+                .dt_max = opt->dt_max > 0.0 ? opt->dt_max : opt->t_end,
+                .dt_start = dt_start, .res = res};
     *res = (ts_stability_result){.dt_crit = NAN, .dt_fail = NAN, .kind = TS_CRIT_FOUND};
     if (!(q.T > 0.0) || !(q.dt_min <= q.dt_max) || !(opt->bound > 0.0) || !(opt->rel_tol > 0.0))
         return ts_error(TS_ERR_INPUT, "stability: need T > 0, bound > 0, rel_tol > 0 and "
                                       "dt_min <= dt_max");
     double dt = isfinite(dt_start) && dt_start > 0.0 ? dt_start : 1e-3 * q.T;
     dt = fmin(fmax(dt, q.dt_min), q.dt_max);
-    double lo = dt, hi = dt;
-    long steps, lo_steps = 0;
-    int b, st, s, done;
+    q.lo = q.hi = dt;
+    ts_stability_verdict v;
+    int s, done;
     /* the bracket's first factor (opt->first_step), squared after each try up to 2 */
     double f = opt->first_step > 1.0 ? fmin(opt->first_step, 2.0) : 2.0;
-    if ((s = search_trial(&q, dt, res, &b, &st, &steps)))
+    if ((s = trial(&q, q.T, dt, &v)))
         return s;
-    if (b)
-        lo_steps = steps, s = bracket_up(&q, f, &lo, &hi, &lo_steps, &st, res, &done);
+    q.hi_status = v.status;
+    if (v.bounded)
+        q.lo_steps = v.steps, s = bracket_up(&q, f, &done);
     else
-        s = bracket_down(&q, f, &lo, &hi, &lo_steps, &st, res, &done);
+        s = bracket_down(&q, f, &done);
     if (s || done)
         return s;
-    res->fail_status = st;
-    while (hi > lo * (1.0 + opt->rel_tol)) {
-        double mid = lo * sqrt(hi / lo); /* not sqrt(lo * hi): that underflows below 1e-154 */
-        int mst;
-        if ((s = search_trial(&q, mid, res, &b, &mst, &steps)))
+    res->fail_status = q.hi_status;
+    while (q.hi > q.lo * (1.0 + opt->rel_tol)) {
+        double mid = q.lo * sqrt(q.hi / q.lo); /* not sqrt(lo * hi): underflows below 1e-154 */
+        if ((s = trial(&q, q.T, mid, &v)))
             return s;
-        if (b)
-            lo = mid, lo_steps = steps;
+        if (v.bounded)
+            q.lo = mid, q.lo_steps = v.steps;
         else
-            hi = mid, res->fail_status = mst;
+            q.hi = mid, res->fail_status = v.status;
     }
-    res->dt_crit = lo;
-    res->dt_fail = hi;
-    res->steps = lo_steps;
+    res->dt_crit = q.lo;
+    res->dt_fail = q.hi;
+    res->steps = q.lo_steps;
     if (opt->recheck > 1.0) {
         /* a true limit holds for longer runs a little below it; a T-limited one moves */
-        if ((s = trial(stype, params, type, sopt, opt, opt->recheck * q.T, 0.9 * lo, res, &b,
-                       &st, &steps)))
+        if ((s = trial(&q, opt->recheck * q.T, 0.9 * q.lo, &v)))
             return s;
-        if (!b)
+        if (!v.bounded)
             res->kind = TS_CRIT_T_LIMITED;
     }
     return TS_OK;
@@ -1373,16 +1375,15 @@ int ts_stability_measure(const ts_system_type *stype, const ts_params *params,
  * capped: the sustained-growth test could not see it, and a bounded run
  * past the limit would push the bracket above it); then p is doubled until
  * it would, up to 10 %. */
-static double upper_excess(const ts_stepper_type *type, const ts_solver_options *sopt,
-                           const ts_binding *b, double T, double q)
+static double upper_excess(const ts_stability_problem *pb, const ts_binding *b, double T, double q)
 {
     double p = q;
     if (!(isfinite(b->dt_pred) && b->dt_pred > 0.0))
         return p;
+    ts_mode_test test = {pb->type, pb->sopt, b->second_order};
     for (; p < 0.1; p *= 2.0) {
         double h = (1.0 + p) * b->dt_pred, rho;
-        if (ts_mode_growth(type, sopt, b->second_order, h * b->re, h * b->im, &rho) ||
-            !(log(rho) / h * T < 0.15))
+        if (ts_mode_growth(&test, h * b->re, h * b->im, &rho) || !(log(rho) / h * T < 0.15))
             break;
     }
     return fmin(p, 0.1);
@@ -1399,10 +1400,8 @@ static double upper_excess(const ts_stepper_type *type, const ts_solver_options 
  * That longer run is skipped where it cannot change the verdict: runs on the
  *   linearization (the prediction's own equation) whose bracket holds a
  *   finite nonzero prediction, which is then a true limit of that equation. */
-static int study_verdict(const ts_system_type *stype, const ts_params *params,
-                         const ts_stepper_type *type, const ts_solver_options *sopt,
-                         const ts_stability_options *so, double recheck, const ts_binding *b,
-                         ts_stability_result *res)
+static int study_verdict(const ts_stability_problem *pb, const ts_stability_options *so,
+                         double recheck, const ts_binding *b, ts_stability_result *res)
 {
     if (b->dt_pred == 0.0 && (res->kind == TS_CRIT_BELOW_MIN || res->kind == TS_CRIT_FOUND)) {
         res->kind = TS_CRIT_T_LIMITED;
@@ -1423,14 +1422,12 @@ static int study_verdict(const ts_system_type *stype, const ts_params *params,
                 b->dt_pred <= res->dt_fail * (1.0 + so->rel_tol);
     if (holds)
         return TS_OK;
-    int bounded, st;
-    long steps;
+    ts_stability_verdict v;
     res->runs++;
     if (so->progress)
         so->progress(so->progress_ctx, res->runs, 0.9 * res->dt_crit);
-    int s = ts_stability_bounded(stype, params, type, sopt, so, recheck * so->t_end,
-                                 0.9 * res->dt_crit, &bounded, &st, &steps);
-    if (!s && !bounded)
+    int s = ts_stability_bounded(pb, so, recheck * so->t_end, 0.9 * res->dt_crit, &v);
+    if (!s && !v.bounded)
         res->kind = TS_CRIT_T_LIMITED;
     return s;
 }
@@ -1443,13 +1440,12 @@ static int study_verdict(const ts_system_type *stype, const ts_params *params,
  * as 4 / g (8.2 s and 4.5 s for forward Euler there) find no bounded step.
  * The growth test's margin is then the finer TS_STABILITY_GROWTH_RUN_TOL,
  * so that growth 0.25 % past the limit still shows within that T. */
-static double study_t_end(const ts_stepper_type *type, const ts_solver_options *sopt,
-                          const ts_stability_options *opt, const ts_binding *b,
-                          double lambda_max, double *growth_tol)
+static double study_t_end(const ts_stability_problem *pb, const ts_stability_options *opt,
+                          const ts_binding *b, double lambda_max, double *growth_tol)
 {
     if (opt->t_end > 0.0)
         return opt->t_end;
-    double T = ts_stability_choose_t(type, sopt, b, lambda_max), mag = hypot(b->re, b->im);
+    double T = ts_stability_choose_t(pb->type, pb->sopt, b, lambda_max), mag = hypot(b->re, b->im);
     if (!opt->linearized && mag > 0.0 && isfinite(mag)) {
         T = fmin(T, 64.0 * 3.14159265358979323846 / mag);
         if (!(opt->growth_tol > 0.0))
@@ -1458,14 +1454,12 @@ static double study_t_end(const ts_stepper_type *type, const ts_solver_options *
     return T;
 }
 
-int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_system *state,
-                       const ts_spectrum *sp, const ts_stepper_type *type,
-                       const ts_solver_options *sopt, const ts_stability_options *opt,
-                       ts_stability_study_result *out)
+int ts_stability_study(const ts_stability_problem *pb, const ts_stability_options *opt,
+                       ts_system *state, const ts_spectrum *sp, ts_stability_study_result *out)
 {
     size_t n = state->n;
-    int second = ts_stability_second_order(type, state);
-    int s = ts_stability_binding(type, sopt, second, sp, &out->binding);
+    int second = ts_stability_second_order(pb->type, state);
+    int s = ts_stability_binding(&(ts_mode_test){pb->type, pb->sopt, second}, sp, &out->binding);
     out->no_prediction = 0;
     if (s == TS_ERR_UNSUPPORTED) { /* the test equation refused (e.g. no energy) */
         out->no_prediction = 1;
@@ -1493,7 +1487,7 @@ int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_
         so.seed = seed, so.seed_v = seed + n;
         so.rate = hypot(sp->re[mode], sp->im[mode]);
     }
-    out->t_end = study_t_end(type, sopt, opt, b, sp->lambda_max, &so.growth_tol);
+    out->t_end = study_t_end(pb, opt, b, sp->lambda_max, &so.growth_tol);
     so.t_end = out->t_end;
     /* the bracket starts as [1 - q, 1 + q] dt_pred, q just under half the
      * bisection tolerance: when the prediction holds, its two runs are the
@@ -1502,12 +1496,11 @@ int ts_stability_study(const ts_system_type *stype, const ts_params *params, ts_
      * prediction; T / 1000 with factor 2 without a finite nonzero one. */
     int start = isfinite(b->dt_pred) && b->dt_pred > 0.0;
     double q = 0.49 * so.rel_tol;
-    so.first_step = start ? (1.0 + upper_excess(type, sopt, b, so.t_end, q)) / (1.0 - q) : 2.0;
+    so.first_step = start ? (1.0 + upper_excess(pb, b, so.t_end, q)) / (1.0 - q) : 2.0;
     so.recheck = 0.0; /* study_verdict decides whether the longer run is needed */
-    s = ts_stability_measure(stype, params, type, sopt, &so, start ? (1.0 - q) * b->dt_pred : NAN,
-                             &out->result);
+    s = ts_stability_measure(pb, &so, start ? (1.0 - q) * b->dt_pred : NAN, &out->result);
     if (!s)
-        s = study_verdict(stype, params, type, sopt, &so, opt->recheck, b, &out->result);
+        s = study_verdict(pb, &so, opt->recheck, b, &out->result);
     free(seed);
     return s;
 }
@@ -1533,42 +1526,43 @@ static int advance(ts_system *sys, ts_stepper *st, double t, double span, double
 }
 
 /* one sample: the binding mode of the state sys at time t */
-static int along_sample(const ts_stepper_type *type, const ts_solver_options *sopt,
-                        ts_system *sys, double t, ts_eig_method method, ts_binding *b)
+static int along_sample(const ts_stability_problem *pb, ts_system *sys, double t,
+                        ts_eig_method method, ts_binding *b)
 {
     ts_spectrum sp;
     int s = ts_spectrum_compute(sys, t, method, &sp);
     if (s)
         return s;
-    s = ts_stability_binding(type, sopt, ts_stability_second_order(type, sys), &sp, b);
+    ts_mode_test test = {pb->type, pb->sopt, ts_stability_second_order(pb->type, sys)};
+    s = ts_stability_binding(&test, &sp, b);
     ts_spectrum_free(&sp);
     return s;
 }
 
-int ts_stability_along_run(const ts_system_type *stype, const ts_params *params,
-                           const ts_system *state, double t0, const ts_stepper_type *type,
-                           const ts_solver_options *sopt, ts_eig_method method, double h,
-                           double T, int samples, ts_stability_along *out)
+int ts_stability_along_run(const ts_stability_problem *pb, const ts_system *state,
+                           const ts_stability_along_options *ao, ts_stability_along *out)
 {
+    double h = ao->h, T = ao->T;
+    int samples = ao->samples;
     *out = (ts_stability_along){.dt_pred_min = INFINITY, .dt_pred_max = 0.0, .t_min = NAN};
     out->binding.mode = (size_t)-1;
     if (!(h > 0.0) || !(T > 0.0) || samples < 1 || !(T / h <= 1e9))
         return ts_error(TS_ERR_INPUT, "along the run: need h > 0, T > 0 and samples >= 1");
     ts_system *sys = NULL;
     ts_stepper *st = NULL;
-    int s = ts_system_new(stype, params, &sys);
+    int s = ts_system_new(pb->stype, pb->params, &sys);
     if (!s) {
         ts_vec_copy(sys->n, state->x, sys->x);
         if (sys->order == 2)
             ts_vec_copy(sys->n, state->v, sys->v);
-        s = ts_stepper_new(type, sys, sopt, &st);
+        s = ts_stepper_new(pb->type, sys, pb->sopt, &st);
     }
     for (int k = 1; k <= samples && !s; k++) {
-        double t = t0 + T * (double)(k - 1) / samples, span = T / samples;
+        double t = ao->t0 + T * (double)(k - 1) / samples, span = T / samples;
         ts_binding b;
         if (advance(sys, st, t, span, fmin(h, span)))
             break; /* a failed or diverged run: the samples so far stand */
-        if ((s = along_sample(type, sopt, sys, t + span, method, &b)))
+        if ((s = along_sample(pb, sys, t + span, ao->method, &b)))
             break;
         out->samples_done = k;
         out->dt_pred_max = fmax(out->dt_pred_max, b.dt_pred);

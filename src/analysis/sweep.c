@@ -178,14 +178,14 @@ int ts_sweep_reference_compute(const ts_system_type *stype, const ts_params *par
     return s;
 }
 
-static int sweep_one(const ts_system_type *stype, const ts_params *params,
-                     const ts_stepper_type *type, const ts_solver_options *opt,
-                     const ts_sweep_reference *ref, ts_sweep_point *pt)
+/* One run of the sweep at pt->dt, pt->steps (pt->tol > 0: under error
+ * control), measured against ref into pt. */
+static int sweep_one(const ts_sweep_request *rq, const ts_sweep_reference *ref, ts_sweep_point *pt)
 {
     ts_system *sys = NULL;
     ts_stepper *st = NULL;
     double *y = NULL;
-    int s = ts_system_new(stype, params, &sys);
+    int s = ts_system_new(rq->stype, rq->params, &sys);
     if (s)
         return s;
     size_t m = ts_system_ydim(sys);
@@ -199,7 +199,7 @@ static int sweep_one(const ts_system_type *stype, const ts_params *params,
         s = ts_error(TS_ERR_NOMEM, "sweep");
         goto done;
     }
-    if ((s = ts_stepper_new(type, sys, opt, &st)))
+    if ((s = ts_stepper_new(rq->type, sys, rq->opt, &st)))
         goto done;
     ts_run_options ro = ts_default_run_options();
     ro.dt = pt->dt;
@@ -244,22 +244,21 @@ done:
     return s;
 }
 
-int ts_sweep_tolerances(const ts_system_type *stype, const ts_params *params,
-                        const ts_stepper_type *type, const ts_solver_options *opt,
-                        double tol_min, double tol_max, int levels,
-                        const ts_sweep_reference *ref, ts_sweep_point *points)
+int ts_sweep_tolerances(const ts_sweep_request *rq, const ts_sweep_reference *ref,
+                        ts_sweep_point *points)
 {
-    if (!(type->flags & TS_ADAPTIVE))
+    if (!(rq->type->flags & TS_ADAPTIVE))
         return ts_error(TS_ERR_UNSUPPORTED, "stepper '%s' has no error estimate: no tolerance "
-                                            "mode", type->name);
+                                            "mode", rq->type->name);
+    int levels = rq->levels;
     for (int i = 0; i < levels; i++) {
         double frac = levels > 1 ? (double)i / (levels - 1) : 0.0;
         ts_sweep_point *pt = &points[i];
         *pt = (ts_sweep_point){0};
-        pt->tol = tol_max * pow(tol_min / tol_max, frac);
+        pt->tol = rq->tol_max * pow(rq->tol_min / rq->tol_max, frac);
         pt->steps = 1;
         pt->dt = ref->t_end;
-        int s = sweep_one(stype, params, type, opt, ref, pt);
+        int s = sweep_one(rq, ref, pt);
         if (s)
             return s;
     }
@@ -276,14 +275,13 @@ double ts_tolerance_slope(const ts_sweep_point *points, int n, int *used)
     return ts_observed_order(q, n, used);
 }
 
-int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
-                     const ts_stepper_type *type, const ts_solver_options *opt, double dt_min,
-                     double dt_max, int levels, const ts_sweep_reference *ref,
+int ts_sweep_against(const ts_sweep_request *rq, const ts_sweep_reference *ref,
                      ts_sweep_point *points)
 {
+    int levels = rq->levels;
     for (int i = 0; i < levels; i++) {
         double frac = levels > 1 ? (double)i / (levels - 1) : 0.0;
-        double dt = dt_max * pow(dt_min / dt_max, frac);
+        double dt = rq->dt_max * pow(rq->dt_min / rq->dt_max, frac);
         ts_sweep_point *pt = &points[i];
         long steps = ts_steps_for(ref->t_end, dt);
         if (i > 0 && steps == points[i - 1].steps) {
@@ -294,7 +292,7 @@ int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
         *pt = (ts_sweep_point){0};
         pt->steps = steps;
         pt->dt = ref->t_end / (double)pt->steps;
-        int s = sweep_one(stype, params, type, opt, ref, pt);
+        int s = sweep_one(rq, ref, pt);
         if (!s && pt->status == TS_ERR_INTERRUPTED)
             s = pt->status; /* ts_stop_signal: the sweep is abandoned */
         if (s)
@@ -303,15 +301,13 @@ int ts_sweep_against(const ts_system_type *stype, const ts_params *params,
     return TS_OK;
 }
 
-int ts_sweep(const ts_system_type *stype, const ts_params *params, const ts_stepper_type *type,
-             const ts_solver_options *opt, double dt_min, double dt_max, int levels,
-             double t_end, ts_sweep_point *points)
+int ts_sweep(const ts_sweep_request *rq, double t_end, ts_sweep_point *points)
 {
     ts_sweep_reference ref;
-    ts_sweep_reference_options ro = ts_sweep_reference_options_for(dt_min, t_end);
-    int s = ts_sweep_reference_compute(stype, params, t_end, &ro, &ref);
+    ts_sweep_reference_options ro = ts_sweep_reference_options_for(rq->dt_min, t_end);
+    int s = ts_sweep_reference_compute(rq->stype, rq->params, t_end, &ro, &ref);
     if (!s)
-        s = ts_sweep_against(stype, params, type, opt, dt_min, dt_max, levels, &ref, points);
+        s = ts_sweep_against(rq, &ref, points);
     ts_sweep_reference_release(&ref);
     return s;
 }

@@ -195,7 +195,8 @@ struct cli_opt {
 /* Entries by kind (designated: the fields not named are 0), each with the
  * name of its value A and its help text D.  A field set when the option is
  * given, or another field, is added by writing the entry out:
- * {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &dt, .given = &have_dt, .arg = "H", .doc = ...}. */
+ * {.name = "dt", .kind = CLI_OPT_POSITIVE, .to = &dt, .given = &have_dt, .arg = "H",
+ *  .doc = ...}. */
 #define CLI_FLAG(n, p, D) {.name = (n), .kind = CLI_OPT_FLAG, .to = (p), .doc = (D)}
 #define CLI_STRING(n, p, A, D) {.name = (n), .kind = CLI_OPT_STRING, .to = (p), .arg = (A), .doc = (D)}
 #define CLI_REAL(n, p, A, D) {.name = (n), .kind = CLI_OPT_REAL, .to = (p), .arg = (A), .doc = (D)}

@@ -56,9 +56,8 @@ int cmd_phase(int argc, char **argv)
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     FILE *out;
-    if ((rc = cli_points_table(cmd, &o, points,
-                               &(cli_lookup){.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes},
-                               &out)))
+    cli_lookup to = {.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes};
+    if ((rc = cli_points_table(cmd, &o, points, &to, &out)))
         return rc;
     static const char *const cols[] = {"wh", "abs_R", "arg_R", "phase_error",
                                        "amplitude_error"};

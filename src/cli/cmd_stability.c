@@ -283,8 +283,8 @@ static int draw_plot(const char *cmd, const study *st)
             fputs("\n\n", data);
         for (int k = 0; k <= POINTS; k++) {
             double dt = dt_max * k / POINTS, rr, ri;
-            int s = ts_mode_amplification(types[i], &st->o.solver, b[i].second_order,
-                                          dt * b[i].re, dt * b[i].im, &rr, &ri);
+            ts_mode_test test = {types[i], &st->o.solver, b[i].second_order};
+            int s = ts_mode_amplification(&test, dt * b[i].re, dt * b[i].im, &rr, &ri);
             fprintf(data, "%.8g %.8g\n", dt, s ? NAN : hypot(rr, ri));
         }
     }
@@ -563,8 +563,8 @@ static int measure_all(study *st, int *stopped)
         pc.stepper = st->types[i]->name;
         pc.index = i + 1;
         ts_stability_study_result r;
-        fail = ts_stability_study(st->stype, &st->p, st->probe, &st->sp, st->types[i],
-                                  &st->o.solver, &so, &r);
+        ts_stability_problem pb = {st->stype, &st->p, st->types[i], &st->o.solver};
+        fail = ts_stability_study(&pb, &so, st->probe, &st->sp, &r);
         /* a signal inside one of its implicit steps fails that step, which the
          * study may read as growth: this stepper's row is not kept either */
         if (fail == TS_ERR_INTERRUPTED || (!fail && ts_stop_signal)) {
@@ -660,9 +660,10 @@ static int predict_along(study *st)
         st->along[i] = (ts_stability_along){.samples_done = 0};
         if (!(h > 0.0) || !(st->tend[i] > 0.0))
             continue;
-        int s = ts_stability_along_run(st->stype, &st->p, st->probe, st->at_time, st->types[i],
-                                       &st->o.solver, (ts_eig_method)st->eig, h, st->tend[i],
-                                       samples, &st->along[i]);
+        ts_stability_problem pb = {st->stype, &st->p, st->types[i], &st->o.solver};
+        ts_stability_along_options ao = {.t0 = st->at_time, .h = h, .T = st->tend[i],
+                                         .samples = samples, .method = (ts_eig_method)st->eig};
+        int s = ts_stability_along_run(&pb, st->probe, &ao, &st->along[i]);
         st->along_samples = samples;
         if (s)
             return s;
@@ -676,9 +677,9 @@ static void report_slow_mode(const study *st, int i)
 {
     const ts_stability_along *a = &st->along[i];
     double h = st->res[i].dt_crit, rho;
+    ts_mode_test test = {st->types[i], &st->o.solver, a->binding.second_order};
     if (a->binding.mode == (size_t)-1 || !(isfinite(h) && h > a->dt_pred_min * 1.005) ||
-        ts_mode_growth(st->types[i], &st->o.solver, a->binding.second_order, h * a->binding.re,
-                       h * a->binding.im, &rho) || !(rho > 1.0))
+        ts_mode_growth(&test, h * a->binding.re, h * a->binding.im, &rho) || !(rho > 1.0))
         return;
     double rate = log(rho) / h;
     fprintf(stderr, "; at the measured limit it grows %.4g per second (e-folding time %.4g s, a "
@@ -784,7 +785,7 @@ static int fastest_growth(const study *st, int i, double h, size_t *mode, double
                           double *rate)
 {
     const ts_spectrum *sp = &st->sp;
-    int second = st->bind[i].second_order;
+    ts_mode_test test = {st->types[i], &st->o.solver, st->bind[i].second_order};
     double cut = TS_RIGID_CUT * sp->lambda_max, recut = TS_REAL_ROUNDOFF * sp->lambda_max;
     *mode = (size_t)-1, *rho = 0.0, *rate = -INFINITY;
     for (size_t k = 0; k < sp->count; k++) {
@@ -795,7 +796,7 @@ static int fastest_growth(const study *st, int i, double h, size_t *mode, double
             re = 0.0;
         if (re > 0.0)
             continue;
-        int s = ts_mode_growth(st->types[i], &st->o.solver, second, h * re, h * im, &g);
+        int s = ts_mode_growth(&test, h * re, h * im, &g);
         if (s == TS_ERR_NOMEM)
             return s;
         if (s)
@@ -953,23 +954,13 @@ static void note_run_map(const char *cmd, const ts_stepper_type *const *types, i
 
 /* R at z for the amplification table: one step, or, for a stepper that
  * carries state, the run map's eigenvalue of largest modulus (im >= 0) */
-typedef struct {
-    const ts_stepper_type *type;
-    const ts_solver_options *opt;
-    int carries; /* the stepper carries state between steps: its run map */
-    int second;  /* partitioned: the second-order test equation */
-} factor_probe;
-
-static int table_factor(const factor_probe *fp, double re, double im, double *r_re,
+static int table_factor(const ts_mode_test *test, int carries, double re, double im, double *r_re,
                         double *r_im)
 {
-    const ts_stepper_type *type = fp->type;
-    const ts_solver_options *opt = fp->opt;
-    int second = fp->second;
-    if (!fp->carries)
-        return ts_mode_amplification(type, opt, second, re, im, r_re, r_im);
+    if (!carries)
+        return ts_mode_amplification(test, re, im, r_re, r_im);
     ts_run_map m;
-    int s = ts_mode_run_map(type, opt, second, re, im, &m);
+    int s = ts_mode_run_map(test, re, im, &m);
     if (s || m.degree == 0) {
         *r_re = *r_im = m.degree == 0 ? INFINITY : NAN;
         return s;
@@ -1007,9 +998,8 @@ int cmd_amplification(int argc, char **argv)
     const ts_stepper_type *types[MAX_STEPPERS];
     int ntypes;
     FILE *out;
-    if ((rc = cli_points_table(cmd, &o, points,
-                               &(cli_lookup){.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes},
-                               &out)))
+    cli_lookup to = {.types = types, .max = MAX_STEPPERS, .ntypes = &ntypes};
+    if ((rc = cli_points_table(cmd, &o, points, &to, &out)))
         return rc;
     static const char *const cols[] = {"z", "re_R", "im_R", "abs_R"};
     static const int digits[] = {15, 15, 15, 15};
@@ -1020,12 +1010,11 @@ int cmd_amplification(int argc, char **argv)
         int memoryless = 1;
         if (ts_stepper_memoryless(types[i], &o.solver, &memoryless))
             memoryless = 1;
-        factor_probe fp = {types[i], &o.solver, !memoryless,
-                           ts_stability_second_order(types[i], NULL)};
+        ts_mode_test test = {types[i], &o.solver, ts_stability_second_order(types[i], NULL)};
         cli_table_block(&t, types[i]->name);
         for (long j = 0; j < points; j++) {
             double z = z_max * (double)j / (double)(points - 1), re, im;
-            int s = table_factor(&fp, imag ? 0.0 : -z, imag ? z : 0.0, &re, &im);
+            int s = table_factor(&test, !memoryless, imag ? 0.0 : -z, imag ? z : 0.0, &re, &im);
             if (s == TS_ERR_NOMEM) {
                 cli_close_output(cmd, o.out, out);
                 return cli_fail(cmd, s);
@@ -1165,14 +1154,14 @@ static int write_region(region_out *o, const region_grid *g, const ts_stepper_ty
         return ts_error(TS_ERR_NOMEM, "region: a row of %ld points", g->nim);
     int s = TS_OK;
     for (int i = 0; i < ntypes && !s; i++) {
-        int second = ts_stability_second_order(types[i], NULL);
+        ts_mode_test test = {types[i], solver, ts_stability_second_order(types[i], NULL)};
         region_block(o, i == 0, types[i]->name);
         for (long a = 0; a < g->nre && !s; a++) {
             double re = g->lim[0] + (double)a * g->step;
             for (long b = 0; b < g->nim && !s; b++) {
                 double im = g->lim[2] + (double)b * g->step, rho;
                 int e = g->oscillator ? ts_oscillator_growth(types[i], solver, re, im, &rho)
-                                      : ts_mode_growth(types[i], solver, second, re, im, &rho);
+                                      : ts_mode_growth(&test, re, im, &rho);
                 if (e == TS_ERR_NOMEM)
                     s = e;
                 row[b] = e || isinf(rho) ? NAN : rho;

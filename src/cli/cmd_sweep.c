@@ -445,10 +445,12 @@ static int sweep_steppers(const char *cmd, sweep_job *w)
         cli_progress_update(&w->prog, (double)i / w->ntypes, "%s (%d of %d)", t->name, i + 1,
                             w->ntypes);
         int by_tol = w->tolmode && (t->flags & TS_ADAPTIVE);
-        int s = by_tol ? ts_sweep_tolerances(w->stype, &w->p, t, &w->o.solver, w->tol_min,
-                                             w->tol_max, (int)w->levels, &w->ref, pts)
-                       : ts_sweep_against(w->stype, &w->p, t, &w->o.solver, w->lo[i], w->hi[i],
-                                          (int)w->levels, &w->ref, pts);
+        ts_sweep_request rq = {.stype = w->stype, .params = &w->p, .type = t,
+                               .opt = &w->o.solver, .dt_min = w->lo[i], .dt_max = w->hi[i],
+                               .tol_min = w->tol_min, .tol_max = w->tol_max,
+                               .levels = (int)w->levels};
+        int s = by_tol ? ts_sweep_tolerances(&rq, &w->ref, pts)
+                       : ts_sweep_against(&rq, &w->ref, pts);
         if (s)
             cli_progress_done(&w->prog);
         if (s == TS_ERR_INTERRUPTED)
@@ -568,8 +570,10 @@ static int estimator_sweep(const char *cmd, sweep_job *w)
                    .label = "stepper", .cols = cols, .digits = digits, .ncols = 6};
     cli_table_begin(&t);
     for (int i = 0; i < w->ntypes && !rc; i++) {
-        int s = ts_estimator_sweep(w->stype, &w->p, w->types[i], &w->o.solver, w->lo[i],
-                                   w->hi[i], (int)w->levels, pts);
+        ts_sweep_request rq = {.stype = w->stype, .params = &w->p, .type = w->types[i],
+                               .opt = &w->o.solver, .dt_min = w->lo[i], .dt_max = w->hi[i],
+                               .levels = (int)w->levels};
+        int s = ts_estimator_sweep(&rq, pts);
         if (s) {
             rc = cli_fail(cmd, s);
             break;
