@@ -560,9 +560,9 @@ static int coef_mode(const ts_springs *s)
  * same bits.  mode and sign are constants where this is inlined into a
  * loop. */
 static inline __attribute__((always_inline)) double
-spring_qw(const ts_springs *s, size_t e, int mode, int sign, const double *xi,
-          const double *xj, double *w, double *sg)
+spring_qw(const ts_springs *s, size_t e, int mode, int sign, double *w, double *sg)
 {
+    const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
     double q, g;
     if (mode == COEF_QW) {
         const double *c = s->lin_coef + 4 * e;
@@ -586,8 +586,7 @@ static inline __attribute__((always_inline)) void
 block_of(const ts_springs *s, size_t e, int mode, int sign, int diag_only, double b[6])
 {
     double w[3], sg;
-    const double *xi = s->lin_x + 3 * (size_t)s->si[e], *xj = s->lin_x + 3 * (size_t)s->sj[e];
-    double q = spring_qw(s, e, mode, sign, xi, xj, w, &sg);
+    double q = spring_qw(s, e, mode, sign, w, &sg);
     b[0] = q * 1.0 + (sg * w[0]) * w[0];
     b[3] = q * 1.0 + (sg * w[1]) * w[1];
     b[5] = q * 1.0 + (sg * w[2]) * w[2];
@@ -685,17 +684,23 @@ static void product_init(const ts_springs *s, size_t p0, size_t p1, const spring
     }
 }
 
+typedef struct {
+    int mode; /* what the cache holds (COEF_*) */
+    int sign; /* every g's sign, 0: mixed */
+    int neg;  /* 1: M u - J u, the springs' share subtracted */
+} product_case;
+
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) (with neg the other way
- * round: out_i += B (u_i - u_j), out_j -= B (u_i - u_j)); mode, sign and
- * neg constants where this is inlined, so that each case compiles to its
+ * round: out_i += B (u_i - u_j), out_j -= B (u_i - u_j)); pc's mode, sign
+ * and neg constants where this is inlined, so that each case compiles to its
  * own loop (mode and sign as in spring_qw, whose arithmetic this repeats
  * with x_i kept in registers).  B d = q d + (sign(g) w . d)
  * w, x and y in one v2d (on the 300^2 and 1000^2 cloths 14% and 9% less
  * time than three scalar components: docs/performance.md). */
 static inline __attribute__((always_inline)) void
-product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int mode,
-              int sign, int neg)
+product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, product_case pc)
 {
+    const int mode = pc.mode, sign = pc.sign, neg = pc.neg;
     const uint32_t *si = s->si, *sj = s->sj;
     const double *x = s->lin_x, *u = a->u;
     double *out = a->out;
@@ -752,21 +757,21 @@ product_cases(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, i
 {
     int mode = coef_mode(s), sign = s->lin_sign;
     if (mode == COEF_QW && sign > 0)
-        product_range(s, e0, e1, a, COEF_QW, 1, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_QW, 1, neg});
     else if (mode == COEF_QW)
-        product_range(s, e0, e1, a, COEF_QW, -1, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_QW, -1, neg});
     else if (mode == COEF_QG && sign > 0)
-        product_range(s, e0, e1, a, COEF_QG, 1, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_QG, 1, neg});
     else if (mode == COEF_QG && sign < 0)
-        product_range(s, e0, e1, a, COEF_QG, -1, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_QG, -1, neg});
     else if (mode == COEF_QG)
-        product_range(s, e0, e1, a, COEF_QG, 0, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_QG, 0, neg});
     else if (sign > 0)
-        product_range(s, e0, e1, a, COEF_NONE, 1, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_NONE, 1, neg});
     else if (sign < 0)
-        product_range(s, e0, e1, a, COEF_NONE, -1, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_NONE, -1, neg});
     else
-        product_range(s, e0, e1, a, COEF_NONE, 0, neg);
+        product_range(s, e0, e1, a, (product_case){COEF_NONE, 0, neg});
 }
 
 static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
