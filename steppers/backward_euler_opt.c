@@ -72,7 +72,9 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
 {
     size_t n = sys->n;
     opt_scratch *s = calloc(1, sizeof *s);
-    if (s && (!sys->ops->energy || !sys->jacobian_symmetric)) { /* no objective */
+    if (!s)
+        return ts_error(TS_ERR_NOMEM, "backward-euler-opt scratch");
+    if (!sys->ops->energy || !sys->jacobian_symmetric) { /* no objective */
         int st = ts_implicit_alloc(sys, opt, &s->newton);
         if (st)
             free(s);
@@ -80,24 +82,15 @@ static int opt_alloc(const ts_system *sys, const ts_solver_options *opt, void **
             *scratch = s;
         return st;
     }
-    double *block = calloc(12 * n + 1, sizeof *block);
-    if (!s || !block) {
-        free(s);
-        free(block);
-        return ts_error(TS_ERR_NOMEM, "backward-euler-opt scratch");
-    }
-    int st = ts_linsolve_new(sys, opt, &s->lin);
+    double **vecs[] = {&s->x0, &s->v0, &s->xpred, &s->x, &s->v, &s->g, &s->d,
+                       &s->xt, &s->vt, &s->gt, &s->f, &s->probe};
+    int st = ts_implicit_vectors_new(sys, opt, vecs, sizeof vecs / sizeof *vecs, &s->lin);
     if (st) {
         free(s);
-        free(block);
         return st;
     }
     s->opt = *opt;
     s->n = n;
-    double **vecs[] = {&s->x0, &s->v0, &s->xpred, &s->x, &s->v, &s->g, &s->d,
-                       &s->xt, &s->vt, &s->gt, &s->f, &s->probe};
-    for (size_t i = 0; i < sizeof vecs / sizeof *vecs; i++)
-        *vecs[i] = block + i * n;
     /* a fixed direction with no symmetry, to probe df/dv */
     for (size_t i = 0; i < n; i++)
         s->probe[i] = sin(1.3 * (double)i + 0.7);
@@ -124,6 +117,22 @@ static void opt_free(void *scratch)
     free(s);
 }
 
+/* One step's Newton state (norms of G unless said). */
+typedef struct {
+    double t1, h, a, beta; /* t + h; a = h^2 (order 1: h); beta = h (order 1: 0) */
+    double unit;           /* M^-1 G / unit is M^-1 r of tstep/implicit.h: h (order 1: 1) */
+    double tol, mmin;      /* newton_tol; the least mass */
+    int use_f;             /* the line search's merit: F (1) or psi (0) */
+    int have_g;            /* s->g holds G at s->x already */
+    double eta, gprev;     /* the last forcing (0: none yet) and |G|_2 it was for */
+    double gnorm, scale;   /* |G|_2 and the stop's scale at the iterate */
+    double measure;        /* the residual test's measure at the iterate */
+    double upd, gsolved;   /* the last solve's |d|_inf and |G|_2 */
+    double uprev;          /* the last step's |d|_inf if a whole Newton step, else 0 */
+    double rate;           /* Newton's contraction rate (ts_newton_update_measure) */
+    int done;              /* a stop test passed */
+} opt_newton;
+
 /* v(x) = (x - x0)/h, pinned velocities kept at v0 (order 2 only) */
 static void velocity_of(const opt_scratch *s, const ts_system *sys, double h, const double *x,
                         double *v)
@@ -132,38 +141,44 @@ static void velocity_of(const opt_scratch *s, const ts_system *sys, double h, co
         v[i] = sys->pinned && sys->pinned[i] ? s->v0[i] : (x[i] - s->x0[i]) / h;
 }
 
-/* G = M (x - x_pred) - a f(x, v(x)), filtered; v(x) into v */
-static int scaled_gradient(opt_scratch *s, ts_system *sys, double t1, double h, double a,
+/* G = M (x - x_pred) - a f(x, v(x)), filtered, at the step nw; v(x) into v */
+static int scaled_gradient(opt_scratch *s, ts_system *sys, const opt_newton *nw,
                            const double *x, double *v, double *g)
 {
     int order2 = sys->order == 2;
     if (order2)
-        velocity_of(s, sys, h, x, v);
-    int st = ts_system_forces(sys, t1, x, order2 ? v : NULL, s->f);
+        velocity_of(s, sys, nw->h, x, v);
+    int st = ts_system_forces(sys, nw->t1, x, order2 ? v : NULL, s->f);
     if (st)
         return st;
     for (size_t i = 0; i < s->n; i++)
-        g[i] = sys->mass[i] * (x[i] - s->xpred[i]) - a * s->f[i];
+        g[i] = sys->mass[i] * (x[i] - s->xpred[i]) - nw->a * s->f[i];
     ts_system_filter(sys, g);
     return TS_OK;
 }
 
-/* F(x) = 1/(2a) |x - x_pred|_M^2 + E(x); *round the size of its round-off */
-static int objective(opt_scratch *s, ts_system *sys, double t1, double h, double a,
-                     const double *x, double *vt, double *F, double *round)
+/* A line search's merit at a point, and the size of its round-off. */
+typedef struct {
+    double phi, round;
+} merit;
+
+/* F(x) = 1/(2a) |x - x_pred|_M^2 + E(x) at the step nw (v(x) in s->vt) */
+static int objective(opt_scratch *s, ts_system *sys, const opt_newton *nw, const double *x,
+                     merit *F)
 {
-    double q = 0.0, ke, pe;
+    double q = 0.0, ke, pe, *vt = s->vt;
     for (size_t i = 0; i < s->n; i++)
         q += sys->mass[i] * (x[i] - s->xpred[i]) * (x[i] - s->xpred[i]);
-    q /= 2.0 * a;
+    q /= 2.0 * nw->a;
     if (sys->order == 2)
-        velocity_of(s, sys, h, x, vt);
-    int st = sys->ops->energy(sys, t1, x, sys->order == 2 ? vt : NULL, &ke, &pe);
+        velocity_of(s, sys, nw->h, x, vt);
+    int st = sys->ops->energy(sys, nw->t1, x, sys->order == 2 ? vt : NULL, &ke, &pe);
     if (st)
         return st;
-    *F = q + pe;
-    *round = 64.0 * DBL_EPSILON * (q + fabs(pe));
-    return isfinite(*F) ? TS_OK : ts_error(TS_ERR_DIVERGED, "non-finite energy in the line search");
+    F->phi = q + pe;
+    F->round = 64.0 * DBL_EPSILON * (q + fabs(pe));
+    return isfinite(F->phi) ? TS_OK
+                            : ts_error(TS_ERR_DIVERGED, "non-finite energy in the line search");
 }
 
 static double residual_merit(const opt_scratch *s, const ts_system *sys, const double *g)
@@ -192,40 +207,38 @@ static int velocity_dependent(opt_scratch *s, ts_system *sys, double t, int *dep
     return TS_OK;
 }
 
-/* Backtrack from x along d.  Merit F (use_f) or psi; on success x, v, g
- * hold the accepted point (g only for psi: F's caller recomputes it). */
-static int line_search(opt_scratch *s, ts_system *sys, double t1, double h, double a, int use_f,
-                       double *alpha_out)
+/* Backtrack from x along d.  Merit F (nw->use_f) or psi; on success x, v,
+ * g hold the accepted point (g only for psi: F's caller recomputes it). */
+static int line_search(opt_scratch *s, ts_system *sys, const opt_newton *nw, double *alpha_out)
 {
     size_t n = s->n;
-    double phi0, round, slope;
-    int st;
+    int use_f = nw->use_f, st;
+    merit m0, m;
+    double slope;
     if (use_f) {
-        if ((st = objective(s, sys, t1, h, a, s->x, s->vt, &phi0, &round)))
+        if ((st = objective(s, sys, nw, s->x, &m0)))
             return st;
-        slope = ts_vec_dot(n, s->g, s->d) / a; /* grad F . d */
+        slope = ts_vec_dot(n, s->g, s->d) / nw->a; /* grad F . d */
         if (!(slope < 0.0))
             return TS_ERR_NEWTON; /* not a descent direction for F */
     } else {
-        phi0 = residual_merit(s, sys, s->g);
-        round = 64.0 * DBL_EPSILON * phi0;
-        slope = -2.0 * phi0;
+        m0.phi = residual_merit(s, sys, s->g);
+        m0.round = 64.0 * DBL_EPSILON * m0.phi;
+        slope = -2.0 * m0.phi;
     }
     double alpha = 1.0;
     for (int k = 0; k <= MAX_HALVINGS; k++, alpha *= 0.5) {
         for (size_t i = 0; i < n; i++)
             s->xt[i] = s->x[i] + alpha * s->d[i];
-        double phi;
         if (use_f) {
-            double r;
-            if ((st = objective(s, sys, t1, h, a, s->xt, s->vt, &phi, &r)))
+            if ((st = objective(s, sys, nw, s->xt, &m)))
                 return st;
         } else {
-            if ((st = scaled_gradient(s, sys, t1, h, a, s->xt, s->vt, s->gt)))
+            if ((st = scaled_gradient(s, sys, nw, s->xt, s->vt, s->gt)))
                 return st;
-            phi = residual_merit(s, sys, s->gt);
+            m.phi = residual_merit(s, sys, s->gt);
         }
-        if (phi <= phi0 + ARMIJO_C1 * alpha * slope + round) {
+        if (m.phi <= m0.phi + ARMIJO_C1 * alpha * slope + m0.round) {
             ts_vec_copy(n, s->xt, s->x);
             if (!use_f)
                 ts_vec_copy(n, s->gt, s->g);
@@ -235,21 +248,6 @@ static int line_search(opt_scratch *s, ts_system *sys, double t1, double h, doub
     }
     return TS_ERR_NEWTON;
 }
-
-/* One step's Newton state (norms of G unless said). */
-typedef struct {
-    double t1, h, a, beta; /* t + h; a = h^2 (order 1: h); beta = h (order 1: 0) */
-    double unit;           /* M^-1 G / unit is M^-1 r of tstep/implicit.h: h (order 1: 1) */
-    double tol, mmin;      /* newton_tol; the least mass */
-    int use_f;             /* the line search's merit: F (1) or psi (0) */
-    int have_g;            /* s->g holds G at s->x already */
-    double eta, gprev;     /* the last forcing (0: none yet) and |G|_2 it was for */
-    double gnorm, scale;   /* |G|_2 and the stop's scale at the iterate */
-    double measure;        /* the residual test's measure at the iterate */
-    double upd, gsolved;   /* the last solve's |d|_inf and |G|_2 */
-    double uprev;          /* the last step's |d|_inf if a whole Newton step, else 0 */
-    double rate;           /* Newton's contraction rate (ts_newton_update_measure) */
-} opt_newton;
 
 /* The start: x0, v0 from the system, x = x_pred. */
 static void opt_start(opt_scratch *s, const ts_system *sys, double h)
@@ -264,13 +262,13 @@ static void opt_start(opt_scratch *s, const ts_system *sys, double h)
     ts_vec_copy(n, s->xpred, s->x);
 }
 
-/* G at the iterate and the residual test: *done when Newton's stop holds
- * or G is at its round-off level. */
-static int opt_residual_test(opt_scratch *s, ts_system *sys, opt_newton *nw, int *done)
+/* G at the iterate and the residual test: nw->done when Newton's stop
+ * holds or G is at its round-off level. */
+static int opt_residual_test(opt_scratch *s, ts_system *sys, opt_newton *nw)
 {
     size_t n = s->n;
     int st;
-    if (!nw->have_g && (st = scaled_gradient(s, sys, nw->t1, nw->h, nw->a, s->x, s->v, s->g)))
+    if (!nw->have_g && (st = scaled_gradient(s, sys, nw, s->x, s->v, s->g)))
         return st;
     nw->have_g = 0;
     double gnoise = 0.0;
@@ -287,7 +285,7 @@ static int opt_residual_test(opt_scratch *s, ts_system *sys, opt_newton *nw, int
     if (!isfinite(nw->gnorm) || !isfinite(gnoise)) /* overflowed: no test can pass */
         return ts_error(TS_ERR_NEWTON, "Newton: the gradient's norm is %g (round-off "
                                        "level %g)", nw->gnorm, gnoise);
-    *done = nw->measure <= nw->tol || nw->gnorm <= gnoise;
+    nw->done = nw->measure <= nw->tol || nw->gnorm <= gnoise;
     return TS_OK;
 }
 
@@ -326,10 +324,10 @@ static int opt_direction(opt_scratch *s, ts_system *sys, opt_newton *nw, ts_step
  * these forces (it then stays on psi for the step). */
 static int opt_search(opt_scratch *s, ts_system *sys, opt_newton *nw, int it, double *alpha)
 {
-    int st = line_search(s, sys, nw->t1, nw->h, nw->a, nw->use_f, alpha);
+    int st = line_search(s, sys, nw, alpha);
     if (st == TS_ERR_NEWTON && nw->use_f) {
         nw->use_f = 0;
-        st = line_search(s, sys, nw->t1, nw->h, nw->a, 0, alpha);
+        st = line_search(s, sys, nw, alpha);
     }
     if (st == TS_ERR_NEWTON)
         return ts_error(TS_ERR_NEWTON,
@@ -340,13 +338,13 @@ static int opt_search(opt_scratch *s, ts_system *sys, opt_newton *nw, int it, do
     return st;
 }
 
-/* Converged when the Newton step passes the update test
+/* Converged (nw->done) when the Newton step passes the update test
  * (ts_newton_update_measure: the step, or the error estimated to be left
  * after a whole step), |d|/h in velocity (order 2) or |d| (order 1) within
  * newton_tol of the state's size; the residual stalls at round-off, so it
  * is measured here too. */
 static int opt_update_test(opt_scratch *s, ts_system *sys, opt_newton *nw, int whole,
-                           const ts_step_stats *stats, int *done)
+                           const ts_step_stats *stats)
 {
     size_t n = s->n;
     double unit = nw->unit;
@@ -360,13 +358,13 @@ static int opt_update_test(opt_scratch *s, ts_system *sys, opt_newton *nw, int w
     nw->uprev = whole ? nw->upd : 0.0;
     if (!(dn <= nw->tol * dscale))
         return TS_OK;
-    int st = scaled_gradient(s, sys, nw->t1, nw->h, nw->a, s->x, s->v, s->g);
+    int st = scaled_gradient(s, sys, nw, s->x, s->v, s->g);
     if (st)
         return st;
     nw->measure = ts_newton_measure(sys, s->g, dscale) / unit;
     if (dn / dscale < nw->measure) /* the test that stopped Newton (a NAN stays) */
         nw->measure = dn / dscale;
-    *done = 1;
+    nw->done = 1;
     return TS_OK;
 }
 
@@ -375,7 +373,7 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     opt_scratch *s = scratch;
     if (s->newton)
         return ts_implicit_euler_step(s->newton, sys, t, h, 0, stats);
-    int order2 = sys->order == 2, st, damped, done = 0;
+    int order2 = sys->order == 2, st, damped;
     opt_newton nw = {.t1 = t + h, .h = h, .a = order2 ? h * h : h, .beta = order2 ? h : 0.0,
                      .unit = order2 ? h : 1.0, .tol = s->opt.newton_tol, .mmin = sys->mass[0]};
     for (size_t i = 1; i < s->n; i++)
@@ -384,8 +382,8 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     if ((st = velocity_dependent(s, sys, t, &damped)))
         return st;
     nw.use_f = !damped;
-    for (int it = 1; !done; it++) {
-        if ((st = opt_residual_test(s, sys, &nw, &done)) || done || it > s->opt.newton_max)
+    for (int it = 1; !nw.done; it++) {
+        if ((st = opt_residual_test(s, sys, &nw)) || nw.done || it > s->opt.newton_max)
             break;
         if ((st = ts_stop_check("Newton")))
             return st;
@@ -394,14 +392,14 @@ static int opt_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         double alpha = 0.0;
         if ((st = opt_direction(s, sys, &nw, stats, &whole)) ||
             (st = opt_search(s, sys, &nw, it, &alpha)) ||
-            (st = opt_update_test(s, sys, &nw, whole && alpha == 1.0, stats, &done)))
+            (st = opt_update_test(s, sys, &nw, whole && alpha == 1.0, stats)))
             return st;
         if (!ts_vec_all_finite(s->n, s->x))
             break;
     }
     if (st)
         return st;
-    if (!done)
+    if (!nw.done)
         return ts_error(TS_ERR_NEWTON,
                         "backward-euler-opt: Newton did not converge in %d iterations "
                         "(residual %.3g, newton-tol %g)",

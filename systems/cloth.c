@@ -67,10 +67,19 @@ typedef struct {
     double k_struct, k_shear, k_flex, kd, mass;
 } cloth_springs;
 
-static int cloth_grid(ts_springs *s, size_t nx, size_t ny, double width, double height,
-                      int flat, const cloth_springs *c)
+/* The grid's shape: nx x ny particles over width x height, hanging or
+ * flat (plane=xz). */
+typedef struct {
+    size_t nx, ny;
+    double width, height;
+    int flat;
+} cloth_layout;
+
+static int cloth_grid(ts_springs *s, const cloth_layout *g, const cloth_springs *c)
 {
-    int st = TS_OK;
+    size_t nx = g->nx, ny = g->ny;
+    double width = g->width, height = g->height;
+    int flat = g->flat, st = TS_OK;
     for (size_t j = 0; j < ny; j++)
         for (size_t i = 0; i < nx; i++) {
             double *x = s->base.x + 3 * (j * nx + i), down = height * (double)j / (double)(ny - 1);
@@ -276,8 +285,9 @@ static int cloth_create(const ts_params *p, ts_system **out)
         st = cloth_mesh_springs(s, mesh, &c);
     } else {
         s->base.frame_row = (size_t)nx;
-        st = cloth_grid(s, (size_t)nx, (size_t)ny, ts_params_real(p, "width"),
-                        ts_params_real(p, "height"), flat, &c);
+        cloth_layout g = {(size_t)nx, (size_t)ny, ts_params_real(p, "width"),
+                          ts_params_real(p, "height"), flat};
+        st = cloth_grid(s, &g, &c);
     }
     if (st)
         goto fail;

@@ -34,8 +34,8 @@ static void check_solver(double skew, int use_cg)
     tri_mul(&a, xs, b);
     ts_krylov k = {.tol = 1e-12, .max_iter = 200, .diag = diag, .work = work};
     int iters;
-    int s = use_cg ? ts_cg_solve(N, tri_mul, &a, b, x, &k, &iters)
-                   : ts_bicgstab_solve(N, tri_mul, &a, b, x, &k, &iters);
+    ts_linear_op A = {N, tri_mul, &a};
+    int s = use_cg ? ts_cg_solve(&A, b, x, &k, &iters) : ts_bicgstab_solve(&A, b, x, &k, &iters);
     ck_assert_int_eq(s, TS_OK);
     ck_assert_int_gt(iters, 0);
     ck_assert_double_le(ts_vec_dist_inf(N, x, xs), 1e-10);
@@ -73,8 +73,8 @@ START_TEST(bicgstab_stops_when_stagnating)
     for (int stall = 0; stall < 2; stall++) {
         ts_vec_zero(CYC_N, x);
         ts_krylov k = {.tol = 1e-8, .max_iter = 150, .work = work, .stall = stall ? 20 : 0};
-        ck_assert_int_eq(ts_bicgstab_solve(CYC_N, cyclic_mul, NULL, b, x, &k, &iters[stall]),
-                         TS_ERR_LINEAR);
+        ts_linear_op A = {CYC_N, cyclic_mul, NULL};
+        ck_assert_int_eq(ts_bicgstab_solve(&A, b, x, &k, &iters[stall]), TS_ERR_LINEAR);
     }
     ck_assert_int_eq(iters[0], 150);
     ck_assert_int_lt(iters[1], 150);
@@ -87,7 +87,8 @@ START_TEST(bicgstab_stops_when_stagnating)
         bt[i] = sin(0.3 * (double)i);
     ts_krylov k = {.tol = 1e-12, .max_iter = 200, .work = wt, .stall = 20};
     int it;
-    ck_assert_int_eq(ts_bicgstab_solve(N, tri_mul, &a, bt, xt, &k, &it), TS_OK);
+    ts_linear_op A = {N, tri_mul, &a};
+    ck_assert_int_eq(ts_bicgstab_solve(&A, bt, xt, &k, &it), TS_OK);
 }
 END_TEST
 
@@ -102,7 +103,8 @@ START_TEST(cg_filter_holds_masked_entries_at_zero)
         b[i] = 1.0, x[i] = 5.0; /* warm start with junk in masked entries */
     ts_krylov k = {.tol = 1e-12, .max_iter = 100, .mask = mask, .work = work};
     int iters;
-    ck_assert_int_eq(ts_cg_solve(N, tri_mul, &a, b, x, &k, &iters), TS_OK);
+    ts_linear_op A = {N, tri_mul, &a};
+    ck_assert_int_eq(ts_cg_solve(&A, b, x, &k, &iters), TS_OK);
     ck_assert(x[0] == 0.0 && x[7] == 0.0);
     /* the free rows satisfy (A x)_i = b_i */
     double ax[N];
@@ -122,7 +124,8 @@ START_TEST(cg_reports_nonconvergence)
         b[i] = (double)(i % 3);
     ts_krylov k = {.tol = 1e-14, .max_iter = 3, .work = work};
     int iters;
-    ck_assert_int_eq(ts_cg_solve(N, tri_mul, &a, b, x, &k, &iters), TS_ERR_LINEAR);
+    ts_linear_op A = {N, tri_mul, &a};
+    ck_assert_int_eq(ts_cg_solve(&A, b, x, &k, &iters), TS_ERR_LINEAR);
     ck_assert_int_eq(iters, 3);
 }
 END_TEST
@@ -141,7 +144,8 @@ START_TEST(cg_rejects_indefinite)
     double b[N] = {1, 0, 0, 0}, x[N] = {0}, work[5 * N];
     ts_krylov k = {.tol = 1e-12, .max_iter = 10, .work = work};
     int iters;
-    ck_assert_int_eq(ts_cg_solve(N, neg_mul, &a, b, x, &k, &iters), TS_ERR_INDEFINITE);
+    ts_linear_op A = {N, neg_mul, &a};
+    ck_assert_int_eq(ts_cg_solve(&A, b, x, &k, &iters), TS_ERR_INDEFINITE);
     ck_assert_int_eq(iters, 1);
 }
 END_TEST

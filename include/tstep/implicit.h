@@ -101,6 +101,14 @@ int ts_implicit_alloc(const ts_system *sys, const ts_solver_options *opt, void *
 int ts_implicit_alloc_with(const ts_system *sys, const ts_solver_options *opt, int keep_f0,
                            void **scratch);
 void ts_implicit_free(void *scratch);
+/* The memory of a Newton stepper's scratch (this driver's, and a stepper's
+ * own such as backward-euler-opt's): nvec vectors of sys->n doubles,
+ * zeroed, in one block, *vecs[i] = block + i n (free(*vecs[0]) frees them
+ * all), and the linear solver for sys under opt (tstep/linsolve.h) in
+ * *lin.  On failure nothing is left allocated. */
+struct ts_linsolve;
+int ts_implicit_vectors_new(const ts_system *sys, const ts_solver_options *opt,
+                            double **const *vecs, size_t nvec, struct ts_linsolve **lin);
 /* The reset hook: forget the last step's solution (the first linear
  * solve's starting guess), so that a run repeats bit for bit. */
 void ts_implicit_reset(void *scratch);
@@ -146,7 +154,6 @@ typedef struct {
  * stats->linear_iters is increased by the iterations taken,
  * stats->linear_residual set to the relative residual reached, setup and
  * solve times added. */
-struct ts_linsolve;
 int ts_implicit_solve(struct ts_linsolve *ls, ts_system *sys, const ts_linear_problem *q,
                       double *sol, ts_step_stats *stats);
 

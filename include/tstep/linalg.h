@@ -68,6 +68,19 @@ typedef int (*ts_matvec_fn)(void *ctx, const double *u, double *out);
 /* z = P^-1 r, a preconditioner's apply (tstep/linsolve.h); z is filtered after. */
 typedef void (*ts_precond_fn)(void *ctx, const double *r, double *z);
 
+/* The matrix a solver below sees: n unknowns, out = A u by mul(ctx, u, out),
+ *   ts_linear_op A = {n, my_mul, &my_data};
+ * the matrix is never stored. */
+typedef struct {
+    size_t n;
+    ts_matvec_fn mul;
+    void *ctx;
+} ts_linear_op;
+
+/* How to solve: fields left 0 mean none (no preconditioner, no filter, no
+ * stall test), so a designated initializer names only what it uses,
+ *   ts_krylov k = {.tol = 1e-10, .max_iter = 200, .work = work};
+ * tol, max_iter and work are required. */
 typedef struct {
     double tol;   /* relative: stop when |r|_2 <= tol * |b|_2 (filtered b) */
     int max_iter;
@@ -87,13 +100,13 @@ typedef struct {
  * Returns TS_OK, TS_ERR_LINEAR (no convergence within max_iter),
  * TS_ERR_INDEFINITE (p.Ap <= 0: A, or the preconditioned A, is not positive
  * definite), or the matvec's status; *iters the iterations. */
-int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
-                const ts_krylov *k, int *iters);
+int ts_cg_solve(const ts_linear_op *A, const double *b, double *x, const ts_krylov *k,
+                int *iters);
 
 /* Preconditioned BiCGSTAB (van der Vorst 1992) for non-symmetric A; with
  * k->stall, TS_ERR_LINEAR also when it stagnates (see ts_krylov). */
-int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
-                      const ts_krylov *k, int *iters);
+int ts_bicgstab_solve(const ts_linear_op *A, const double *b, double *x, const ts_krylov *k,
+                      int *iters);
 
 /* Dense solve for small non-symmetric A: A assembled from n products, then
  * Gaussian elimination with partial pivoting (Golub & Van Loan, 3.4).  Used
@@ -103,7 +116,7 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
  * k->mask; ignores tol, max_iter and diag.  TS_ERR_LINEAR if A is singular
  * to working precision; *iters = n products. */
 #define TS_DENSE_MAX 7
-int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
-                   const ts_krylov *k, int *iters);
+int ts_dense_solve(const ts_linear_op *A, const double *b, double *x, const ts_krylov *k,
+                   int *iters);
 
 #endif

@@ -80,11 +80,21 @@ typedef struct ts_precond_type {
     double first_forcing;
 } ts_precond_type;
 
+/* One solve of A sol = rhs at the last setup: what the driver asks of a
+ * solver and what the solver reports back. */
+typedef struct {
+    const double *rhs;
+    double *sol;     /* the start on entry, the solution on return */
+    double tol;      /* the relative residual to reach */
+    int iters;       /* increased by the iterations taken */
+    double achieved; /* set to |rhs - A sol|_2 / |rhs|_2 where the solver measured it */
+} ts_linsolve_request;
+
 /* A linear solver type.  solve is called only for symmetric A, at the last
- * setup: it solves A sol = rhs to relative residual tol (sol holds the
- * start), adds to *iters, sets *achieved to |rhs - A sol|_2 / |rhs|_2, and
- * returns TS_ERR_INDEFINITE when A is not positive definite (the driver
- * then falls back), TS_ERR_LINEAR when it does not converge. */
+ * setup: it solves req (A req->sol = req->rhs to req->tol), adds its
+ * iterations to req->iters, sets req->achieved, and returns
+ * TS_ERR_INDEFINITE when A is not positive definite (the driver then falls
+ * back), TS_ERR_LINEAR when it does not converge. */
 typedef struct ts_linsolve_type {
     const char *name;
     const char *summary;
@@ -92,8 +102,7 @@ typedef struct ts_linsolve_type {
     int uses_precond;  /* 1: the preconditioner option applies */
     int (*alloc)(const ts_linsolve *ls, const ts_system *sys, void **state);
     int (*setup)(void *state, const ts_linsolve *ls, ts_system *sys);
-    int (*solve)(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
-                 double *sol, double tol, int *iters, double *achieved);
+    int (*solve)(void *state, const ts_linsolve *ls, ts_system *sys, ts_linsolve_request *req);
     /* Optional, for a solver without a preconditioner: z ~ A^-1 r from the
      * last setup, the preconditioner of the driver's BiCGSTAB fallback
      * (NULL: Jacobi). */
@@ -206,9 +215,11 @@ int ts_linsolve_solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double
 /* out = A u at the last setup (the driver's matrix-free product). */
 int ts_linsolve_matvec(void *sys, const double *u, double *out);
 
-/* For solver files: a Krylov description with this solver's preconditioner,
- * the filter, tolerance and work. */
-void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, double tol,
-                        double *achieved, ts_krylov *k);
+/* For solver files: the matrix-free A of the last setup, and a Krylov
+ * description of req with this solver's preconditioner, the filter and the
+ * work (k->achieved points at req->achieved). */
+ts_linear_op ts_linsolve_op(const ts_linsolve *ls, ts_system *sys);
+void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, ts_linsolve_request *req,
+                        ts_krylov *k);
 
 #endif

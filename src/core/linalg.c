@@ -348,24 +348,34 @@ static void precondition(size_t n, const ts_krylov *k, const double *r, double *
     ts_vec_mask(n, k->mask, z);
 }
 
+/* One Krylov solve: A x = b under k; bnorm, the filtered |b|_2, is set by
+ * krylov_start. */
+typedef struct {
+    const ts_linear_op *A;
+    const double *b;
+    double *x;
+    const ts_krylov *k;
+    double bnorm;
+} krylov_solve;
+
 /* r = S (b - A x); from x = 0 (every Newton update's start) r = S b
  * without the product, the same bits: A 0 is 0 for a finite A */
-static int residual(size_t n, ts_matvec_fn A, void *ctx, const double *b, const double *x,
-                    const ts_krylov *k, double *r)
+static int residual(const krylov_solve *ks, double *r)
 {
-    size_t i = 0;
+    size_t n = ks->A->n, i = 0;
+    const double *x = ks->x;
     while (i < n && x[i] == 0.0)
         i++;
     if (i == n) {
-        ts_vec_copy(n, b, r);
-        ts_vec_mask(n, k->mask, r);
+        ts_vec_copy(n, ks->b, r);
+        ts_vec_mask(n, ks->k->mask, r);
         return TS_OK;
     }
-    int s = A(ctx, x, r);
+    int s = ks->A->mul(ks->A->ctx, x, r);
     if (s)
         return s;
-    ts_vec_axpby(n, 1.0, b, -1.0, r);
-    ts_vec_mask(n, k->mask, r);
+    ts_vec_axpby(n, 1.0, ks->b, -1.0, r);
+    ts_vec_mask(n, ks->k->mask, r);
     return TS_OK;
 }
 
@@ -385,6 +395,43 @@ static int reached(const ts_krylov *k, double rnorm, double bnorm)
         *k->achieved = bnorm > 0.0 ? rnorm / bnorm : 0.0;
     return TS_OK;
 }
+
+/* The start CG and BiCGSTAB (`name`, in messages) share: x filtered,
+ * ks->bnorm, and r = S (b - A x) of the start iterate.  *done when there
+ * is nothing to iterate: b = 0 (x = 0), the start within tol, or a
+ * failure; the return value is then the solve's. */
+static int krylov_start(krylov_solve *ks, const char *name, double *r, int *done)
+{
+    size_t n = ks->A->n;
+    const ts_krylov *k = ks->k;
+    double bnorm = ks->bnorm = filtered_norm(n, ks->b, k->mask);
+    *done = 1;
+    ts_vec_mask(n, k->mask, ks->x);
+    if (!isfinite(bnorm)) /* NaN, or entries near 1e154 whose squares overflow */
+        return ts_error(TS_ERR_LINEAR, "%s: the right-hand side's norm is %g", name, bnorm);
+    if (bnorm == 0.0) {
+        ts_vec_zero(n, ks->x);
+        return reached(k, 0.0, 0.0);
+    }
+    int s = residual(ks, r);
+    if (s)
+        return s;
+    if (ts_vec_norm2(n, r) <= k->tol * bnorm)
+        return reached(k, ts_vec_norm2(n, r), bnorm);
+    *done = 0;
+    return TS_OK;
+}
+
+/* A CG iteration (Shewchuk B3): the iterate x, the residual r, the search
+ * direction p, q = A p, z = P^-1 r (in q's vector: q is read for the last
+ * time when r is updated, before z is formed), the step alpha = r.z / p.q
+ * and rz = r.z.  jacobi: P is k->diag, applied in the update pass. */
+typedef struct {
+    const ts_krylov *k;
+    int jacobi;
+    double *x, *r, *p, *q, *z;
+    double alpha, rz;
+} cg_state;
 
 /* The two passes of a Jacobi-preconditioned CG iteration fused (the
  * diagonal preconditioner, k->precond NULL): each chunk of the reductions
@@ -422,16 +469,14 @@ static double cg_filter_dot(size_t n, const unsigned char *mask, const double *p
     return s;
 }
 
-/* x += alpha p, r -= alpha q, z = S D^-1 r (z may be q: q_i is read
- * before z_i is written); returns |r|^2 in *rr and r . z in *rz.  With z
- * NULL (a preconditioner applied after the pass) only x, r and *rr. */
-/* cg_update on the entries [i0, i1) of chunk j */
-static void cg_update_chunk(const ts_krylov *k, double alpha, const double *p, const double *q,
-                            double *x, double *r, double *z, size_t i0, size_t i1, double *rr,
-                            double *rz)
+/* cg_update on the entries [i0, i1): x += alpha p, r -= alpha q and, with
+ * jacobi, z = S D^-1 r (z may be q: q_i is read before z_i is written);
+ * |r|^2 of the entries in *rr and, with jacobi, r . z in *rz */
+static void cg_update_chunk(const cg_state *cg, size_t i0, size_t i1, double *rr, double *rz)
 {
-    const double *d = k->diag;
-    if (!z) {
+    const double *d = cg->k->diag, *p = cg->p, *q = cg->q;
+    double alpha = cg->alpha, *x = cg->x, *r = cg->r, *z = cg->z;
+    if (!cg->jacobi) {
 #pragma omp simd
         for (size_t i = i0; i < i1; i++) {
             x[i] += alpha * p[i];
@@ -455,17 +500,15 @@ static void cg_update_chunk(const ts_krylov *k, double alpha, const double *p, c
             z[i] = r[i];
         }
     }
-    ts_vec_mask(i1 - i0, k->mask ? k->mask + i0 : NULL, z + i0);
+    ts_vec_mask(i1 - i0, cg->k->mask ? cg->k->mask + i0 : NULL, z + i0);
     *rr = dot_chunk(i1 - i0, r + i0, r + i0);
     *rz = dot_chunk(i1 - i0, r + i0, z + i0);
 }
 
 typedef struct {
     size_t n, c;
-    const ts_krylov *k;
-    double alpha;
-    const double *p, *q;
-    double *x, *r, *z, *part_rr, *part_rz;
+    const cg_state *cg;
+    double *part_rr, *part_rz;
 } update_args;
 
 static void update_range(void *a, size_t j0, size_t j1)
@@ -473,151 +516,151 @@ static void update_range(void *a, size_t j0, size_t j1)
     const update_args *g = a;
     for (size_t j = j0; j < j1; j++) {
         size_t i0 = j * g->c, i1 = i0 + g->c < g->n ? i0 + g->c : g->n;
-        cg_update_chunk(g->k, g->alpha, g->p, g->q, g->x, g->r, g->z, i0, i1, &g->part_rr[j],
-                        &g->part_rz[j]);
+        cg_update_chunk(g->cg, i0, i1, &g->part_rr[j], &g->part_rz[j]);
     }
 }
 
-static void cg_update(size_t n, const ts_krylov *k, double alpha, const double *p,
-                      const double *q, double *x, double *r, double *z, double *rr, double *rz)
+/* The update pass of a CG iteration, in chunks (cg_update_chunk); returns
+ * |r|^2 and, with jacobi, sets cg->rz to the new r . z. */
+static double cg_update(size_t n, cg_state *cg)
 {
     size_t c = red_chunk(n), nc = (n + c - 1) / c;
     double part_rr[RED_PARTS], part_rz[RED_PARTS];
-    update_args g = {.n = n, .c = c, .k = k, .alpha = alpha, .p = p, .q = q, .x = x, .r = r,
-                     .z = z, .part_rr = part_rr, .part_rz = part_rz};
+    update_args g = {.n = n, .c = c, .cg = cg, .part_rr = part_rr, .part_rz = part_rz};
     TS_PARALLEL(nc > 1, nc, update_range, &g);
     double a = 0.0, b = 0.0;
     for (size_t j = 0; j < nc; j++)
-        a += part_rr[j], b += z ? part_rz[j] : 0.0;
-    *rr = a;
-    if (z)
-        *rz = b;
+        a += part_rr[j], b += cg->jacobi ? part_rz[j] : 0.0;
+    if (cg->jacobi)
+        cg->rz = b;
+    return a;
 }
 
-int ts_cg_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
-                const ts_krylov *k, int *iters)
+int ts_cg_solve(const ts_linear_op *A, const double *b, double *x, const ts_krylov *k,
+                int *iters)
 {
-    /* z = P^-1 r in q's vector: q = A p is read for the last time when r
-     * is updated, before z is formed (3 vectors, not 4) */
-    double *r = k->work, *p = r + n, *q = p + n, *z = q;
-    double bnorm = filtered_norm(n, b, k->mask);
-    int s;
+    size_t n = A->n;
+    double *r = k->work, *p = r + n, *q = p + n; /* 3 vectors, z in q's */
+    cg_state cg = {.k = k, .jacobi = !k->precond, .x = x, .r = r, .p = p, .q = q, .z = q};
+    krylov_solve ks = {.A = A, .b = b, .x = x, .k = k};
+    int s, done;
     *iters = 0;
-    ts_vec_mask(n, k->mask, x);
-    if (!isfinite(bnorm)) /* NaN, or entries near 1e154 whose squares overflow */
-        return ts_error(TS_ERR_LINEAR, "CG: the right-hand side's norm is %g", bnorm);
-    if (bnorm == 0.0) {
-        ts_vec_zero(n, x);
-        return reached(k, 0.0, 0.0);
-    }
-    if ((s = residual(n, A, ctx, b, x, k, r)))
+    if ((s = krylov_start(&ks, "CG", r, &done)) || done)
         return s;
-    if (ts_vec_norm2(n, r) <= k->tol * bnorm)
-        return reached(k, ts_vec_norm2(n, r), bnorm);
-    precondition(n, k, r, z);
-    ts_vec_copy(n, z, p);
-    double rz = ts_vec_dot(n, r, z);
+    double bnorm = ks.bnorm;
+    precondition(n, k, r, cg.z);
+    ts_vec_copy(n, cg.z, p);
+    double rz = ts_vec_dot(n, r, cg.z);
     for (int it = 1; it <= k->max_iter; it++) {
         *iters = it;
         if ((s = ts_stop_check("CG")))
             return s;
-        if ((s = A(ctx, p, q)))
+        if ((s = A->mul(A->ctx, p, q)))
             return s;
         double pq = cg_filter_dot(n, k->mask, p, q);
         if (!(pq > 0.0))
             return ts_error(TS_ERR_INDEFINITE,
                             "CG: matrix not positive definite (p.Ap = %g at iteration %d)", pq,
                             it);
-        double alpha = rz / pq, rr, rz_new = 0.0;
+        cg.alpha = rz / pq, cg.rz = 0.0;
         /* one fused pass: with Jacobi z too, else z after it */
-        cg_update(n, k, alpha, p, q, x, r, k->precond ? NULL : z, &rr, &rz_new);
-        double rnorm = sqrt(rr);
+        double rnorm = sqrt(cg_update(n, &cg));
         if (!isfinite(rnorm))
             return ts_error(TS_ERR_LINEAR, "CG: non-finite residual at iteration %d", it);
         if (rnorm <= k->tol * bnorm)
             return reached(k, rnorm, bnorm);
         if (k->precond) {
-            precondition(n, k, r, z);
-            rz_new = ts_vec_dot(n, r, z);
+            precondition(n, k, r, cg.z);
+            cg.rz = ts_vec_dot(n, r, cg.z);
         }
-        ts_vec_axpby(n, 1.0, z, rz_new / rz, p);
-        rz = rz_new;
+        ts_vec_axpby(n, 1.0, cg.z, cg.rz / rz, p); /* p = z + beta p */
+        rz = cg.rz;
     }
     return ts_error(TS_ERR_LINEAR, "CG: relative residual above %g after %d iterations",
                     k->tol, k->max_iter);
 }
 
+/* BiCGSTAB's vectors (6: s = r - alpha v is formed in r, and P^-1 s in
+ * phat once x has taken its alpha phat; x is not read in between, so the
+ * sums are those of the textbook order) and scalars. */
+typedef struct {
+    double *r, *rhat, *p, *v, *t, *phat;
+    double rho, alpha, omega;
+} bicgstab_state;
+
 /* BiCGSTAB's second half-step: shat = P^-1 s (in phat), t = A shat,
  * omega = t.s / t.t minimizing |s - omega t|, x += omega shat, r = s - omega t. */
-static int bicgstab_smooth(size_t n, ts_matvec_fn A, void *ctx, const ts_krylov *k, double *r,
-                           double *x, double *phat, double *t, double *omega)
+static int bicgstab_smooth(const krylov_solve *ks, bicgstab_state *bs)
 {
-    precondition(n, k, r, phat);
-    int s = A(ctx, phat, t);
+    size_t n = ks->A->n;
+    precondition(n, ks->k, bs->r, bs->phat);
+    int s = ks->A->mul(ks->A->ctx, bs->phat, bs->t);
     if (s)
         return s;
-    ts_vec_mask(n, k->mask, t);
-    double tt = ts_vec_dot(n, t, t);
-    *omega = tt > 0.0 ? ts_vec_dot(n, t, r) / tt : 0.0;
-    ts_vec_axpy(n, *omega, phat, x);
-    ts_vec_axpy(n, -*omega, t, r);
+    ts_vec_mask(n, ks->k->mask, bs->t);
+    double tt = ts_vec_dot(n, bs->t, bs->t);
+    bs->omega = tt > 0.0 ? ts_vec_dot(n, bs->t, bs->r) / tt : 0.0;
+    ts_vec_axpy(n, bs->omega, bs->phat, ks->x);
+    ts_vec_axpy(n, -bs->omega, bs->t, bs->r);
     return TS_OK;
 }
 
-int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
-                      const ts_krylov *k, int *iters)
+/* BiCGSTAB's first half-step at iteration it, rho_new = rhat . r:
+ * p = r + beta (p - omega v) (p = r at the first), phat = P^-1 p,
+ * v = A phat, alpha = rho_new / rhat.v, r = s = r - alpha v, x += alpha phat. */
+static int bicgstab_half(const krylov_solve *ks, bicgstab_state *bs, double rho_new, int it)
 {
-    /* 6 vectors: s = r - alpha v is formed in r, and P^-1 s in phat once
-     * x has taken its alpha phat (x is not read in between, so the sums
-     * are those of the textbook order) */
-    double *r = k->work, *rhat = r + n, *p = rhat + n, *v = p + n, *t = v + n, *phat = t + n;
-    double bnorm = filtered_norm(n, b, k->mask);
-    double rho = 1.0, alpha = 1.0, omega = 1.0, mark = INFINITY;
-    int s, mark_it = 0;
-    *iters = 0;
-    ts_vec_mask(n, k->mask, x);
-    if (!isfinite(bnorm))
-        return ts_error(TS_ERR_LINEAR, "BiCGSTAB: the right-hand side's norm is %g", bnorm);
-    if (bnorm == 0.0) {
-        ts_vec_zero(n, x);
-        return reached(k, 0.0, 0.0);
+    size_t n = ks->A->n;
+    if (it == 1) {
+        ts_vec_copy(n, bs->r, bs->p);
+    } else {
+        double beta = (rho_new / bs->rho) * (bs->alpha / bs->omega);
+        ts_vec_axpy(n, -bs->omega, bs->v, bs->p);
+        ts_vec_axpby(n, 1.0, bs->r, beta, bs->p);
     }
-    if ((s = residual(n, A, ctx, b, x, k, r)))
+    precondition(n, ks->k, bs->p, bs->phat);
+    int s = ks->A->mul(ks->A->ctx, bs->phat, bs->v);
+    if (s)
         return s;
-    if (ts_vec_norm2(n, r) <= k->tol * bnorm)
-        return reached(k, ts_vec_norm2(n, r), bnorm);
-    ts_vec_copy(n, r, rhat);
-    ts_vec_zero(n, p);
-    ts_vec_zero(n, v);
+    ts_vec_mask(n, ks->k->mask, bs->v);
+    double rv = ts_vec_dot(n, bs->rhat, bs->v);
+    if (rv == 0.0)
+        return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rhat.v = 0) at iteration %d", it);
+    bs->alpha = rho_new / rv;
+    ts_vec_axpy(n, -bs->alpha, bs->v, bs->r); /* s */
+    ts_vec_axpy(n, bs->alpha, bs->phat, ks->x);
+    return TS_OK;
+}
+
+int ts_bicgstab_solve(const ts_linear_op *A, const double *b, double *x, const ts_krylov *k,
+                      int *iters)
+{
+    size_t n = A->n;
+    double *r = k->work;
+    bicgstab_state bs = {.r = r, .rhat = r + n, .p = r + 2 * n, .v = r + 3 * n, .t = r + 4 * n,
+                         .phat = r + 5 * n, .rho = 1.0, .alpha = 1.0, .omega = 1.0};
+    krylov_solve ks = {.A = A, .b = b, .x = x, .k = k};
+    double mark = INFINITY;
+    int s, done, mark_it = 0;
+    *iters = 0;
+    if ((s = krylov_start(&ks, "BiCGSTAB", r, &done)) || done)
+        return s;
+    double bnorm = ks.bnorm;
+    ts_vec_copy(n, r, bs.rhat);
+    ts_vec_zero(n, bs.p);
+    ts_vec_zero(n, bs.v);
     for (int it = 1; it <= k->max_iter; it++) {
         *iters = it;
         if ((s = ts_stop_check("BiCGSTAB")))
             return s;
-        double rho_new = ts_vec_dot(n, rhat, r);
+        double rho_new = ts_vec_dot(n, bs.rhat, r);
         if (rho_new == 0.0 || !isfinite(rho_new))
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rho = 0) at iteration %d", it);
-        if (it == 1) {
-            ts_vec_copy(n, r, p);
-        } else {
-            double beta = (rho_new / rho) * (alpha / omega);
-            /* p = r + beta (p - omega v) */
-            ts_vec_axpy(n, -omega, v, p);
-            ts_vec_axpby(n, 1.0, r, beta, p);
-        }
-        precondition(n, k, p, phat);
-        if ((s = A(ctx, phat, v)))
+        if ((s = bicgstab_half(&ks, &bs, rho_new, it)))
             return s;
-        ts_vec_mask(n, k->mask, v);
-        double rv = ts_vec_dot(n, rhat, v);
-        if (rv == 0.0)
-            return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (rhat.v = 0) at iteration %d",
-                            it);
-        alpha = rho_new / rv;
-        ts_vec_axpy(n, -alpha, v, r); /* s */
-        ts_vec_axpy(n, alpha, phat, x);
         if (ts_vec_norm2(n, r) <= k->tol * bnorm)
             return reached(k, ts_vec_norm2(n, r), bnorm);
-        if ((s = bicgstab_smooth(n, A, ctx, k, r, x, phat, t, &omega)))
+        if ((s = bicgstab_smooth(&ks, &bs)))
             return s;
         double rnorm = ts_vec_norm2(n, r);
         if (!isfinite(rnorm))
@@ -631,18 +674,19 @@ int ts_bicgstab_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, doub
                             "BiCGSTAB: stagnated at relative residual %.3g (no halving in %d "
                             "iterations) at iteration %d",
                             mark / bnorm, k->stall, it);
-        if (omega == 0.0)
+        if (bs.omega == 0.0)
             return ts_error(TS_ERR_LINEAR, "BiCGSTAB: breakdown (omega = 0) at iteration %d",
                             it);
-        rho = rho_new;
+        bs.rho = rho_new;
     }
     return ts_error(TS_ERR_LINEAR, "BiCGSTAB: relative residual above %g after %d iterations",
                     k->tol, k->max_iter);
 }
 
-int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double *x,
-                   const ts_krylov *k, int *iters)
+int ts_dense_solve(const ts_linear_op *A, const double *b, double *x, const ts_krylov *k,
+                   int *iters)
 {
+    size_t n = A->n;
     double *a = k->work, *col = a + n * n; /* a row-major, augmented below by b in x */
     double amax = 0.0;
     int s;
@@ -653,7 +697,7 @@ int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double 
     for (size_t j = 0; j < n; j++) { /* column j = A e_j, filtered */
         ts_vec_zero(n, x);
         x[j] = 1.0;
-        if ((s = A(ctx, x, col)))
+        if ((s = A->mul(A->ctx, x, col)))
             return s;
         ++*iters;
         ts_vec_mask(n, k->mask, col);
@@ -698,7 +742,8 @@ int ts_dense_solve(size_t n, ts_matvec_fn A, void *ctx, const double *b, double 
     if (!ts_vec_all_finite(n, x))
         return ts_error(TS_ERR_LINEAR, "dense solve: non-finite solution");
     if (k->achieved) { /* the true residual, with the elimination's round-off */
-        if ((s = residual(n, A, ctx, b, x, k, a)))
+        krylov_solve ks = {.A = A, .b = b, .x = x, .k = k};
+        if ((s = residual(&ks, a)))
             return s;
         reached(k, ts_vec_norm2(n, a), filtered_norm(n, b, k->mask));
     }

@@ -151,16 +151,17 @@ static void direct_fallback_apply(void *state, const double *r, double *z)
             z[i] = r[i] / s->diag[i];
 }
 
-static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
-                        double *sol, double tol, int *iters, double *achieved)
+static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys,
+                        ts_linsolve_request *req)
 {
     direct_state *s = state;
     size_t n = ls->n;
+    double *sol = req->sol;
     double *b = ls->work, *r = b + n, *d = r + n;
     if (!s->factored)
         return ts_error(TS_ERR_INDEFINITE, "direct: matrix not positive definite (column %zu)",
                         s->minor);
-    ts_vec_copy(n, rhs, b);
+    ts_vec_copy(n, req->rhs, b);
     ts_system_filter(sys, b);
     double bnorm = ts_vec_norm2(n, b);
     int st = factor_solve(s, b, sol, n);
@@ -171,14 +172,14 @@ static int direct_solve(void *state, const ts_linsolve *ls, ts_system *sys, cons
         ts_vec_axpby(n, 1.0, b, -1.0, r);
         ts_system_filter(sys, r);
         double rnorm = ts_vec_norm2(n, r);
-        *achieved = bnorm > 0.0 ? rnorm / bnorm : 0.0;
-        if (rnorm <= tol * bnorm || k == TS_DIRECT_REFINE)
+        req->achieved = bnorm > 0.0 ? rnorm / bnorm : 0.0;
+        if (rnorm <= req->tol * bnorm || k == TS_DIRECT_REFINE)
             break;
         if ((st = factor_solve(s, r, d, n))) /* refine: A d = r, x += d */
             break;
         ts_vec_axpy(n, 1.0, d, sol);
     }
-    *iters += 1;
+    req->iters += 1;
     return st;
 }
 

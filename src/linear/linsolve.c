@@ -556,11 +556,16 @@ int ts_linsolve_matvec(void *ctx, const double *u, double *out)
     return TS_OK;
 }
 
-void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, double tol,
-                        double *achieved, ts_krylov *k)
+ts_linear_op ts_linsolve_op(const ts_linsolve *ls, ts_system *sys)
 {
-    *k = (ts_krylov){.tol = tol, .max_iter = ls->max_iter, .diag = ls->diag,
-                     .mask = sys->pinned, .work = ls->work, .achieved = achieved};
+    return (ts_linear_op){ls->n, ts_linsolve_matvec, sys};
+}
+
+void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, ts_linsolve_request *req,
+                        ts_krylov *k)
+{
+    *k = (ts_krylov){.tol = req->tol, .max_iter = ls->max_iter, .diag = ls->diag,
+                     .mask = sys->pinned, .work = ls->work, .achieved = &req->achieved};
     if (ls->ptype == &ts_precond_jacobi) {
         /* the diagonal itself: CG fuses its application into its update pass */
     } else if (ls->ptype) {
@@ -627,38 +632,38 @@ int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, const ts_linear_point *at
     return st;
 }
 
-static int solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol, double tol,
-                 ts_step_stats *stats)
+/* The driver's solve of req with the fallbacks of tstep/linsolve.h;
+ * req->iters and req->achieved collect what every attempt reports, the
+ * definiteness fix's setup time goes to stats. */
+static int solve(ts_linsolve *ls, ts_system *sys, ts_linsolve_request *req, ts_step_stats *stats)
 {
     size_t n = ls->n;
     double *start = ls->work + 8 * n;
-    double *achieved = &stats->linear_residual;
     int it = 0, st;
     if (sys->jacobian_symmetric) {
         /* save the start: a failed attempt below restarts from it */
-        ts_vec_copy(n, sol, start);
-        st = ls->type->solve(ls->state, ls, sys, rhs, sol, tol, &it, achieved);
-        stats->linear_iters += it;
-        ls->last_iters = it, ls->last_achieved = *achieved;
+        ts_vec_copy(n, req->sol, start);
+        st = ls->type->solve(ls->state, ls, sys, req);
+        ls->last_iters = req->iters, ls->last_achieved = req->achieved;
         if (st != TS_ERR_INDEFINITE)
             return st;
-        ts_vec_copy(n, start, sol);
+        ts_vec_copy(n, start, req->sol);
     }
     /* Not symmetric, or symmetric but not positive definite (compressed
      * springs; M - h df/dx on a growing mode x' = a x with h a > 1): the
      * exact Newton step by a non-symmetric solver first. */
     ts_krylov k;
-    ts_linsolve_krylov(ls, sys, tol, achieved, &k);
+    ts_linsolve_krylov(ls, sys, req, &k);
+    ts_linear_op A = ts_linsolve_op(ls, sys);
     /* with the definiteness fix behind it, BiCGSTAB is cut short when it
      * stagnates rather than run to the cap (see TS_BICGSTAB_STALL) */
     if (sys->has_definite_fix && sys->jacobian_symmetric)
         k.stall = TS_BICGSTAB_STALL;
-    it = 0;
     if (n <= TS_DENSE_MAX) /* small: BiCGSTAB can break down */
-        st = ts_dense_solve(n, ts_linsolve_matvec, sys, rhs, sol, &k, &it);
+        st = ts_dense_solve(&A, req->rhs, req->sol, &k, &it);
     else
-        st = ts_bicgstab_solve(n, ts_linsolve_matvec, sys, rhs, sol, &k, &it);
-    stats->linear_iters += it;
+        st = ts_bicgstab_solve(&A, req->rhs, req->sol, &k, &it);
+    req->iters += it;
     if (st != TS_ERR_LINEAR || !sys->has_definite_fix || !sys->jacobian_symmetric)
         return st;
     /* Last, the system's definiteness fix (Choi & Ko 2002, sec. 5: clamped
@@ -671,18 +676,18 @@ static int solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol
     stats->setup_seconds += now() - t0;
     if (st)
         return st;
-    ts_vec_copy(n, start, sol);
-    it = 0;
-    st = ls->type->solve(ls->state, ls, sys, rhs, sol, tol, &it, achieved);
-    stats->linear_iters += it;
-    return st;
+    ts_vec_copy(n, start, req->sol);
+    return ls->type->solve(ls->state, ls, sys, req);
 }
 
 int ts_linsolve_solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol,
                       double tol, ts_step_stats *stats)
 {
     double t0 = now();
-    int st = solve(ls, sys, rhs, sol, tol, stats);
+    ts_linsolve_request req = {rhs, sol, tol, 0, stats->linear_residual};
+    int st = solve(ls, sys, &req, stats);
+    stats->linear_iters += req.iters;
+    stats->linear_residual = req.achieved;
     stats->solve_seconds += now() - t0;
     return st;
 }

@@ -16,15 +16,15 @@
  * itself is ts_cg_solve (src/core/linalg.c). */
 #include "tstep/linsolve.h"
 
-static int cg_solve(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
-                    double *sol, double tol, int *iters, double *achieved)
+static int cg_solve(void *state, const ts_linsolve *ls, ts_system *sys, ts_linsolve_request *req)
 {
     (void)state;
     ts_krylov k;
-    ts_linsolve_krylov(ls, sys, tol, achieved, &k);
+    ts_linsolve_krylov(ls, sys, req, &k);
+    ts_linear_op A = ts_linsolve_op(ls, sys);
     int it = 0;
-    int st = ts_cg_solve(ls->n, ts_linsolve_matvec, sys, rhs, sol, &k, &it);
-    *iters += it;
+    int st = ts_cg_solve(&A, req->rhs, req->sol, &k, &it);
+    req->iters += it;
     return st;
 }
 

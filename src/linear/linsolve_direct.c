@@ -40,11 +40,11 @@ static int proxy_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     return p->impl->setup(p->state, ls, sys);
 }
 
-static int proxy_solve(void *state, const ts_linsolve *ls, ts_system *sys, const double *rhs,
-                       double *sol, double tol, int *iters, double *achieved)
+static int proxy_solve(void *state, const ts_linsolve *ls, ts_system *sys,
+                       ts_linsolve_request *req)
 {
     direct_proxy *p = state;
-    return p->impl->solve(p->state, ls, sys, rhs, sol, tol, iters, achieved);
+    return p->impl->solve(p->state, ls, sys, req);
 }
 
 static void proxy_fallback_apply(void *state, const double *r, double *z)

@@ -171,13 +171,22 @@ BLOCK_KERNEL const double *dx_block(const ts_system *sys, size_t i0, size_t len,
     return dx;
 }
 
+/* The weights of a combination: (h c_j) for j < count. */
+typedef struct {
+    double h;
+    const double *c;
+    int count;
+} weights;
+
 /* z = y + sum_{j < count, c_j != 0} (h c_j) v_j over [0, len) (z may be
  * y): the operations of a copy followed by one product and add per nonzero
  * c_j, in order (the copy and the first add in one loop) */
-BLOCK_KERNEL void combine_block(size_t len, const double *y, double h, const double *c, int count,
-                          const double *const *v, double *z)
+BLOCK_KERNEL void combine_block(size_t len, const double *y, const weights *w,
+                                const double *const *v, double *z)
 {
-    int j = 0;
+    double h = w->h;
+    const double *c = w->c;
+    int j = 0, count = w->count;
     if (z != y) {
         while (j < count && c[j] == 0.0)
             j++;
@@ -203,7 +212,9 @@ BLOCK_KERNEL void combine_block(size_t len, const double *y, double h, const dou
     }
 }
 
-/* What one pass does (see stage_pass). */
+/* What one pass does (see stage_pass): finish stage j (finish; in place
+ * when keep), the error estimate into err (NULL: none), and the
+ * combination with the weights h c_l, l < count, into zx and zv. */
 typedef struct {
     int j, finish, keep, count;
     double h;
@@ -239,19 +250,21 @@ static void stage_block(const butcher_scratch *b, const ts_system *sys, const pa
                 memcpy(b->k[j] + i0, px[j], len * sizeof *b->k[j]);
         }
     }
-    double h = g->h, *err = g->err;
+    double *err = g->err;
     if (err) {
+        const weights db = {g->h, b->db, s};
         memset(err + i0, 0, len * sizeof *err);
-        combine_block(len, err + i0, h, b->db, s, px, err + i0);
+        combine_block(len, err + i0, &db, px, err + i0);
         if (order2) {
             memset(err + n + i0, 0, len * sizeof *err);
-            combine_block(len, err + n + i0, h, b->db, s, pa, err + n + i0);
+            combine_block(len, err + n + i0, &db, pa, err + n + i0);
         }
     }
     if (g->count > 0) {
-        combine_block(len, sys->x + i0, h, g->c, g->count, px, g->zx + i0);
+        const weights w = {g->h, g->c, g->count};
+        combine_block(len, sys->x + i0, &w, px, g->zx + i0);
         if (order2)
-            combine_block(len, sys->v + i0, h, g->c, g->count, pa, g->zv + i0);
+            combine_block(len, sys->v + i0, &w, pa, g->zv + i0);
     }
 }
 
@@ -272,21 +285,17 @@ static void blocks_range(void *c, size_t k0, size_t k1)
     }
 }
 
-/* One pass over the state, block by block: finish stage j (if finish; in
- * place if keep, else in a block of its own, for this pass only), then,
+/* One pass over the state, block by block: finish stage g->j (if finish;
+ * in place if keep, else in a block of its own, for this pass only), then,
  * with err, err = 0 + h sum (b_l - bhat_l) k_l over every stage, and
  * combine zx = x + h sum_{l<count} c_l dx_l and zv = v + h sum c_l a_l
  * (order 2; zx = x + h sum c_l a_l on order 1).  Without FSAL, dx_1 is not
  * stored: it is v, read where it is stored (each block reads it before it
  * overwrites it). */
-static void stage_pass(const butcher_scratch *b, const ts_system *sys, int j, int finish,
-                       int keep, double h, const double *c, int count, double *zx, double *zv,
-                       double *err)
+static void stage_pass(const butcher_scratch *b, const ts_system *sys, const pass_args *g)
 {
-    pass_args g = {.j = j, .finish = finish, .keep = keep, .count = count, .h = h, .c = c,
-                   .zx = zx, .zv = zv, .err = err};
     size_t n = sys->n, nb = (n + BLOCK - 1) / BLOCK;
-    blocks_args a = {b, sys, &g};
+    blocks_args a = {b, sys, g};
     TS_PARALLEL(n >= ts_threads_min(), nb, blocks_range, &a);
 }
 
@@ -319,7 +328,7 @@ static int first_stage(butcher_scratch *b, ts_system *sys, double t, double h, i
         return TS_OK;
     }
     /* kept for the next step or a retry: finished now */
-    stage_pass(b, sys, 0, 1, 1, h, NULL, 0, NULL, NULL, NULL);
+    stage_pass(b, sys, &(pass_args){.j = 0, .finish = 1, .keep = 1, .h = h});
     ts_system_get_y(sys, b->ystart);
     b->tstart = t;
     b->valid_start = 1;
@@ -340,7 +349,9 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     for (int i = 1; i < s; i++) {
         /* finish k_{i-1}; Y_i = Y_n + h sum_{j<i} a_ij k_j into [ys; dx_i] */
         double *zv = order2 ? b->k[i] : NULL;
-        stage_pass(b, sys, i - 1, finish, 1, h, tab->a + i * s, i, b->ys, zv, NULL);
+        stage_pass(b, sys,
+                   &(pass_args){.j = i - 1, .finish = finish, .keep = 1, .count = i, .h = h,
+                                .c = tab->a + i * s, .zx = b->ys, .zv = zv});
         if ((st = ts_system_forces(sys, t + tab->c[i] * h, b->ys, zv, b->ka[i])))
             return st;
         finish = 1;
@@ -354,10 +365,12 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         b->tend = t + h;
         b->valid_end = 1;
         /* finish k_s (the next step's k_1); Y_{n+1} - Yhat = h sum (b_i - bhat_i) k_i */
-        stage_pass(b, sys, s - 1, finish, 1, h, NULL, 0, NULL, NULL, b->err);
+        stage_pass(b, sys,
+                   &(pass_args){.j = s - 1, .finish = finish, .keep = 1, .h = h, .err = b->err});
     } else { /* Y_{n+1} = Y_n + h sum_i b_i k_i, in place (k_s not kept) */
-        stage_pass(b, sys, s - 1, finish, 0, h, tab->b, s, sys->x, order2 ? sys->v : NULL,
-                   b->err);
+        stage_pass(b, sys,
+                   &(pass_args){.j = s - 1, .finish = finish, .count = s, .h = h, .c = tab->b,
+                                .zx = sys->x, .zv = order2 ? sys->v : NULL, .err = b->err});
     }
     return TS_OK;
 }

@@ -33,28 +33,38 @@ typedef struct {
     ts_implicit_method last; /* the method of that step (Newton's predictor) */
 } implicit_scratch;
 
+int ts_implicit_vectors_new(const ts_system *sys, const ts_solver_options *opt,
+                            double **const *vecs, size_t nvec, ts_linsolve **lin)
+{
+    size_t n = sys->n;
+    double *block = calloc(nvec * n + 1, sizeof *block);
+    if (!block)
+        return ts_error(TS_ERR_NOMEM, "implicit solver scratch");
+    int st = ts_linsolve_new(sys, opt, lin);
+    if (st) {
+        free(block);
+        return st;
+    }
+    for (size_t i = 0; i < nvec; i++)
+        *vecs[i] = block + i * n;
+    return TS_OK;
+}
+
 int ts_implicit_alloc_with(const ts_system *sys, const ts_solver_options *opt, int keep_f0,
                            void **scratch)
 {
-    size_t n = sys->n, nvec = keep_f0 ? 6 : 5;
+    size_t n = sys->n;
     implicit_scratch *s = calloc(1, sizeof *s);
-    double *block = calloc(nvec * n + 1, sizeof *block);
-    if (!s || !block) {
-        free(s);
-        free(block);
+    if (!s)
         return ts_error(TS_ERR_NOMEM, "implicit solver scratch");
-    }
-    int st = ts_linsolve_new(sys, opt, &s->lin);
+    double **vecs[] = {&s->xk, &s->vk, &s->w, &s->dw, &s->rhs, &s->f0};
+    int st = ts_implicit_vectors_new(sys, opt, vecs, keep_f0 ? 6 : 5, &s->lin);
     if (st) {
         free(s);
-        free(block);
         return st;
     }
     s->opt = *opt;
     s->n = n;
-    double **vecs[] = {&s->xk, &s->vk, &s->w, &s->dw, &s->rhs, &s->f0};
-    for (size_t i = 0; i < nvec; i++)
-        *vecs[i] = block + i * n;
     s->start = (ts_kept_start){.n = n, .x = s->dw, .v = s->rhs};
     *scratch = s;
     return TS_OK;
@@ -202,15 +212,6 @@ double ts_newton_update_measure(double upd, double uprev, double linres, double 
     return fmin(upd, (rho / (1.0 - rho) * upd + linres * upd) / TS_UPDATE_KAPPA);
 }
 
-/* Linearize at `at` and solve (M - J) sol = s->rhs to relative residual
- * eta, sol holding the start. */
-static int linear_solve(implicit_scratch *s, ts_system *sys, ts_linear_point at, double eta,
-                        double *sol, ts_step_stats *stats)
-{
-    ts_linear_problem q = {at, s->rhs, eta};
-    return ts_implicit_solve(s->lin, sys, &q, sol, stats);
-}
-
 /* The unknown of a trial: w, or w + lambda dw when dw is given (a Newton
  * trial, formed on the fly as the axpy w += lambda dw would). */
 static double trial(const double *w, const double *dw, double lambda, size_t i)
@@ -218,15 +219,16 @@ static double trial(const double *w, const double *dw, double lambda, size_t i)
     return dw ? w[i] + lambda * dw[i] : w[i];
 }
 
-/* The evaluation point from the unknown (w + lambda dw, see trial):
+/* The evaluation point from the unknown w + lambda s->dw (lambda 0: w
+ * itself, see trial):
  *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w
  *   order 1: xk = xhat + cx w
  * Pinned positions stay at x0. */
 static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m,
-                          const double *w, const double *dw, double lambda)
+                          const double *w, double lambda)
 {
     size_t n = s->n;
-    const double *xhat = s->xhat, *vhat = s->vhat;
+    const double *xhat = s->xhat, *vhat = s->vhat, *dw = lambda != 0.0 ? s->dw : NULL;
     if (sys->order == 2) {
         for (size_t i = 0; i < n; i++) {
             double wi = trial(w, dw, lambda, i);
@@ -243,16 +245,33 @@ static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_im
             s->xk[i] = s->x0[i];
 }
 
-/* The iterate from the unknown (w, or the trial w + lambda dw when dw is
- * not NULL), and rhs = c0 f0 + gamma f(tf, xk, vk) - M w, the residual of
- * the implicit equation (filtered); *norm its 2-norm, *measure Newton's
- * stop measure |M^-1 r|_inf / max(1, |vk|_inf) (order 1: |xk|_inf). */
+/* Newton's running quantities (norms are of the residual r unless said). */
+typedef struct {
+    double alpha, beta; /* d r / d w = -(M - alpha df/dx - beta df/dv) */
+    double tol;         /* newton_tol */
+    double rbound;      /* |r|_2 <= rbound implies the residual test (the forcing rule's) */
+    double eta;         /* the last solve's forcing (0: none yet) */
+    double rprev, rnorm;/* |r|_2 before the last update, and now */
+    double measure;     /* the residual test's measure at the iterate */
+    double upd, rsolved;/* the last solve's |update|_inf, and |r|_2 it solved for */
+    double uprev;       /* the last update's |.|_inf if taken whole, else 0 */
+    double rate;        /* Newton's contraction rate so far (ts_newton_update_measure) */
+    int it;             /* solves in this attempt; stats->newton_iters counts all */
+    int first;          /* how the attempt starts (newton_first) */
+    int done;           /* the update test passed */
+} newton_state;
+
+/* The iterate from the unknown (w, or the trial w + lambda dw when lambda
+ * is not 0), and rhs = c0 f0 + gamma f(tf, xk, vk) - M w, the residual of
+ * the implicit equation (filtered); ns->rnorm its 2-norm, ns->measure
+ * Newton's stop measure |M^-1 r|_inf / max(1, |vk|_inf) (order 1:
+ * |xk|_inf). */
 static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                    const double *dw, double lambda, double *norm, double *measure)
+                    double lambda, newton_state *ns)
 {
     size_t n = s->n;
-    const double *w = s->w;
-    iterate_state(s, sys, m, w, dw, lambda);
+    const double *w = s->w, *dw = lambda != 0.0 ? s->dw : NULL;
+    iterate_state(s, sys, m, w, lambda);
     int st = ts_system_forces(sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, s->rhs);
     if (st)
         return st;
@@ -261,8 +280,8 @@ static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_metho
     if (m->c0 != 0.0)
         ts_vec_axpy(n, m->c0, s->f0, s->rhs);
     ts_system_filter(sys, s->rhs);
-    *norm = ts_vec_norm2(n, s->rhs);
-    *measure = ts_newton_measure(sys, s->rhs, ts_newton_scale(sys, s->xk, s->vk));
+    ns->rnorm = ts_vec_norm2(n, s->rhs);
+    ns->measure = ts_newton_measure(sys, s->rhs, ts_newton_scale(sys, s->xk, s->vk));
     return TS_OK;
 }
 
@@ -276,11 +295,11 @@ static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_metho
  * (f at the base point xhat + px vhat replaced by its Taylor expansion about
  * x0, exact for linear forces).  Otherwise Newton from w = 0 at the base
  * point (xb, vb) = (xhat + px vhat, vhat):  r(0) = c0 f0 + gamma f(tf, xb, vb).
- * *lx, *lv, *lt: where the first solve linearizes.  dw is free here (the
+ * at->t, x, v: where the first solve linearizes.  dw is free here (the
  * first Newton update zeroes it): it holds df/dx v0, or the w = 0 of the
  * base point. */
 static int first_rhs(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                     const double **lx, const double **lv, double *lt)
+                     ts_linear_point *at)
 {
     size_t n = s->n;
     int order2 = sys->order == 2, st;
@@ -298,16 +317,16 @@ static int first_rhs(implicit_scratch *s, ts_system *sys, const ts_implicit_meth
                 return st;
             ts_vec_axpy(n, m->gamma * m->px, s->dw, s->rhs);
         }
-        *lx = s->x0, *lv = v0, *lt = m->ts;
+        at->x = s->x0, at->v = v0, at->t = m->ts;
     } else {
         ts_vec_zero(n, s->dw); /* w = 0: the base point */
-        iterate_state(s, sys, m, s->dw, NULL, 0.0);
+        iterate_state(s, sys, m, s->dw, 0.0);
         if ((st = ts_system_forces(sys, m->tf, s->xk, order2 ? s->vk : NULL, s->rhs)))
             return st;
         ts_vec_scale(n, m->gamma, s->rhs);
         if (m->c0 != 0.0)
             ts_vec_axpy(n, m->c0, s->f0, s->rhs);
-        *lx = s->xk, *lv = order2 ? s->vk : NULL, *lt = m->tf;
+        at->x = s->xk, at->v = order2 ? s->vk : NULL, at->t = m->tf;
     }
     ts_system_filter(sys, s->rhs);
     return TS_OK;
@@ -321,26 +340,19 @@ static int same_method(const ts_implicit_method *a, const ts_implicit_method *b)
            a->cx == b->cx;
 }
 
-/* Newton's running quantities (norms are of the residual r unless said). */
-typedef struct {
-    double alpha, beta; /* d r / d w = -(M - alpha df/dx - beta df/dv) */
-    double tol;         /* newton_tol */
-    double rbound;      /* |r|_2 <= rbound implies the residual test (the forcing rule's) */
-    double eta;         /* the last solve's forcing (0: none yet) */
-    double rprev, rnorm;/* |r|_2 before the last update, and now */
-    double measure;     /* the residual test's measure at the iterate */
-    double upd, rsolved;/* the last solve's |update|_inf, and |r|_2 it solved for */
-    double uprev;       /* the last update's |.|_inf if taken whole, else 0 */
-    double rate;        /* Newton's contraction rate so far (ts_newton_update_measure) */
-    int it;             /* solves in this attempt; stats->newton_iters counts all */
-} newton_state;
+/* How an attempt starts (newton_first). */
+enum {
+    FIRST_SOLVE,   /* the solve of first_rhs */
+    FIRST_LINEAR,  /* that solve alone, the step (linear_only) */
+    FIRST_PREDICT, /* the predictor in s->w */
+};
 
 static newton_state newton_begin(const implicit_scratch *s, const ts_system *sys,
-                                 const ts_implicit_method *m)
+                                 const ts_implicit_method *m, int first)
 {
     newton_state ns = {.alpha = m->gamma * m->cx,
                        .beta = sys->order == 2 ? m->gamma * m->cv : 0.0,
-                       .tol = s->opt.newton_tol};
+                       .tol = s->opt.newton_tol, .first = first};
     double mmin = sys->mass[0];
     for (size_t i = 1; i < s->n; i++)
         mmin = fmin(mmin, sys->mass[i]);
@@ -348,38 +360,38 @@ static newton_state newton_begin(const implicit_scratch *s, const ts_system *sys
     return ns;
 }
 
-/* The first iterate: from the predictor in s->w (predict: its residual only;
- * at least one solve follows, the predictor alone is never the step), else
- * the solve of first_rhs (Baraff-Witkin's step, or w = 0 at the base
- * point), which starts from s->w.  *done with linear_only. */
+/* The first iterate: from the predictor in s->w (FIRST_PREDICT: its
+ * residual only; at least one solve follows, the predictor alone is never
+ * the step), else the solve of first_rhs (Baraff-Witkin's step, or w = 0
+ * at the base point), which starts from s->w; with FIRST_LINEAR that solve
+ * is the step. */
 static int newton_first(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                        int linear_only, int predict, newton_state *ns, ts_step_stats *stats)
+                        newton_state *ns, ts_step_stats *stats)
 {
-    int order2 = sys->order == 2, st;
-    if (predict) {
+    int order2 = sys->order == 2, linear_only = ns->first == FIRST_LINEAR, st;
+    if (ns->first == FIRST_PREDICT) {
         if (m->c0 != 0.0 &&
             (st = ts_system_forces(sys, m->ts, s->x0, order2 ? s->v0 : NULL, s->f0)))
             return st;
-        if ((st = residual(s, sys, m, NULL, 0.0, &ns->rnorm, &ns->measure)))
+        if ((st = residual(s, sys, m, 0.0, ns)))
             return st;
         ns->measure = INFINITY;
         return TS_OK;
     }
-    const double *lx, *lv;
-    double lt;
-    if ((st = first_rhs(s, sys, m, &lx, &lv, &lt)))
+    ts_linear_point at = {.alpha = ns->alpha, .beta = ns->beta};
+    if ((st = first_rhs(s, sys, m, &at)))
         return st;
     ns->rprev = ts_vec_norm2(s->n, s->rhs);
     ns->eta = linear_only ? (s->opt.cg_tol > 0.0 ? s->opt.cg_tol : TS_LINEAR_TOL_DEFAULT)
                           : ts_newton_forcing_first(&s->opt, s->lin);
     ns->it++, stats->newton_iters++;
-    ts_linear_point at = {lt, lx, lv, ns->alpha, ns->beta};
-    if ((st = linear_solve(s, sys, at, ns->eta, s->w, stats)))
+    ts_linear_problem q = {at, s->rhs, ns->eta};
+    if ((st = ts_implicit_solve(s->lin, sys, &q, s->w, stats)))
         return st;
     if (linear_only)
         return TS_OK;
     ns->upd = ns->uprev = ts_vec_norm_inf(s->n, s->w), ns->rsolved = ns->rprev;
-    return residual(s, sys, m, NULL, 0.0, &ns->rnorm, &ns->measure);
+    return residual(s, sys, m, 0.0, ns);
 }
 
 /* The update dw taken as w + lambda dw, lambda halved until the residual
@@ -389,27 +401,26 @@ static int newton_first(implicit_scratch *s, ts_system *sys, const ts_implicit_m
 static int newton_backtrack(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
                             newton_state *ns)
 {
-    double lambda = 1.0, rtrial = 0.0;
+    double lambda = 1.0, rnorm = ns->rnorm;
     for (int ls = 0;; ls++) { /* trials w + lambda dw, w itself kept until one is taken */
-        int st = residual(s, sys, m, s->dw, lambda, &rtrial, &ns->measure);
+        int st = residual(s, sys, m, lambda, ns);
         if (st)
             return st;
-        if (rtrial <= (1.0 - 1e-4 * lambda) * ns->rnorm || ls == TS_NEWTON_BACKTRACKS)
+        if (ns->rnorm <= (1.0 - 1e-4 * lambda) * rnorm || ls == TS_NEWTON_BACKTRACKS)
             break;
         lambda *= 0.5;
     }
     ts_vec_axpy(s->n, lambda, s->dw, s->w);
     ns->uprev = lambda == 1.0 ? ns->upd : 0.0;
-    ns->rprev = ns->rnorm;
-    ns->rnorm = rtrial;
+    ns->rprev = rnorm;
     return TS_OK;
 }
 
 /* One Newton iteration from the iterate w: solve for dw to the forcing
- * tolerance; *done when the update passes the update test (then taken
+ * tolerance; ns->done when the update passes the update test (then taken
  * whole), else take it damped (newton_backtrack). */
 static int newton_iterate(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                          newton_state *ns, ts_step_stats *stats, int *done)
+                          newton_state *ns, ts_step_stats *stats)
 {
     size_t n = s->n;
     int st;
@@ -420,7 +431,8 @@ static int newton_iterate(implicit_scratch *s, ts_system *sys, const ts_implicit
                             : ts_newton_forcing_first(&s->opt, s->lin);
     ts_vec_zero(n, s->dw);
     ts_linear_point at = {m->tf, s->xk, sys->order == 2 ? s->vk : NULL, ns->alpha, ns->beta};
-    if ((st = linear_solve(s, sys, at, ns->eta, s->dw, stats)))
+    ts_linear_problem q = {at, s->rhs, ns->eta};
+    if ((st = ts_implicit_solve(s->lin, sys, &q, s->dw, stats)))
         return st;
     ns->upd = ts_vec_norm_inf(n, s->dw), ns->rsolved = ns->rnorm;
     double umeasure = ts_newton_update_measure(ns->upd, ns->uprev, stats->linear_residual,
@@ -428,11 +440,11 @@ static int newton_iterate(implicit_scratch *s, ts_system *sys, const ts_implicit
     if (umeasure > ns->tol * scale)
         return newton_backtrack(s, sys, m, ns);
     ts_vec_axpy(n, 1.0, s->dw, s->w); /* the update test passed: converged */
-    if ((st = residual(s, sys, m, NULL, 0.0, &ns->rnorm, &ns->measure)))
+    if ((st = residual(s, sys, m, 0.0, ns)))
         return st;
     if (umeasure / scale < ns->measure) /* the test that stopped Newton (a NAN stays) */
         ns->measure = umeasure / scale;
-    *done = 1;
+    ns->done = 1;
     return TS_OK;
 }
 
@@ -449,13 +461,13 @@ static int newton_iterate(implicit_scratch *s, ts_system *sys, const ts_implicit
  * the linear tolerance.  The linear tolerances follow the Eisenstat-Walker
  * forcing rule unless cg_tol fixes them. */
 static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_method *m,
-                        int linear_only, int predict, ts_step_stats *stats)
+                        int first, ts_step_stats *stats)
 {
-    newton_state ns = newton_begin(s, sys, m);
-    int st = newton_first(s, sys, m, linear_only, predict, &ns, stats), done = 0;
-    if (st || (linear_only && !predict))
+    newton_state ns = newton_begin(s, sys, m, first);
+    int st = newton_first(s, sys, m, &ns, stats);
+    if (st || first == FIRST_LINEAR)
         return st;
-    while (!done && !(ns.measure <= ns.tol)) {
+    while (!ns.done && !(ns.measure <= ns.tol)) {
         if ((st = ts_stop_check("Newton")))
             return st;
         if (ns.it >= s->opt.newton_max || !ts_vec_all_finite(s->n, s->w))
@@ -463,7 +475,7 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
                             "Newton did not converge in %d iterations (residual %.3g, "
                             "newton-tol %g)",
                             s->opt.newton_max, ns.measure, ns.tol);
-        if ((st = newton_iterate(s, sys, m, &ns, stats, &done)))
+        if ((st = newton_iterate(s, sys, m, &ns, stats)))
             return st;
     }
     stats->residual = ns.measure;
@@ -497,11 +509,13 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
     s->last = *m;
     s->have_warm = 0; /* until a step is accepted */
     stats->newton_iters = 0;
-    int st = newton_solve(s, sys, m, linear_only, predict, stats);
+    int st = newton_solve(s, sys, m,
+                          linear_only ? FIRST_LINEAR : predict ? FIRST_PREDICT : FIRST_SOLVE,
+                          stats);
     if (predict && (st == TS_ERR_NEWTON || st == TS_ERR_LINEAR || st == TS_ERR_INDEFINITE ||
                     st == TS_ERR_DIVERGED)) {
         ts_vec_zero(n, s->w);
-        st = newton_solve(s, sys, m, linear_only, 0, stats);
+        st = newton_solve(s, sys, m, FIRST_SOLVE, stats);
     }
     if (st)
         return st;
