@@ -264,6 +264,227 @@ START_TEST(docs_figures_match_tstep)
 }
 END_TEST
 
+/* Every option of every command is named in docs/commands.md.
+ *
+ * The commands are those of `tstep --help`'s "Commands:" section; a
+ * command's options are the lines "  --NAME" of `tstep CMD --help`'s
+ * "Options:" section.  A command's part of docs/commands.md runs from the
+ * heading that holds "`tstep CMD`" to the next heading of the same or a
+ * higher level; every option but --help must be named there as --NAME (the
+ * whole name).  The implicit solver options may instead be named once, in
+ * the section whose heading holds "Implicit solver options", when the
+ * command's part says it takes "the implicit solver options". */
+#define TS_DOCS_COMMANDS "docs/commands.md"
+#define TS_DOCS_HELP (1 << 16)
+
+static const char *const solver_options[] = {"newton-tol",    "newton-max", "cg-tol", "cg-max",
+                                             "linear-solver", "precond",    "threads"};
+
+/* The names in a --help section: the lines after `title` (a whole line,
+ * "\nOptions:\n") up to the next blank line; with `dashes`, those starting
+ * "  --NAME" (NAME stored without the dashes), else those starting
+ * "  NAME".  Returns the count. */
+static int help_names(const char *help, const char *title, int dashes, char names[][64], int max)
+{
+    const char *p = strstr(help, title);
+    if (!p)
+        return 0;
+    int n = 0;
+    for (const char *l = p + strlen(title); *l && *l != '\n';
+         l = strchr(l, '\n'), l = l ? l + 1 : "") {
+        const char *start = l + 2;
+        if (strncmp(l, "  ", 2) != 0 || (dashes && strncmp(start, "--", 2) != 0) ||
+            (!dashes && !islower((unsigned char)*start)))
+            continue;
+        if (dashes)
+            start += 2;
+        size_t len = strspn(start, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        if (len > 0 && len < 64 && n < max)
+            snprintf(names[n++], 64, "%.*s", (int)len, start);
+    }
+    return n;
+}
+
+/* The level of a Markdown heading line (1 for "# ", ...), 0 for any other */
+static int heading_level(const char *line)
+{
+    int level = (int)strspn(line, "#");
+    return level > 0 && level <= 6 && line[level] == ' ' ? level : 0;
+}
+
+/* A copy of the part of doc[] under the first heading holding `key` (to
+ * the next heading of the same or a higher level, outside ``` fences), or
+ * NULL.  The caller frees it. */
+static char *doc_part(const char *doc, const char *key)
+{
+    const char *start = NULL;
+    int level = 0, fence = 0;
+    for (const char *l = doc; *l; l = strchr(l, '\n'), l = l ? l + 1 : "") {
+        size_t len = strcspn(l, "\n");
+        if (strncmp(l, "```", 3) == 0)
+            fence = !fence;
+        int h = fence ? 0 : heading_level(l);
+        if (start && h > 0 && h <= level)
+            return strndup(start, (size_t)(l - start));
+        if (!start && h > 0) {
+            char *line = strndup(l, len);
+            if (strstr(line, key))
+                start = l, level = h;
+            free(line);
+        }
+    }
+    return start ? strdup(start) : NULL;
+}
+
+/* 1 when text names the option --NAME whole (not --NAME-more, not --moreNAME) */
+static int names_option(const char *text, const char *name)
+{
+    char want[80];
+    snprintf(want, sizeof want, "--%s", name);
+    size_t n = strlen(want);
+    for (const char *p = strstr(text, want); p; p = strstr(p + 1, want)) {
+        int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-');
+        int after = isalnum((unsigned char)p[n]) || p[n] == '-' || p[n] == '_';
+        if (!before && !after)
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when text holds phrase, ignoring case, any run of white space (a line
+ * break) matching a space */
+static int says(const char *text, const char *phrase)
+{
+    for (const char *t = text; *t; t++) {
+        const char *p = phrase, *q = t;
+        while (*p && *q) {
+            if (*p == ' ' && isspace((unsigned char)*q)) {
+                while (isspace((unsigned char)*q))
+                    q++;
+                p++;
+            } else if (tolower((unsigned char)*p) == tolower((unsigned char)*q)) {
+                p++, q++;
+            } else {
+                break;
+            }
+        }
+        if (!*p)
+            return 1;
+    }
+    return 0;
+}
+
+/* The options of `cmd` (its --help text) that its part of doc[] does not
+ * name, appended to missing[] as " CMD --NAME"; returns their count (1 for
+ * a command without a part or without options). */
+static int options_missing(const char *doc, const char *cmd, const char *help, char *missing,
+                           size_t size)
+{
+    char key[96], names[128][64];
+    snprintf(key, sizeof key, "`tstep %s`", cmd);
+    char *part = doc_part(doc, key), *solver = doc_part(doc, "Implicit solver options");
+    int n = help_names(help, "\nOptions:\n", 1, names, 128), bad = 0;
+    if (!part || n == 0) {
+        snprintf(missing + strlen(missing), size - strlen(missing), " %s: %s", cmd,
+                 part ? "no options in its --help" : "no heading holds it");
+        bad = 1;
+    }
+    int takes_solver = part && solver && says(part, "implicit solver options");
+    for (int k = 0; part && k < n; k++) {
+        if (strcmp(names[k], "help") == 0 || names_option(part, names[k]))
+            continue;
+        int is_solver = 0;
+        for (size_t j = 0; j < sizeof solver_options / sizeof solver_options[0]; j++)
+            is_solver |= strcmp(names[k], solver_options[j]) == 0;
+        if (is_solver && takes_solver && names_option(solver, names[k]))
+            continue;
+        snprintf(missing + strlen(missing), size - strlen(missing), " %s --%s", cmd, names[k]);
+        bad++;
+    }
+    free(part);
+    free(solver);
+    return bad;
+}
+
+/* the checker itself: a missing option, a name that is only a prefix of
+ * the option's, a missing heading are caught; the solver options count when
+ * the part says it takes them and the solver section names them */
+START_TEST(docs_options_checker)
+{
+    static const char help[] = "Usage: tstep demo\n\nOptions:\n"
+                               "  --dt H                step size\n"
+                               "                        (--not-an-option)\n"
+                               "  --dt-min H            least step\n"
+                               "  --cg-tol X            linear tolerance\n"
+                               "  --help                print this help\n\nMore text.\n";
+    static const struct {
+        const char *doc, *missing;
+    } cases[] = {
+        {"# R\n\n## `tstep demo`\n\n`--dt H`, `--dt-min`; the implicit solver options.\n\n"
+         "## Implicit solver options\n\n`--cg-tol X`\n",
+         ""},
+        {"# R\n\n## `tstep demo`\n\n`--dt-min`; the implicit solver options.\n\n"
+         "## Implicit solver options\n\n`--cg-tol X`\n",
+         " demo --dt"},
+        {"# R\n\n## `tstep demo`\n\n`--dt`, `--dt-min`.\n\n"
+         "## Implicit solver options\n\n`--cg-tol X`\n",
+         " demo --cg-tol"},
+        {"# R\n\n## `tstep demo`\n\n`--dt-min`, `--dt`; the Implicit solver\noptions.\n\n"
+         "## Implicit solver options\n\n`--cg-tol X`\n",
+         ""},
+        {"# R\n\n## `tstep demo`\n\n`--dt`; implicit solver options.\n\n### Sub\n\n--dt-min\n\n"
+         "## Next\n\n--cg-tol\n",
+         " demo --cg-tol"},
+        {"# R\n\n## `tstep demo`\n\n`--dt`\n\n## Other\n\n`--dt-min` `--cg-tol`\n",
+         " demo --dt-min demo --cg-tol"},
+        {"# R\n\n## `tstep other`\n\n--dt --dt-min --cg-tol\n", " demo: no heading holds it"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char missing[1024] = "";
+        int bad = options_missing(cases[k].doc, "demo", help, missing, sizeof missing);
+        ck_assert_msg((bad == 0) == (cases[k].missing[0] == '\0') &&
+                          strncmp(missing, cases[k].missing, strlen(cases[k].missing)) == 0,
+                      "case %zu: missing \"%s\", want \"%s\"", k, missing, cases[k].missing);
+    }
+}
+END_TEST
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *text = malloc(1 << 20);
+    size_t n = text ? fread(text, 1, (1 << 20) - 1, f) : 0;
+    if (text)
+        text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* every option of every command of `tstep --help` in docs/commands.md */
+START_TEST(docs_commands_name_every_option)
+{
+    static char out[TS_DOCS_HELP], err[TS_DOCS_HELP], missing[8192];
+    char *doc = read_text(TS_DOCS_COMMANDS);
+    ck_assert_msg(doc != NULL, "cannot read %s", TS_DOCS_COMMANDS);
+    EXPECT("--help", 0, NULL);
+    char commands[64][64];
+    int n = help_names(out, "\nCommands:\n", 0, commands, 64), bad = 0;
+    ck_assert_msg(n >= 9, "tstep --help lists %d commands", n);
+    missing[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        char args[128];
+        snprintf(args, sizeof args, "%.63s --help", commands[k]);
+        EXPECT(args, 0, NULL);
+        bad += options_missing(doc, commands[k], out, missing, sizeof missing);
+    }
+    free(doc);
+    ck_assert_msg(bad == 0, "%s does not name these options in their command's part:%s",
+                  TS_DOCS_COMMANDS, missing);
+}
+END_TEST
+
 Suite *docs_suite(void)
 {
     Suite *s = suite_create("docs");
@@ -274,5 +495,9 @@ Suite *docs_suite(void)
     tcase_add_test(tc, docs_check_fails_on_changed_figure);
     tcase_add_test(tc, docs_figures_match_tstep);
     suite_add_tcase(s, tc);
+    TCase *options = tcase_create("options"); /* fast: in make check-fast too */
+    tcase_add_test(options, docs_options_checker);
+    tcase_add_test(options, docs_commands_name_every_option);
+    suite_add_tcase(s, options);
     return s;
 }
