@@ -266,8 +266,8 @@ void cli_doc_precond(const cli_opt *e, char *buf, size_t n);
         {.name = "precond", .kind = CLI_OPT_CUSTOM, .to = &(o)->solver,                   \
          .parse = cli_parse_precond, .arg = "NAME", .doc_fn = cli_doc_precond},           \
         CLI_CUSTOM("threads", NULL, cli_parse_threads, "N",                               \
-                   "threads for forces, products and vector operations (default: "        \
-                   "OMP_NUM_THREADS, else 1); results identical for any N")
+                   "threads for forces, products and vector operations, 1 to 4096 "       \
+                   "(default: OMP_NUM_THREADS, else 1); results identical for any N")
 
 /* The options section of a command's help, from its table: one entry per
  * option in the table's order, "--name ARG" and its text wrapped to 79

@@ -192,7 +192,12 @@ void cli_doc_linear_solver(const cli_opt *e, char *buf, size_t n)
     char names[256];
     (void)e;
     registry_names(names, sizeof names, linsolve_name, 1);
-    snprintf(buf, n, "the implicit steppers' linear solver: %s (see tstep list)", names);
+    snprintf(buf, n, "the implicit steppers' linear solver: %s (see tstep list); default, by the "
+                     "system: direct for a banded spring network (string, hair, cloth at most "
+                     "5 wide; cg with jacobi if --cg-tol or --cg-max is given), cg with amg for "
+                     "other spring networks of 1000 unknowns or more (cloth from 19 x 19), cg "
+                     "with jacobi otherwise (docs/solvers.md)",
+             names);
 }
 
 void cli_doc_precond(const cli_opt *e, char *buf, size_t n)
@@ -200,10 +205,7 @@ void cli_doc_precond(const cli_opt *e, char *buf, size_t n)
     char names[256];
     (void)e;
     registry_names(names, sizeof names, precond_name, 0);
-    snprintf(buf, n, "CG's preconditioner: %s (not with --linear-solver direct); default, by "
-                     "the system: direct for a banded spring network (string, hair, cloth at "
-                     "most 5 wide; cg with jacobi if --cg-tol or --cg-max is given), cg with "
-                     "amg for other spring networks of 1000 unknowns or more (cloth from 19 x "
-                     "19), cg with jacobi otherwise (docs/solvers.md)",
+    snprintf(buf, n, "CG's preconditioner: %s (not with --linear-solver direct); given alone, "
+                     "it makes the solver cg; default: as --linear-solver says",
              names);
 }

@@ -241,7 +241,7 @@ int cmd_check(int argc, char **argv)
         CLI_POSITIVE("min-slope", &opt.min_slope, "X",
                      "smallest Taylor slope accepted (default %D)"),
         CLI_POSITIVE("perturb-x", &opt.perturb_x, "X",
-                     "state perturbation, relative to max(1, |x|_inf) (default %D)"),
+                     "position perturbation, relative to max(1, |x|_inf), > 0 (default %D)"),
         {.name = "perturb-v", .kind = CLI_OPT_CUSTOM, .to = &opt.perturb_v,
          .parse = parse_perturb_v, .shows = CLI_OPT_REAL, .arg = "X",
          .doc = "velocity perturbation, relative to max(1, |v|_inf), at least 0 (default %D)"},

@@ -416,8 +416,8 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
         CLI_FLAG("write-spec", &g->write_spec,
                  "measure the steppers (trusted ones: an instructor's solution) and print a "
                  "spec line for each: the observed order on test1d rounded, the stability "
-                 "interval, the energy behaviour, and like= the first other stepper with the "
-                 "same R(z), if any"),
+                 "interval, the energy behaviour, like= the first other stepper with the "
+                 "same R(z), if any, and for an explicit stepper stages= itself"),
         CLI_HELP(help), CLI_END};
     return cli_options(cmd, argc, argv, opts, rc) || grade_mode(cmd, g, rc);
 }

@@ -85,7 +85,7 @@ static void stability_help(const cli_opt *opts)
         "                       [--out FILE]\n"
         "                       [--at-time T0 --at-dt H [--at-stepper I]]\n"
         "                       [--eig auto|dense|arnoldi] [--measure linearized|run]\n"
-        "                       [--plot]\n"
+        "                       [--growth-at H] [--plot]\n"
         "\n"
         "For each stepper, the critical step predicted from the whole spectrum of the\n"
         "system's linearization, beside the critical step measured by running the\n"
