@@ -61,6 +61,8 @@ typedef struct ts_precond_type {
     int needs_matrix; /* TS_MATRIX_LOWER: setup reads the assembled lower triangle ls->A;
                          TS_MATRIX_FULL: it takes both triangles where the system's
                          structure gives them (ls->A->full), else the lower one */
+    int reads_blocks; /* 1: setup reads the system's blocks (ts_system_ops.blocks) where it
+                         has them, and no assembled matrix then (ls->A NULL) */
     int definite;     /* 1: set up from the system's definiteness fix (clamped compressed
                          springs) where it has one, so P is positive definite even where A
                          is not; the solve still uses the exact A */

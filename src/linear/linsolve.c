@@ -529,7 +529,11 @@ int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linso
     ls->work = ls->diag + n;
     /* both triangles when only the preconditioner reads the matrix and takes them */
     int full = !ls->type->needs_matrix && ls->ptype && ls->ptype->needs_matrix == TS_MATRIX_FULL;
-    if (ls->type->needs_matrix || (ls->ptype && ls->ptype->needs_matrix))
+    ts_system_blocks g;
+    int pneeds = ls->ptype && ls->ptype->needs_matrix &&
+                 !(ls->ptype->reads_blocks && sys->ops->blocks && sys->n < UINT32_MAX &&
+                   !sys->ops->blocks((ts_system *)sys, &g));
+    if (ls->type->needs_matrix || pneeds)
         if ((st = ts_sparse_new_as(sys, full, &ls->A)))
             goto fail;
     if (ls->type->alloc && (st = ls->type->alloc(ls, sys, &ls->state)))
