@@ -96,13 +96,15 @@ typedef struct {
 
 typedef struct {
     size_t n;          /* unknowns on this level */
-    csr A;             /* the level's matrix */
+    csr A;             /* the level's matrix: below level 0 its single-precision copy
+                          alone after a setup (csr_single) */
     csr P;             /* prolongation from the next level (restriction: P^T) */
     size_t *ppos;      /* row i of P: position of the tentative entry, or SIZE_MAX */
     int32_t *agg;      /* unknown -> its coarse unknown, -1: none */
     uint8_t *strong;   /* a bit per entry of A: 1 when a strong coupling (off the diagonal) */
     uint8_t *comp;     /* unknown -> its axis (0 without particles) */
     double *dinv;      /* 1 / A_ii */
+    size_t pattern;    /* entries of A's pattern (the single copy leaves its zeros out) */
     double lmax;       /* largest eigenvalue of D^-1 A, for the smoother */
     double lmin;       /* the smoothed range's lower end */
     double *r, *d, *t, *x, *b; /* work, n each (x and b on coarse levels) */
@@ -193,63 +195,82 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
  * falling cloth 41,000 of the first coarse level's 193,000 nonzero
  * entries, all below 10^-15 of their diagonals; without them a run's
  * solves took 6% less time, in as many CG iterations.  diag: a->n
- * doubles of scratch (sym only). */
+ * doubles of scratch (sym only).  With sym the single copy takes the
+ * place of the double values and their pattern, which are gone after
+ * (a coarse level keeps 8 bytes an entry, 12 while converting); without,
+ * a copy beside them (P, whose values a rebuild sums again). */
 #define AMG_NOISE 0x1p-24
 static int csr_single(csr *a, int sym, double *diag)
 {
-    size_t nnz = a->p[a->n];
-    if (!a->f && !(a->f = malloc((nnz + 1) * sizeof *a->f)))
-        return TS_ERR_NOMEM;
-    if (!a->fp && !(a->fp = malloc((a->n + 1) * sizeof *a->fp)))
-        return TS_ERR_NOMEM;
-    if (!a->fj && !(a->fj = malloc((nnz + 1) * sizeof *a->fj)))
-        return TS_ERR_NOMEM;
-    for (size_t k = 0; k < nnz; k++)
-        a->f[k] = (float)a->v[k];
+    size_t n = a->n, nnz = a->p[n];
+    float *f = a->f;
+    uint32_t *fj = a->fj;
+    size_t *fp = a->fp;
+    if (sym) /* the diagonals' magnitudes, before the values go */
+        for (size_t i = 0; i < n; i++) {
+            diag[i] = 0.0;
+            for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
+                if (a->j[k] == i)
+                    diag[i] = fabs(a->v[k]);
+        }
+    if (sym) { /* in place: f in v's memory (entry k over the first half of v[k/2]) */
+        for (size_t k = 0; k < nnz; k++) {
+            float x = (float)a->v[k];
+            memcpy((char *)a->v + k * sizeof x, &x, sizeof x);
+        }
+        f = (float *)(void *)a->v, fj = a->j, fp = a->p;
+    } else {
+        if ((!f && !(f = a->f = malloc((nnz + 1) * sizeof *f))) ||
+            (!fp && !(fp = a->fp = malloc((n + 1) * sizeof *fp))) ||
+            (!fj && !(fj = a->fj = malloc((nnz + 1) * sizeof *fj))))
+            return TS_ERR_NOMEM;
+        for (size_t k = 0; k < nnz; k++)
+            f[k] = (float)a->v[k];
+    }
     if (sym)
-        for (size_t i = 0; i < a->n; i++)
+        for (size_t i = 0; i < n; i++)
             for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
                 size_t j = a->j[k];
                 if (j <= i)
                     continue;
                 for (size_t q = a->p[j]; q < a->p[j + 1]; q++)
                     if (a->j[q] == i) {
-                        a->f[q] = a->f[k];
+                        f[q] = f[k];
                         break;
                     }
             }
     /* the exact zeros out, f and fj compressed in place: P's pinned rows,
      * and a cloth lying in a plane has no couplings across it (on the
      * 100x100 cloth hanging in its plane, a quarter of the first coarse
-     * level's entries) */
-    if (sym)
-        for (size_t i = 0; i < a->n; i++) {
-            diag[i] = 0.0;
-            for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-                if (a->j[k] == i)
-                    diag[i] = fabs(a->v[k]);
-        }
+     * level's entries); row i's entries are read before position i of
+     * fp and those after c of fj and f are written */
     size_t c = 0;
-    for (size_t i = 0; i < a->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t k0 = a->p[i], k1 = a->p[i + 1], kd = SIZE_MAX;
         double lumped = 0.0;
-        a->fp[i] = c;
+        fp[i] = c;
         for (size_t k = k0; k < k1; k++) {
             size_t j = a->j[k];
-            if (a->f[k] == 0.0f)
+            if (f[k] == 0.0f)
                 continue;
-            if (sym && j != i && fabs(a->f[k]) <= AMG_NOISE * sqrt(diag[i] * diag[j])) {
-                lumped += fabs(a->f[k]);
+            if (sym && j != i && fabs(f[k]) <= AMG_NOISE * sqrt(diag[i] * diag[j])) {
+                lumped += fabs(f[k]);
                 continue;
             }
             if (j == i)
                 kd = c;
-            a->fj[c] = a->j[k], a->f[c++] = a->f[k];
+            fj[c] = a->j[k], f[c++] = f[k];
         }
         if (kd != SIZE_MAX)
-            a->f[kd] = (float)(a->f[kd] + lumped);
+            f[kd] = (float)(f[kd] + lumped);
     }
-    a->fp[a->n] = c;
+    fp[n] = c;
+    if (sym) { /* the double values and their pattern are gone: to size */
+        float *sf = realloc(f, (c + 1) * sizeof *sf);
+        uint32_t *sj = realloc(fj, (c + 1) * sizeof *sj);
+        a->f = sf ? sf : f, a->fj = sj ? sj : fj, a->fp = fp;
+        a->p = NULL, a->j = NULL, a->v = NULL;
+    }
     return TS_OK;
 }
 
@@ -1056,13 +1077,12 @@ static void level_residual(amg_state *s, int l, const double *b, const double *x
  * and eigenvalues below the range are damped less, never amplified),
  * at most lmax / 2. */
 
-static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
+/* Gershgorin's bound max_i sum_j |a_ij| / d_i over the unpinned rows */
+static double gershgorin(amg_state *s, int l, const double *dinv)
 {
-    level *L = &s->lev[l];
-    size_t n = L->n;
     const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
     double gersh = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < s->lev[l].n; i++) {
         if (pinned && pinned[i])
             continue;
         double row = 0.0;
@@ -1072,6 +1092,14 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
             row += fabs(r.v[t]);
         gersh = fmax(gersh, row * fabs(dinv[i]));
     }
+    return gersh;
+}
+
+static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free, double gersh)
+{
+    level *L = &s->lev[l];
+    size_t n = L->n;
+    const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
     double *q = L->x, *qprev = L->d, *w = L->t;
     double alpha[AMG_LANCZOS], beta[AMG_LANCZOS], qn = 0.0;
     uint64_t seed = 88172645463325252u;
@@ -1239,15 +1267,17 @@ static void galerkin(amg_state *s, int l)
  * values to aggregate the next), so only what follows them is done. */
 static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
 {
-    if (!fresh) {
+    if (!fresh) { /* the coarse levels' patterns again, from the finest down */
         if (!s->from_blocks)
             full_walk(s, ls->A, 1);
-        for (int l = 0; l + 1 < s->nlev; l++)
-            galerkin(s, l);
+        for (int l = 0; l + 1 < s->nlev; l++) {
+            csr_free(&s->lev[l + 1].A);
+            smooth_prolongator(s, l);
+            if (rap_pattern(s, l, &s->lev[l + 1].A))
+                return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+            rap_values(s, l, &s->lev[l + 1].A);
+        }
     }
-    for (int l = 0; l + 1 < s->nlev; l++)
-        if (csr_single(&s->lev[l].P, 0, NULL) || csr_single(&s->lev[l + 1].A, 1, s->acc))
-            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     for (int l = 0; l < s->nlev; l++) {
         level *L = &s->lev[l];
         /* the smoother's diagonal, on level 0 too: the matrix the levels
@@ -1257,9 +1287,16 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
         diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
-        L->lmax = eig_max(s, l, L->dinv, l == 0);
+        double gersh = gershgorin(s, l, L->dinv);
+        if (l == s->nlev - 1)
+            s->dense_ok = s->dense && factor_dense(s);
+        if (l > 0)
+            L->pattern = L->A.p[L->n];
+        if ((l > 0 && csr_single(&L->A, 1, s->acc)) ||
+            (l + 1 < s->nlev && csr_single(&L->P, 0, NULL)))
+            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+        L->lmax = eig_max(s, l, L->dinv, l == 0, gersh);
     }
-    s->dense_ok = s->dense && factor_dense(s);
     return TS_OK;
 }
 
@@ -1450,7 +1487,7 @@ size_t ts_amg_level_nonzeros(const void *state, int l, size_t *pattern)
         return 0;
     }
     const csr *A = &s->lev[l].A;
-    *pattern = A->p[A->n];
+    *pattern = l > 0 ? s->lev[l].pattern : A->p[A->n];
     return A->f ? A->fp[A->n] : A->p[A->n];
 }
 
