@@ -1278,6 +1278,10 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             rap_values(s, l, &s->lev[l + 1].A);
         }
     }
+    /* every level's diagonal and bound from its double values, then its
+     * single copy; the Lanczos estimates after the last conversion, so
+     * that their vectors are not touched while any double level lives */
+    double gersh[AMG_MAX_LEVELS];
     for (int l = 0; l < s->nlev; l++) {
         level *L = &s->lev[l];
         /* the smoother's diagonal, on level 0 too: the matrix the levels
@@ -1287,7 +1291,7 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
         diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
-        double gersh = gershgorin(s, l, L->dinv);
+        gersh[l] = gershgorin(s, l, L->dinv);
         if (l == s->nlev - 1)
             s->dense_ok = s->dense && factor_dense(s);
         if (l > 0)
@@ -1295,8 +1299,9 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
         if ((l > 0 && csr_single(&L->A, 1, s->acc)) ||
             (l + 1 < s->nlev && csr_single(&L->P, 0, NULL)))
             return ts_error(TS_ERR_NOMEM, "amg preconditioner");
-        L->lmax = eig_max(s, l, L->dinv, l == 0, gersh);
     }
+    for (int l = 0; l < s->nlev; l++)
+        s->lev[l].lmax = eig_max(s, l, s->lev[l].dinv, l == 0, gersh[l]);
     return TS_OK;
 }
 
