@@ -149,7 +149,8 @@ struct ts_linsolve {
     size_t n;
     int max_iter;  /* linear iteration cap */
     double *diag;  /* n: the diagonal of A at the last setup (entries <= 0 replaced by M) */
-    double *work;  /* 9n: Krylov work (8n) and a saved start */
+    double *work;  /* 9n: Krylov work (8n) and a saved start; a preconditioner's
+                      setup may use the first 8n as scratch (no solve is under way) */
     ts_sparse *A;  /* assembled at each setup when the solver or preconditioner needs it */
     /* the last setup's linearization */
     double t, alpha, beta;

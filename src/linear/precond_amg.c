@@ -153,6 +153,7 @@ typedef struct {
     blocks_rows rows;
     ts_system *sys;    /* the finest level's matrix-free products */
     const double *diag; /* the current A's diagonal (the driver's) */
+    double *scratch;   /* 3n: the driver's Krylov work (ts_linsolve.work), for setups */
     /* reuse */
     int ready, uses;
     double alpha, beta, base_per_digit;
@@ -909,16 +910,18 @@ static int tentative(const amg_state *s, const level *L, const unsigned char *pi
     return TS_OK;
 }
 
-/* Level l's work vectors: r, d, t, x, b, and on the levels the W-cycle
- * solves twice, wb and wx. */
+/* Level l's work vectors: r, d, t, on coarse levels x and b (level 0's
+ * are the caller's), and on the levels the W-cycle solves twice, wb and
+ * wx. */
 static int work_alloc(level *L, int l)
 {
-    size_t k = l >= AMG_W_FROM ? 7 : 5;
+    size_t k = l >= AMG_W_FROM ? 7 : l > 0 ? 5 : 3;
     L->dinv = malloc((L->n + 1) * sizeof *L->dinv);
     L->r = malloc((k * L->n + 1) * sizeof *L->r);
     if (!L->dinv || !L->r)
         return TS_ERR_NOMEM;
-    L->d = L->r + L->n, L->t = L->d + L->n, L->x = L->t + L->n, L->b = L->x + L->n;
+    L->d = L->r + L->n, L->t = L->d + L->n;
+    L->x = k > 3 ? L->t + L->n : NULL, L->b = k > 3 ? L->x + L->n : NULL;
     L->wb = k == 7 ? L->b + L->n : NULL, L->wx = k == 7 ? L->wb + L->n : NULL;
     return TS_OK;
 }
@@ -1100,7 +1103,9 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free, 
     level *L = &s->lev[l];
     size_t n = L->n;
     const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
-    double *q = L->x, *qprev = L->d, *w = L->t;
+    /* on level 0 the driver's Krylov work, idle while setting up, holds
+     * three of the five vectors (level 0 keeps only the cycle's) */
+    double *q = l ? L->x : s->scratch, *qprev = l ? L->d : s->scratch + n, *w = L->t;
     double alpha[AMG_LANCZOS], beta[AMG_LANCZOS], qn = 0.0;
     uint64_t seed = 88172645463325252u;
     for (size_t i = 0; i < n; i++) {
@@ -1117,7 +1122,7 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free, 
     ts_system *keep = s->sys;
     if (!matrix_free)
         s->sys = NULL;
-    double *sd = L->b; /* D^-1/2, once (b is not in use while setting up) */
+    double *sd = l ? L->b : s->scratch + 2 * n; /* D^-1/2, once (b is idle while setting up) */
     for (size_t i = 0; i < n; i++)
         sd[i] = sqrt(dinv[i]);
     int m = 0;
@@ -1327,6 +1332,7 @@ static int amg_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     amg_state *s = state;
     int st;
     s->sys = sys;
+    s->scratch = ls->work;
     /* a spring network's rows from its blocks; the driver assembles A
      * only for a system without them (ts_precond_type.reads_blocks) */
     s->from_blocks = !ls->A;
