@@ -1502,6 +1502,48 @@ size_t ts_amg_level_nonzeros(const void *state, int l, size_t *pattern)
     return A->f ? A->fp[A->n] : A->p[A->n];
 }
 
+/* bytes of a csr's arrays as allocated: the double copy (p, j, v) where it
+ * is kept, and the single one (f, fj, fp) */
+static size_t csr_bytes(const csr *a)
+{
+    size_t b = 0, nnz = a->p ? a->p[a->n] : 0, fnz = a->fp ? a->fp[a->n] : 0;
+    if (a->p)
+        b += (a->n + 1) * sizeof *a->p;
+    if (a->j)
+        b += (nnz + 1) * (sizeof *a->j + (a->v ? sizeof *a->v : 0));
+    if (a->fp)
+        b += (a->n + 1) * sizeof *a->fp + (fnz + 1) * (sizeof *a->f + sizeof *a->fj);
+    return b;
+}
+
+void ts_amg_bytes(const void *state, size_t part[3])
+{
+    const amg_state *s = state;
+    const blocks_rows *b = &s->rows;
+    size_t n1 = s->n + 1, w = 0;
+    part[0] = part[1] = 0;
+    for (int l = 0; l < s->nlev; l++) {
+        const level *L = &s->lev[l];
+        size_t nn = L->n + 1, k = l >= AMG_W_FROM ? 7 : l > 0 ? 5 : 3;
+        part[0] += csr_bytes(&L->A);
+        if (l + 1 < s->nlev)
+            part[1] += csr_bytes(&L->P) + nn * sizeof *L->ppos;
+        w += nn * (sizeof *L->dinv + sizeof *L->comp) + (k * L->n + 1) * sizeof *L->r;
+        if (L->agg)
+            w += nn * sizeof *L->agg;
+        if (L->strong)
+            w += (l > 0 ? L->pattern : L->A.p[L->n]) / 8 + 1;
+    }
+    if (s->dense)
+        w += (s->lev[s->nlev - 1].n * s->lev[s->nlev - 1].n + 1) * sizeof *s->dense;
+    w += n1 * (sizeof *s->diag0 + sizeof *s->pos + sizeof *s->acc + sizeof *s->list);
+    if (b->rstart)
+        w += (b->g.np + 2) * (sizeof *b->rstart + sizeof *b->efirst) +
+             (b->g.ne + 1) * sizeof *b->rev +
+             b->cap * (sizeof *b->q + 9 * sizeof *b->blk + 3 * (sizeof *b->rj + sizeof *b->rv));
+    part[2] = w;
+}
+
 static void amg_apply(void *state, const double *r, double *z)
 {
     amg_state *s = state;
