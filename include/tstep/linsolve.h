@@ -80,6 +80,10 @@ typedef struct ts_precond_type {
      * several times each may ask less of that solve, which only starts
      * Newton (ts_newton_forcing_first, tstep/implicit.h). */
     double first_forcing;
+    /* Optional: the bytes its state holds, as allocated: part[0] its
+     * operators (a multigrid's levels), part[1] its transfer operators
+     * (prolongators), part[2] its work (vectors, set-up scratch). */
+    void (*bytes)(const void *state, size_t part[3]);
 } ts_precond_type;
 
 /* A linear solver type.  solve is called only for symmetric A, at the last
@@ -185,7 +189,7 @@ const ts_precond_type *ts_precond_find(const char *name);
  * phrase saying which rule chose them (a static string). */
 #define TS_BANDED_MAX 32
 #define TS_AMG_MIN 1000
-#define TS_AMG_BYTES_PER_UNKNOWN 1100.0 /* measured: 281 MB for the 300 x 300 cloth */
+#define TS_AMG_BYTES_PER_UNKNOWN 430.0 /* measured: 116 MB for the 300 x 300 cloth */
 void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
                         const ts_linsolve_type **type, const ts_precond_type **ptype,
                         const char **why);
@@ -205,6 +209,12 @@ int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, const ts_linear_point *at
  * stats: linear_iters increased, linear_residual set, solve time added. */
 int ts_linsolve_solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol,
                       double tol, ts_step_stats *stats);
+
+/* The bytes ls holds, as allocated: part[0] the driver's vectors and the
+ * assembled matrix, part[1 .. 3] the preconditioner's (ts_precond_type.bytes;
+ * 0 for one without it).  The solver's own state (a CHOLMOD factor) is not
+ * counted. */
+void ts_linsolve_bytes(const ts_linsolve *ls, size_t part[4]);
 
 /* out = A u at the last setup (the driver's matrix-free product). */
 int ts_linsolve_matvec(void *sys, const double *u, double *out);
