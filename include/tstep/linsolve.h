@@ -189,7 +189,7 @@ const ts_precond_type *ts_precond_find(const char *name);
  * phrase saying which rule chose them (a static string). */
 #define TS_BANDED_MAX 32
 #define TS_AMG_MIN 1000
-#define TS_AMG_BYTES_PER_UNKNOWN 430.0 /* measured: 116 MB for the 300 x 300 cloth */
+#define TS_AMG_BYTES_PER_UNKNOWN 420.0 /* measured: 111 MB for the 300 x 300 cloth */
 void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
                         const ts_linsolve_type **type, const ts_precond_type **ptype,
                         const char **why);

@@ -458,7 +458,7 @@ void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
  * dt 1/60: 0.06 s against 0.09-0.17 s at 20 x 20, 0.45 against 1.36 s at
  * 50 x 50; at 10 x 10 Jacobi is as fast; 1000 x 1000 at dt 1/30: 37 s
  * against an estimated 45 minutes) for about 1.3 kB per particle against
- * Jacobi's 0.8 (a 300 x 300 cloth: 116 MB against 74 MB), so only while that
+ * Jacobi's 0.8 (a 300 x 300 cloth: 111 MB against 74 MB), so only while that
  * fits; on strands amg is slower than Jacobi (hair, 1000 particles: 38 s).
  * Both defaults need the extension (CHOLMOD, LAPACK): without it, cg with
  * jacobi. */

@@ -32,7 +32,7 @@
  * the system's blocks (ts_system_blocks: 3x3 blocks on edges), one
  * particle's three rows at a time, summed as the driver's assembly sums
  * them, so the hierarchy is the one an assembled A gives, bit for bit
- * (blocks_row; 300 x 300 cloth, one step: 116 MB peak resident against
+ * (blocks_row; 300 x 300 cloth, one step: 111 MB peak resident against
  * 156 MB with the coarse levels' double copies kept and 288 MB with the
  * assembled matrix).  A system without blocks hands its assembled lower
  * triangle, copied into both.
@@ -110,7 +110,6 @@ typedef struct {
     csr A;             /* the level's matrix: below level 0 its single-precision copy
                           alone after a setup (csr_single) */
     csr P;             /* prolongation from the next level (restriction: P^T) */
-    size_t *ppos;      /* row i of P: position of the tentative entry, or SIZE_MAX */
     int32_t *agg;      /* unknown -> its coarse unknown, -1: none */
     uint8_t *strong;   /* a bit per entry of A: 1 when a strong coupling (off the diagonal) */
     uint8_t *comp;     /* unknown -> its axis (0 without particles) */
@@ -544,6 +543,8 @@ static int spgemm_pattern(const csr *a, const csr *b, csr *c, int values)
         c->p[i + 1] = nnz;
     }
     free(mark);
+    uint32_t *nj = realloc(c->j, (nnz + 1) * sizeof *nj); /* to size */
+    c->j = nj ? nj : c->j;
     if (!values)
         return TS_OK;
     c->v = calloc(nnz + 1, sizeof *c->v);
@@ -688,7 +689,6 @@ static void hierarchy_free(amg_state *s)
         level *L = &s->lev[l];
         csr_free(&L->A);
         csr_free(&L->P);
-        free(L->ppos);
         free(L->agg);
         free(L->strong);
         free(L->comp);
@@ -1013,16 +1013,6 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
         /* P has the pattern of A_F Pt (which holds Pt's) */
         if (filtered_pattern(s, l, &pt, &L->P))
             goto nomem;
-        L->ppos = malloc((L->n + 1) * sizeof *L->ppos);
-        if (!L->ppos)
-            goto nomem;
-        for (size_t i = 0; i < L->n; i++) {
-            L->ppos[i] = SIZE_MAX;
-            if (pt.p[i + 1] > pt.p[i])
-                for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
-                    if (L->P.j[k] == pt.j[pt.p[i]])
-                        L->ppos[i] = k;
-        }
         csr_free(&pt);
         if (rap_pattern(s, l, &C->A))
             goto nomem;
@@ -1259,10 +1249,10 @@ static void smooth_prolongator(amg_state *s, int l)
             double v = j == i && L->dinv[i] > 0.0 ? 1.0 / L->dinv[i] : r.v[t];
             L->P.v[pos[a]] -= omega * L->dinv[i] * v;
         }
+        if (L->agg[i] >= 0 && !(l == 0 && pinned_at(s->sys, i))) /* Pt's entry */
+            L->P.v[pos[L->agg[i]]] += 1.0;
         for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
             pos[L->P.j[k]] = SIZE_MAX;
-        if (L->ppos[i] != SIZE_MAX)
-            L->P.v[L->ppos[i]] += 1.0;
     }
     if (l == 0 && s->sys->pinned) /* pinned unknowns receive no correction */
         for (size_t i = 0; i < L->n; i++)
@@ -1538,7 +1528,7 @@ void ts_amg_bytes(const void *state, size_t part[3])
         size_t nn = L->n + 1, k = l >= AMG_W_FROM ? 7 : l > 0 ? 5 : 3;
         part[0] += csr_bytes(&L->A);
         if (l + 1 < s->nlev)
-            part[1] += csr_bytes(&L->P) + nn * sizeof *L->ppos;
+            part[1] += csr_bytes(&L->P);
         w += nn * (sizeof *L->dinv + sizeof *L->comp) + (k * L->n + 1) * sizeof *L->r;
         if (L->agg)
             w += nn * sizeof *L->agg;
