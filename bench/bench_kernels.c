@@ -31,7 +31,7 @@
  *             converges quickly but in more than one Newton iteration:
  *             every vector of its scratch is touched), both with cg and
  *             jacobi, the lean option; then backward-euler with the
- *             cloth's default solver, cg and amg (about 3 kB).  Goal:
+ *             cloth's default solver, cg and amg (about 1.3 kB).  Goal:
  *             <= 500 B per particle for implicit stepping (the lean path).
  *             And the whole process's peak (max RSS, as /usr/bin/time
  *             gives it) for one default backward-Euler step of the 300^2

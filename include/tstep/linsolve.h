@@ -61,6 +61,8 @@ typedef struct ts_precond_type {
     int needs_matrix; /* TS_MATRIX_LOWER: setup reads the assembled lower triangle ls->A;
                          TS_MATRIX_FULL: it takes both triangles where the system's
                          structure gives them (ls->A->full), else the lower one */
+    int reads_blocks; /* 1: setup reads the system's blocks (ts_system_ops.blocks) where it
+                         has them, and no assembled matrix then (ls->A NULL) */
     int definite;     /* 1: set up from the system's definiteness fix (clamped compressed
                          springs) where it has one, so P is positive definite even where A
                          is not; the solve still uses the exact A */
@@ -78,6 +80,10 @@ typedef struct ts_precond_type {
      * several times each may ask less of that solve, which only starts
      * Newton (ts_newton_forcing_first, tstep/implicit.h). */
     double first_forcing;
+    /* Optional: the bytes its state holds, as allocated: part[0] its
+     * operators (a multigrid's levels), part[1] its transfer operators
+     * (prolongators), part[2] its work (vectors, set-up scratch). */
+    void (*bytes)(const void *state, size_t part[3]);
 } ts_precond_type;
 
 /* One solve of A sol = rhs at the last setup: what the driver asks of a
@@ -156,7 +162,8 @@ struct ts_linsolve {
     size_t n;
     int max_iter;  /* linear iteration cap */
     double *diag;  /* n: the diagonal of A at the last setup (entries <= 0 replaced by M) */
-    double *work;  /* 9n: Krylov work (8n) and a saved start */
+    double *work;  /* 9n: Krylov work (8n) and a saved start; a preconditioner's
+                      setup may use the first 8n as scratch (no solve is under way) */
     ts_sparse *A;  /* assembled at each setup when the solver or preconditioner needs it */
     /* the last setup's linearization */
     double t, alpha, beta;
@@ -191,7 +198,7 @@ const ts_precond_type *ts_precond_find(const char *name);
  * phrase saying which rule chose them (a static string). */
 #define TS_BANDED_MAX 32
 #define TS_AMG_MIN 1000
-#define TS_AMG_BYTES_PER_UNKNOWN 1100.0 /* measured: 281 MB for the 300 x 300 cloth */
+#define TS_AMG_BYTES_PER_UNKNOWN 420.0 /* measured: 111 MB for the 300 x 300 cloth */
 void ts_linsolve_choose(const ts_system *sys, const ts_solver_options *opt,
                         const ts_linsolve_type **type, const ts_precond_type **ptype,
                         const char **why);
@@ -211,6 +218,12 @@ int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, const ts_linear_point *at
  * stats: linear_iters increased, linear_residual set, solve time added. */
 int ts_linsolve_solve(ts_linsolve *ls, ts_system *sys, const double *rhs, double *sol,
                       double tol, ts_step_stats *stats);
+
+/* The bytes ls holds, as allocated: part[0] the driver's vectors and the
+ * assembled matrix, part[1 .. 3] the preconditioner's (ts_precond_type.bytes;
+ * 0 for one without it).  The solver's own state (a CHOLMOD factor) is not
+ * counted. */
+void ts_linsolve_bytes(const ts_linsolve *ls, size_t part[4]);
 
 /* out = A u at the last setup (the driver's matrix-free product). */
 int ts_linsolve_matvec(void *sys, const double *u, double *out);

@@ -243,7 +243,7 @@ int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out);
  * path's coefficients, the sort's transient arrays).  Measured: a 300 x 300
  * cloth (90000 particles, 537000 springs) peaks at 64 MB with
  * backward-euler and cg/jacobi and 85 MB with dopri5; the estimate says
- * 97 MB.  (The default multigrid takes more, about 3 kB a particle: it is
+ * 97 MB.  (The default multigrid takes more, about 1.3 kB a particle: it is
  * the default only where that fits, src/linear/linsolve.c.) */
 #define TS_SPRINGS_BYTES_PER_PARTICLE 700.0
 #define TS_SPRINGS_BYTES_PER_SPRING 64.0

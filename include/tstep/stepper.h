@@ -97,6 +97,12 @@ typedef struct {
      * preconditioner, factorization) and of its solves; summed in totals. */
     double setup_seconds;
     double solve_seconds;
+    /* Bytes the linear solver held at its last setup, as allocated
+     * (ts_linsolve_bytes, tstep/linsolve.h): [0] its vectors and assembled
+     * matrix, [1] the preconditioner's operators (a multigrid's levels),
+     * [2] its transfer operators (prolongators), [3] its work; 0 without a
+     * linear solver.  In totals the largest over the run. */
+    double linear_bytes[4];
 } ts_step_stats;
 
 typedef struct ts_butcher ts_butcher; /* tstep/butcher.h */

@@ -895,6 +895,12 @@ static void print_totals(const run_job *r, const ts_run_result *res)
     fprintf(stderr, "tstep run: linear solver %s%s%s (%s): setup %.3g s, solve %.3g s\n",
             lt->name, pt ? "/" : "", pt ? pt->name : "", why, tot->setup_seconds,
             tot->solve_seconds);
+    const double *b = tot->linear_bytes;
+    fprintf(stderr,
+            "tstep run: linear solver memory: %.1f MB, %.0f B an unknown (vectors and matrix %.1f "
+            "MB; preconditioner: operators %.1f MB, prolongators %.1f MB, work %.1f MB)\n",
+            (b[0] + b[1] + b[2] + b[3]) / 1e6, (b[0] + b[1] + b[2] + b[3]) / (double)r->sys->n,
+            b[0] / 1e6, b[1] / 1e6, b[2] / 1e6, b[3] / 1e6);
 }
 
 /* Tolerance mode: what was asked and what was reached.  Against the exact

@@ -81,6 +81,8 @@ void ts_step_stats_add(ts_step_stats *a, const ts_step_stats *b)
     a->linear_residual = fmax(a->linear_residual, b->linear_residual);
     a->setup_seconds += b->setup_seconds;
     a->solve_seconds += b->solve_seconds;
+    for (int k = 0; k < 4; k++)
+        a->linear_bytes[k] = fmax(a->linear_bytes[k], b->linear_bytes[k]);
 }
 
 int ts_stepper_step(ts_stepper *st, ts_system *sys, double t, double h)

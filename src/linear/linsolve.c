@@ -8,6 +8,7 @@
  * filtered by the Krylov solvers; the assembled A has the identity's rows
  * and columns at pinned entries, which is the same operator on filtered
  * vectors, so every path solves the same system. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,8 +457,8 @@ void ts_sparse_mul(const ts_sparse *a, const double *u, double *out)
  * (docs/solvers.md) and multigrid wins from 20 x 20 up (60 steps at
  * dt 1/60: 0.06 s against 0.09-0.17 s at 20 x 20, 0.45 against 1.36 s at
  * 50 x 50; at 10 x 10 Jacobi is as fast; 1000 x 1000 at dt 1/30: 37 s
- * against an estimated 45 minutes) for about 3 kB per particle against
- * Jacobi's 0.8 (a 300 x 300 cloth: 281 MB against 74 MB), so only while that
+ * against an estimated 45 minutes) for about 1.3 kB per particle against
+ * Jacobi's 0.8 (a 300 x 300 cloth: 111 MB against 74 MB), so only while that
  * fits; on strands amg is slower than Jacobi (hair, 1000 particles: 38 s).
  * Both defaults need the extension (CHOLMOD, LAPACK): without it, cg with
  * jacobi. */
@@ -529,7 +530,11 @@ int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linso
     ls->work = ls->diag + n;
     /* both triangles when only the preconditioner reads the matrix and takes them */
     int full = !ls->type->needs_matrix && ls->ptype && ls->ptype->needs_matrix == TS_MATRIX_FULL;
-    if (ls->type->needs_matrix || (ls->ptype && ls->ptype->needs_matrix))
+    ts_system_blocks g;
+    int pneeds = ls->ptype && ls->ptype->needs_matrix &&
+                 !(ls->ptype->reads_blocks && sys->ops->blocks && sys->n < UINT32_MAX &&
+                   !sys->ops->blocks((ts_system *)sys, &g));
+    if (ls->type->needs_matrix || pneeds)
         if ((st = ts_sparse_new_as(sys, full, &ls->A)))
             goto fail;
     if (ls->type->alloc && (st = ls->type->alloc(ls, sys, &ls->state)))
@@ -541,6 +546,20 @@ int ts_linsolve_new(const ts_system *sys, const ts_solver_options *opt, ts_linso
 fail:
     ts_linsolve_free(ls);
     return st;
+}
+
+void ts_linsolve_bytes(const ts_linsolve *ls, size_t part[4])
+{
+    const ts_sparse *a = ls->A;
+    part[0] = (10 * ls->n + 1) * sizeof *ls->diag; /* diag and work */
+    if (a)
+        part[0] += (a->n + 1) * sizeof *a->colp +
+                   (a->nnz + 1) * (sizeof *a->row + sizeof *a->val) +
+                   (a->slot ? (a->ntrip + 1) * (sizeof *a->slot + sizeof *a->tval) : 0) +
+                   (a->col_ ? 2 * a->n * sizeof *a->col_ : 0);
+    part[1] = part[2] = part[3] = 0;
+    if (ls->ptype && ls->ptype->bytes && ls->pstate)
+        ls->ptype->bytes(ls->pstate, part + 1);
 }
 
 int ts_linsolve_matvec(void *ctx, const double *u, double *out)
@@ -629,6 +648,10 @@ int ts_linsolve_setup(ts_linsolve *ls, ts_system *sys, const ts_linear_point *at
     sys->definite_fix = 0; /* the exact Jacobian first: Newton converges fastest with it */
     int st = prepare(ls, sys);
     stats->setup_seconds += now() - t0;
+    size_t part[4];
+    ts_linsolve_bytes(ls, part);
+    for (int k = 0; k < 4; k++)
+        stats->linear_bytes[k] = fmax(stats->linear_bytes[k], (double)part[k]);
     return st;
 }
 

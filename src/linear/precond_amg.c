@@ -26,7 +26,16 @@
  *     diagonal), omega = 4 / (3 lmax), lmax Gershgorin's bound; the coarse
  *     operator A_c = P^T A P (Galerkin), so every level is symmetric
  *     positive definite when A is; A_c is summed one fine row of A P at a
- *     time, never storing A P.
+ *     time on a pattern found row by row of P^T, never storing A P.
+ *
+ * A spring network's finest A is never assembled: its rows are read from
+ * the system's blocks (ts_system_blocks: 3x3 blocks on edges), one
+ * particle's three rows at a time, summed as the driver's assembly sums
+ * them, so the hierarchy is the one an assembled A gives, bit for bit
+ * (blocks_row; 300 x 300 cloth, one step: 111 MB peak resident against
+ * 156 MB with the coarse levels' double copies kept and 288 MB with the
+ * assembled matrix).  A system without blocks hands its assembled lower
+ * triangle, copied into both.
  *
  * The cycle: Chebyshev smoothing (Adams, Brezina, Hu & Tuminaro, J. Comput.
  * Phys. 188, 2003) of degree 1 on every level (a damped Jacobi step) on
@@ -41,7 +50,9 @@
  * operator, as CG needs.  The finest level's products are the system's own
  * matrix-free ones; the coarse levels, P and P^T read single-precision
  * copies of the values, kept exactly symmetric, without the Galerkin sums'
- * round-off entries (csr_single).
+ * round-off entries (csr_single).  A coarse level keeps only that copy
+ * (its double values and pattern are gone after the set-up; a rebuild
+ * sums them again); P keeps both, its values being rebuilt in place.
  *
  * The hierarchy (tens of products' worth to build) is kept across Newton
  * iterations and steps while it works: rebuilt when alpha or beta change,
@@ -96,18 +107,44 @@ typedef struct {
 
 typedef struct {
     size_t n;          /* unknowns on this level */
-    csr A;             /* the level's matrix */
+    csr A;             /* the level's matrix: below level 0 its single-precision copy
+                          alone after a setup (csr_single) */
     csr P;             /* prolongation from the next level (restriction: P^T) */
-    size_t *ppos;      /* row i of P: position of the tentative entry, or SIZE_MAX */
     int32_t *agg;      /* unknown -> its coarse unknown, -1: none */
-    uint8_t *strong;   /* per entry of A: 1 when a strong coupling (off the diagonal) */
+    uint8_t *strong;   /* a bit per entry of A: 1 when a strong coupling (off the diagonal) */
     uint8_t *comp;     /* unknown -> its axis (0 without particles) */
     double *dinv;      /* 1 / A_ii */
+    size_t pattern;    /* entries of A's pattern (the single copy leaves its zeros out) */
     double lmax;       /* largest eigenvalue of D^-1 A, for the smoother */
     double lmin;       /* the smoothed range's lower end */
     double *r, *d, *t, *x, *b; /* work, n each (x and b on coarse levels) */
     double *wb, *wx;   /* n each on levels >= AMG_W_FROM (the second cycle), else NULL */
 } level;
+
+/* Level 0's rows from the system's blocks (ts_system_blocks), one particle's
+ * three rows at a time, never stored whole: the neighbours of particle p
+ * (itself included, ascending) with their 3x3 blocks of A. */
+typedef struct {
+    ts_system_blocks g;
+    size_t *rstart;    /* np + 1: the edges with j = p are rev[rstart[p] .. rstart[p+1]) */
+    uint32_t *rev;     /* ne, by i (a counting sort of the edges by j) */
+    size_t *efirst;    /* np + 1: the edges with i = p are efirst[p] .. efirst[p+1] - 1 */
+    size_t cap;        /* the most neighbours of a particle, itself included */
+    size_t cur;        /* the particle in the buffers, SIZE_MAX: none */
+    int cur_values;    /* 1: with its blocks */
+    size_t nq, self;   /* its neighbours, and its own position among them */
+    uint32_t *q;       /* cap: the neighbours */
+    double *blk;       /* 9 cap: their blocks, row-major */
+    uint32_t *rj;      /* 3 cap: one row's columns */
+    double *rv;        /* 3 cap: its values */
+} blocks_rows;
+
+/* one row of a level's matrix: entries k0 .. k0 + len - 1 of its pattern */
+typedef struct {
+    size_t len, k0;
+    const uint32_t *j;
+    const double *v;   /* NULL when only the pattern was asked */
+} row_view;
 
 typedef struct {
     size_t n;
@@ -121,9 +158,12 @@ typedef struct {
     uint32_t *list;    /* n + 1: its columns */
     int dense_ok;
     const ts_lapack *la; /* the coarse solve and the Ritz values (the extension's LAPACK) */
-    int a0_shared;     /* level 0's matrix is the driver's ls->A (both triangles), not a copy */
+    int from_blocks;   /* level 0's rows come from the system's blocks (rows); its
+                          A holds the row pointers only */
+    blocks_rows rows;
     ts_system *sys;    /* the finest level's matrix-free products */
     const double *diag; /* the current A's diagonal (the driver's) */
+    double *scratch;   /* 3n: the driver's Krylov work (ts_linsolve.work), for setups */
     /* reuse */
     int ready, uses;
     double alpha, beta, base_per_digit;
@@ -166,63 +206,82 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
  * falling cloth 41,000 of the first coarse level's 193,000 nonzero
  * entries, all below 10^-15 of their diagonals; without them a run's
  * solves took 6% less time, in as many CG iterations.  diag: a->n
- * doubles of scratch (sym only). */
+ * doubles of scratch (sym only).  With sym the single copy takes the
+ * place of the double values and their pattern, which are gone after
+ * (a coarse level keeps 8 bytes an entry, 12 while converting); without,
+ * a copy beside them (P, whose values a rebuild sums again). */
 #define AMG_NOISE 0x1p-24
 static int csr_single(csr *a, int sym, double *diag)
 {
-    size_t nnz = a->p[a->n];
-    if (!a->f && !(a->f = malloc((nnz + 1) * sizeof *a->f)))
-        return TS_ERR_NOMEM;
-    if (!a->fp && !(a->fp = malloc((a->n + 1) * sizeof *a->fp)))
-        return TS_ERR_NOMEM;
-    if (!a->fj && !(a->fj = malloc((nnz + 1) * sizeof *a->fj)))
-        return TS_ERR_NOMEM;
-    for (size_t k = 0; k < nnz; k++)
-        a->f[k] = (float)a->v[k];
+    size_t n = a->n, nnz = a->p[n];
+    float *f = a->f;
+    uint32_t *fj = a->fj;
+    size_t *fp = a->fp;
+    if (sym) /* the diagonals' magnitudes, before the values go */
+        for (size_t i = 0; i < n; i++) {
+            diag[i] = 0.0;
+            for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
+                if (a->j[k] == i)
+                    diag[i] = fabs(a->v[k]);
+        }
+    if (sym) { /* in place: f in v's memory (entry k over the first half of v[k/2]) */
+        for (size_t k = 0; k < nnz; k++) {
+            float x = (float)a->v[k];
+            memcpy((char *)a->v + k * sizeof x, &x, sizeof x);
+        }
+        f = (float *)(void *)a->v, fj = a->j, fp = a->p;
+    } else {
+        if ((!f && !(f = a->f = malloc((nnz + 1) * sizeof *f))) ||
+            (!fp && !(fp = a->fp = malloc((n + 1) * sizeof *fp))) ||
+            (!fj && !(fj = a->fj = malloc((nnz + 1) * sizeof *fj))))
+            return TS_ERR_NOMEM;
+        for (size_t k = 0; k < nnz; k++)
+            f[k] = (float)a->v[k];
+    }
     if (sym)
-        for (size_t i = 0; i < a->n; i++)
+        for (size_t i = 0; i < n; i++)
             for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
                 size_t j = a->j[k];
                 if (j <= i)
                     continue;
                 for (size_t q = a->p[j]; q < a->p[j + 1]; q++)
                     if (a->j[q] == i) {
-                        a->f[q] = a->f[k];
+                        f[q] = f[k];
                         break;
                     }
             }
     /* the exact zeros out, f and fj compressed in place: P's pinned rows,
      * and a cloth lying in a plane has no couplings across it (on the
      * 100x100 cloth hanging in its plane, a quarter of the first coarse
-     * level's entries) */
-    if (sym)
-        for (size_t i = 0; i < a->n; i++) {
-            diag[i] = 0.0;
-            for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-                if (a->j[k] == i)
-                    diag[i] = fabs(a->v[k]);
-        }
+     * level's entries); row i's entries are read before position i of
+     * fp and those after c of fj and f are written */
     size_t c = 0;
-    for (size_t i = 0; i < a->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t k0 = a->p[i], k1 = a->p[i + 1], kd = SIZE_MAX;
         double lumped = 0.0;
-        a->fp[i] = c;
+        fp[i] = c;
         for (size_t k = k0; k < k1; k++) {
             size_t j = a->j[k];
-            if (a->f[k] == 0.0f)
+            if (f[k] == 0.0f)
                 continue;
-            if (sym && j != i && fabs(a->f[k]) <= AMG_NOISE * sqrt(diag[i] * diag[j])) {
-                lumped += fabs(a->f[k]);
+            if (sym && j != i && fabs(f[k]) <= AMG_NOISE * sqrt(diag[i] * diag[j])) {
+                lumped += fabs(f[k]);
                 continue;
             }
             if (j == i)
                 kd = c;
-            a->fj[c] = a->j[k], a->f[c++] = a->f[k];
+            fj[c] = a->j[k], f[c++] = f[k];
         }
         if (kd != SIZE_MAX)
-            a->f[kd] = (float)(a->f[kd] + lumped);
+            f[kd] = (float)(f[kd] + lumped);
     }
-    a->fp[a->n] = c;
+    fp[n] = c;
+    if (sym) { /* the double values and their pattern are gone: to size */
+        float *sf = realloc(f, (c + 1) * sizeof *sf);
+        uint32_t *sj = realloc(fj, (c + 1) * sizeof *sj);
+        a->f = sf ? sf : f, a->fj = sj ? sj : fj, a->fp = fp;
+        a->p = NULL, a->j = NULL, a->v = NULL;
+    }
     return TS_OK;
 }
 
@@ -303,6 +362,154 @@ static void csr_mul_transpose(const csr *a, const double *u, double *out)
             out[a->j[k]] += a->v[k] * u[i];
 }
 
+/* --- a level's rows ------------------------------------------------------------- */
+
+static int strong_at(const level *L, size_t k)
+{
+    return L->strong[k >> 3] >> (k & 7) & 1;
+}
+
+static void strong_set(level *L, size_t k)
+{
+    L->strong[k >> 3] |= (uint8_t)(1u << (k & 7));
+}
+
+static int pinned_at(const ts_system *sys, size_t i)
+{
+    return sys->pinned && sys->pinned[i];
+}
+
+/* Particle p's neighbours, itself included, ascending, into the buffers and
+ * with values their blocks of A, summed as the driver's assembly
+ * (ts_sparse_assemble) sums them, so that the hierarchy is the one an
+ * assembled A gives, bit for bit: a neighbour's block is 0 minus the blocks
+ * of the edges between the two in their order; p's own block is M minus
+ * (self M minus the blocks of p's edges in their order). */
+static void particle_rows(blocks_rows *b, const ts_system *sys, size_t p, int values)
+{
+    static const int full9[9] = {0, 1, 2, 1, 3, 4, 2, 4, 5}; /* (r, c) in xx xy xz yy yz zz */
+    const ts_system_blocks *g = &b->g;
+    double own[9], e6[6];
+    size_t nq = 0;
+    for (int k = 0; k < 9; k++)
+        own[k] = k % 4 == 0 ? g->self * sys->mass[3 * p + (size_t)k / 3] : 0.0;
+    for (int upper = 0; upper < 2; upper++) {
+        size_t f0 = upper ? b->efirst[p] : b->rstart[p];
+        size_t f1 = upper ? b->efirst[p + 1] : b->rstart[p + 1];
+        if (upper)
+            b->self = nq, b->q[nq++] = (uint32_t)p;
+        for (size_t f = f0; f < f1; f++) {
+            size_t e = upper ? f : b->rev[f], q = upper ? g->j[e] : g->i[e];
+            if (nq == 0 || b->q[nq - 1] != q) {
+                b->q[nq++] = (uint32_t)q;
+                memset(b->blk + 9 * (nq - 1), 0, 9 * sizeof *b->blk);
+            }
+            if (!values)
+                continue;
+            g->block(sys, e, e6);
+            for (int k = 0; k < 9; k++)
+                own[k] -= e6[full9[k]], b->blk[9 * (nq - 1) + k] -= e6[full9[k]];
+        }
+    }
+    for (int k = 0; values && k < 9; k++) /* row a, column c: (a == c ? m : 0) - own_ca */
+        b->blk[9 * b->self + k] =
+            (k % 4 == 0 ? sys->mass[3 * p + (size_t)k / 3] : 0.0) - own[3 * (k % 3) + k / 3];
+    b->nq = nq, b->cur = p, b->cur_values = values;
+}
+
+/* Row i of level 0 from the blocks: a pinned unknown's is the identity's;
+ * an unpinned one's has every unpinned unknown of its neighbours. */
+static void blocks_row(amg_state *s, size_t i, int values, row_view *r)
+{
+    blocks_rows *b = &s->rows;
+    const ts_system *sys = s->sys;
+    size_t p = i / 3, a = i % 3, len = 0;
+    if (b->cur != p || (values && !b->cur_values))
+        particle_rows(b, sys, p, values);
+    if (pinned_at(sys, i))
+        b->rj[len] = (uint32_t)i, b->rv[len++] = 1.0;
+    else
+        for (size_t t = 0; t < b->nq; t++)
+            for (size_t c = 0; c < 3; c++) {
+                size_t col = 3 * (size_t)b->q[t] + c;
+                if (col != i && pinned_at(sys, col))
+                    continue;
+                b->rj[len] = (uint32_t)col;
+                b->rv[len++] = values ? b->blk[9 * t + 3 * a + c] : 0.0;
+            }
+    const size_t *rp = s->lev[0].A.p;
+    *r = (row_view){.len = len, .k0 = rp ? rp[i] : 0, .j = b->rj, .v = values ? b->rv : NULL};
+}
+
+/* Row i of level l's matrix (values: with its values, else perhaps without);
+ * valid until the next call. */
+static void row_get(amg_state *s, int l, size_t i, int values, row_view *r)
+{
+    if (l == 0 && s->from_blocks) {
+        blocks_row(s, i, values, r);
+        return;
+    }
+    const csr *A = &s->lev[l].A;
+    size_t k0 = A->p[i];
+    *r = (row_view){.len = A->p[i + 1] - k0, .k0 = k0, .j = A->j + k0, .v = A->v + k0};
+}
+
+static void blocks_rows_free(blocks_rows *b)
+{
+    free(b->rstart);
+    free(b->rev);
+    free(b->efirst);
+    free(b->q);
+    free(b->blk);
+    free(b->rj);
+    free(b->rv);
+    memset(b, 0, sizeof *b);
+}
+
+/* The edges by particle (rstart, rev, efirst), the buffers, and level 0's
+ * row pointers. */
+static int blocks_rows_new(amg_state *s)
+{
+    blocks_rows *b = &s->rows;
+    const ts_system_blocks *g = &b->g;
+    size_t np = g->np;
+    b->rstart = calloc(np + 2, sizeof *b->rstart);
+    b->efirst = calloc(np + 2, sizeof *b->efirst);
+    b->rev = malloc((g->ne + 1) * sizeof *b->rev);
+    csr *A = &s->lev[0].A;
+    A->n = A->m = s->n;
+    A->p = calloc(s->n + 1, sizeof *A->p);
+    if (!b->rstart || !b->efirst || !b->rev || !A->p)
+        return TS_ERR_NOMEM;
+    for (size_t e = 0; e < g->ne; e++)
+        b->rstart[g->j[e] + 1]++, b->efirst[g->i[e] + 1]++;
+    for (size_t p = 0; p < np; p++)
+        b->rstart[p + 1] += b->rstart[p], b->efirst[p + 1] += b->efirst[p];
+    size_t *fill = A->p; /* scratch until the row pointers */
+    memcpy(fill, b->rstart, np * sizeof *fill);
+    for (size_t e = 0; e < g->ne; e++)
+        b->rev[fill[g->j[e]]++] = (uint32_t)e;
+    b->cap = 1;
+    for (size_t p = 0; p < np; p++) {
+        size_t deg = b->rstart[p + 1] - b->rstart[p] + b->efirst[p + 1] - b->efirst[p] + 1;
+        b->cap = deg > b->cap ? deg : b->cap;
+    }
+    b->q = malloc(b->cap * sizeof *b->q);
+    b->blk = malloc(9 * b->cap * sizeof *b->blk);
+    b->rj = malloc(3 * b->cap * sizeof *b->rj);
+    b->rv = malloc(3 * b->cap * sizeof *b->rv);
+    if (!b->q || !b->blk || !b->rj || !b->rv)
+        return TS_ERR_NOMEM;
+    b->cur = SIZE_MAX;
+    memset(A->p, 0, (s->n + 1) * sizeof *A->p);
+    for (size_t i = 0; i < s->n; i++) {
+        row_view r;
+        blocks_row(s, i, 0, &r);
+        A->p[i + 1] = A->p[i] + r.len;
+    }
+    return TS_OK;
+}
+
 /* The pattern of C = A B (Gustavson), columns of each row in first-seen order. */
 static int spgemm_pattern(const csr *a, const csr *b, csr *c, int values)
 {
@@ -336,6 +543,8 @@ static int spgemm_pattern(const csr *a, const csr *b, csr *c, int values)
         c->p[i + 1] = nnz;
     }
     free(mark);
+    uint32_t *nj = realloc(c->j, (nnz + 1) * sizeof *nj); /* to size */
+    c->j = nj ? nj : c->j;
     if (!values)
         return TS_OK;
     c->v = calloc(nnz + 1, sizeof *c->v);
@@ -345,14 +554,13 @@ nomem:
     return TS_ERR_NOMEM;
 }
 
-/* t = a^T (pattern), map[k]: t.v[k] = a.v[map[k]] */
+/* t = a^T (pattern); map (or NULL)[k]: t.v[k] = a.v[map[k]] */
 static int csr_transpose(const csr *a, csr *t, uint32_t **map)
 {
     size_t nnz = a->p[a->n];
     if (csr_alloc(t, a->m, a->n, nnz))
         return TS_ERR_NOMEM;
-    *map = malloc((nnz + 1) * sizeof **map);
-    if (!*map)
+    if (map && !(*map = malloc((nnz + 1) * sizeof **map)))
         return TS_ERR_NOMEM;
     for (size_t k = 0; k < nnz; k++)
         t->p[a->j[k] + 1]++;
@@ -366,26 +574,67 @@ static int csr_transpose(const csr *a, csr *t, uint32_t **map)
         for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
             size_t d = fill[a->j[k]]++;
             t->j[d] = (uint32_t)i;
-            (*map)[d] = (uint32_t)k;
+            if (map)
+                (*map)[d] = (uint32_t)k;
         }
     free(fill);
     return TS_OK;
 }
 
-/* The pattern of the Galerkin product C = R A P of level L
- * (A P is formed for the pattern only and freed). */
-static int rap_pattern(const level *L, csr *c)
+/* Append q to row i of c (grown as needed) unless mark[q] == i. */
+static int pattern_add(csr *c, size_t *cap, size_t *mark, size_t i, uint32_t q)
 {
-    csr ap = {0}, r = {0};
-    uint32_t *map = NULL;
-    int st = spgemm_pattern(&L->A, &L->P, &ap, 0);
-    if (!st)
-        st = csr_transpose(&L->P, &r, &map);
-    if (!st)
-        st = spgemm_pattern(&r, &ap, c, 1);
-    csr_free(&ap);
+    if (mark[q] == i)
+        return TS_OK;
+    mark[q] = i;
+    size_t nnz = c->p[i + 1];
+    if (nnz == *cap) {
+        uint32_t *nj = realloc(c->j, (*cap *= 2) * sizeof *nj);
+        if (!nj)
+            return TS_ERR_NOMEM;
+        c->j = nj;
+    }
+    c->j[c->p[i + 1]++] = q;
+    return TS_OK;
+}
+
+/* The pattern of the Galerkin product C = P^T A P of level l, row by row
+ * of P^T: row i holds, in the order first seen, the columns of P's rows j
+ * over A's rows k in P's column i, its columns j ascending; nothing of
+ * size nnz(A P) is stored. */
+static int rap_pattern(amg_state *s, int l, csr *c)
+{
+    const level *L = &s->lev[l];
+    const csr *P = &L->P;
+    size_t nc = P->m, cap = 2 * P->p[P->n] + nc + 16;
+    size_t *mark = s->pos; /* SIZE_MAX between uses */
+    csr r = {0};
+    int st = csr_transpose(P, &r, NULL);
+    c->n = c->m = nc;
+    c->p = calloc(nc + 1, sizeof *c->p);
+    c->j = malloc(cap * sizeof *c->j);
+    if (st || !c->p || !c->j) {
+        csr_free(&r);
+        return TS_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < nc && !st; i++) {
+        c->p[i + 1] = c->p[i];
+        for (size_t f = r.p[i]; f < r.p[i + 1] && !st; f++) {
+            row_view a;
+            row_get(s, l, r.j[f], 0, &a);
+            for (size_t t = 0; t < a.len && !st; t++)
+                for (size_t e = P->p[a.j[t]]; e < P->p[a.j[t] + 1] && !st; e++)
+                    st = pattern_add(c, &cap, mark, i, P->j[e]);
+        }
+    }
+    for (size_t q = 0; q <= nc; q++)
+        mark[q] = SIZE_MAX;
     csr_free(&r);
-    free(map);
+    if (!st) { /* to its size */
+        uint32_t *nj = realloc(c->j, (c->p[nc] + 1) * sizeof *nj);
+        c->j = nj ? nj : c->j;
+        st = (c->v = calloc(c->p[nc] + 1, sizeof *c->v)) ? TS_OK : TS_ERR_NOMEM;
+    }
     return st;
 }
 
@@ -393,20 +642,22 @@ static int rap_pattern(const level *L, csr *c)
  * dense accumulator, then C(i,:) += P(k,i) (A P)(k,:) for each i in P's row
  * k, walking C's row i (which holds every column of (A P)(k,:)); nothing of
  * size nnz(A P) is stored. */
-static void rap_values(amg_state *s, const level *L, csr *c)
+static void rap_values(amg_state *s, int l, csr *c)
 {
-    const csr *A = &L->A, *P = &L->P;
+    const csr *P = &s->lev[l].P;
     size_t *pos = s->pos;
     double *acc = s->acc;
     uint32_t *list = s->list;
     memset(c->v, 0, c->p[c->n] * sizeof *c->v);
-    for (size_t k = 0; k < A->n; k++) {
+    for (size_t k = 0; k < s->lev[l].n; k++) {
         if (P->p[k + 1] == P->p[k])
             continue;
         size_t nl = 0;
-        for (size_t e = A->p[k]; e < A->p[k + 1]; e++) {
-            size_t j = A->j[e];
-            double a = A->v[e];
+        row_view r;
+        row_get(s, l, k, 1, &r);
+        for (size_t e = 0; e < r.len; e++) {
+            size_t j = r.j[e];
+            double a = r.v[e];
             for (size_t f = P->p[j]; f < P->p[j + 1]; f++) {
                 uint32_t q = P->j[f];
                 if (pos[q] == SIZE_MAX) {
@@ -436,10 +687,8 @@ static void hierarchy_free(amg_state *s)
 {
     for (int l = 0; l < AMG_MAX_LEVELS; l++) {
         level *L = &s->lev[l];
-        if (l > 0 || !s->a0_shared)
-            csr_free(&L->A);
+        csr_free(&L->A);
         csr_free(&L->P);
-        free(L->ppos);
         free(L->agg);
         free(L->strong);
         free(L->comp);
@@ -451,6 +700,7 @@ static void hierarchy_free(amg_state *s)
     free(s->pos);
     free(s->acc);
     free(s->list);
+    blocks_rows_free(&s->rows);
     size_t n = s->n;
     int bs = s->bs;
     ts_system *sys = s->sys;
@@ -470,8 +720,8 @@ static void amg_free(void *state)
 
 /* Level 0's full matrix from the assembled lower triangle (columns): its
  * pattern, or (values) its values, both by the same walk over the columns.
- * Only where the driver's matrix is not full (ts_sparse.full: a spring
- * network's is, and is read in place). */
+ * Only for a system without blocks (a spring network's rows come from its
+ * blocks, blocks_row). */
 static void full_walk(amg_state *s, const ts_sparse *lo, int values)
 {
     csr *A = &s->lev[0].A;
@@ -515,34 +765,37 @@ static int full_pattern(amg_state *s, const ts_sparse *lo)
     return TS_OK;
 }
 
-/* The strong neighbours of each unknown of level L: unknowns of the same
+/* The strong neighbours of each unknown of level l: unknowns of the same
  * axis with |a_ij| >= theta sqrt(|a_ii a_jj|), as lists sj[sp[i] .. sp[i+1])
- * (sp: n + 1 zeros; *sj grown as needed) and as flags on A's entries
- * (strong: nnz zeros).  0, or -1 when out of memory. */
-static int strong_neighbours(const level *L, double theta, size_t *sp, uint32_t **sj,
-                             uint8_t *strong)
+ * (sp: n + 1 zeros; *sj grown as needed) and as bits on A's entries
+ * (L->strong: zeros).  0, or -1 when out of memory. */
+static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint32_t **sj)
 {
-    const csr *A = &L->A;
-    size_t nn = L->n, cap = A->p[A->n] + 16, ns = 0;
+    level *L = &s->lev[l];
+    size_t nn = L->n, cap = 8 * nn + 16, ns = 0;
     const uint8_t *comp = L->comp;
     double *dn = calloc(nn + 1, sizeof *dn), *acc = calloc(nn + 1, sizeof *acc);
     uint32_t *touched = malloc((nn + 1) * sizeof *touched);
     int st = -1;
+    row_view r;
     if (!dn || !acc || !touched || !(*sj = malloc(cap * sizeof **sj)))
         goto out;
-    for (size_t i = 0; i < A->n; i++)
-        for (size_t k = A->p[i]; k < A->p[i + 1]; k++)
-            if (A->j[k] == i)
-                dn[i] = fabs(A->v[k]);
+    for (size_t i = 0; i < nn; i++) {
+        row_get(s, l, i, 1, &r);
+        for (size_t t = 0; t < r.len; t++)
+            if (r.j[t] == i)
+                dn[i] = fabs(r.v[t]);
+    }
     for (size_t ia = 0; ia < nn; ia++) {
         size_t nt = 0;
-        for (size_t k = A->p[ia]; k < A->p[ia + 1]; k++) {
-            size_t ja = A->j[k];
+        row_get(s, l, ia, 1, &r);
+        for (size_t t = 0; t < r.len; t++) {
+            size_t ja = r.j[t];
             if (ja == ia || comp[ia] != comp[ja])
                 continue;
             if (acc[ja] == 0.0)
                 touched[nt++] = (uint32_t)ja;
-            acc[ja] += A->v[k] * A->v[k] + 1e-300;
+            acc[ja] += r.v[t] * r.v[t] + 1e-300;
         }
         for (size_t t = 0; t < nt; t++) {
             size_t ja = touched[t];
@@ -557,9 +810,9 @@ static int strong_neighbours(const level *L, double theta, size_t *sp, uint32_t 
             (*sj)[ns++] = (uint32_t)ja;
             acc[ja] = -1.0;
         }
-        for (size_t k = A->p[ia]; k < A->p[ia + 1]; k++)
-            if (A->j[k] != ia && comp[ia] == comp[A->j[k]] && acc[A->j[k]] < 0.0)
-                strong[k] = 1;
+        for (size_t t = 0; t < r.len; t++)
+            if (r.j[t] != ia && comp[ia] == comp[r.j[t]] && acc[r.j[t]] < 0.0)
+                strong_set(L, r.k0 + t);
         for (size_t t = 0; t < nt; t++)
             acc[touched[t]] = 0.0;
         sp[ia + 1] = ns;
@@ -619,18 +872,18 @@ static long aggregate_passes(size_t nn, const size_t *sp, const uint32_t *sj, in
     return na;
 }
 
-/* Aggregates of level L's unknowns from A's strong couplings, kept in L
- * (agg, strong), and the coarse unknowns' axes in C; returns their number
+/* Aggregates of level l's unknowns from A's strong couplings, kept in it
+ * (agg, strong), and the coarse unknowns' axes in level l + 1; returns their number
  * (0: nothing to coarsen) or -1 when out of memory. */
-static long aggregate(const amg_state *s, level *L, level *C, double theta)
+static long aggregate(amg_state *s, int l, double theta)
 {
-    (void)s;
+    level *L = &s->lev[l], *C = &s->lev[l + 1];
     size_t nn = L->n, *sp = calloc(nn + 1, sizeof *sp);
     uint32_t *sj = NULL;
     int32_t *agg = malloc((nn + 1) * sizeof *agg);
-    uint8_t *strong = calloc(L->A.p[L->A.n] + 1, 1);
     long na = -1;
-    if (!sp || !agg || !strong || strong_neighbours(L, theta, sp, &sj, strong))
+    L->strong = calloc(L->A.p[L->A.n] / 8 + 1, 1);
+    if (!sp || !agg || !L->strong || strong_neighbours(s, l, theta, sp, &sj))
         goto out;
     na = aggregate_passes(nn, sp, sj, agg);
     if (!(C->comp = malloc((size_t)na + 1))) {
@@ -641,10 +894,8 @@ static long aggregate(const amg_state *s, level *L, level *C, double theta)
         if (agg[i] >= 0)
             C->comp[agg[i]] = L->comp[i];
     L->agg = agg;
-    L->strong = strong;
-    agg = NULL, strong = NULL;
+    agg = NULL;
 out:
-    free(strong);
     free(sp);
     free(sj);
     free(agg);
@@ -670,45 +921,59 @@ static int tentative(const amg_state *s, const level *L, const unsigned char *pi
     return TS_OK;
 }
 
-/* Level l's work vectors: r, d, t, x, b, and on the levels the W-cycle
- * solves twice, wb and wx. */
+/* Level l's work vectors: r, d, t, on coarse levels x and b (level 0's
+ * are the caller's), and on the levels the W-cycle solves twice, wb and
+ * wx. */
 static int work_alloc(level *L, int l)
 {
-    size_t k = l >= AMG_W_FROM ? 7 : 5;
+    size_t k = l >= AMG_W_FROM ? 7 : l > 0 ? 5 : 3;
     L->dinv = malloc((L->n + 1) * sizeof *L->dinv);
     L->r = malloc((k * L->n + 1) * sizeof *L->r);
     if (!L->dinv || !L->r)
         return TS_ERR_NOMEM;
-    L->d = L->r + L->n, L->t = L->d + L->n, L->x = L->t + L->n, L->b = L->x + L->n;
+    L->d = L->r + L->n, L->t = L->d + L->n;
+    L->x = k > 3 ? L->t + L->n : NULL, L->b = k > 3 ? L->x + L->n : NULL;
     L->wb = k == 7 ? L->b + L->n : NULL, L->wx = k == 7 ? L->wb + L->n : NULL;
     return TS_OK;
 }
 
 static void galerkin(amg_state *s, int l);
 
-/* The pattern of A_F Pt, A_F the diagonal and the strong couplings of A. */
-static int filtered_pattern(const level *L, const csr *pt, csr *p)
+/* The pattern of A_F Pt, A_F the diagonal and the strong couplings of
+ * level l's A. */
+static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p)
 {
+    level *L = &s->lev[l];
     csr af = {0};
-    af.n = af.m = L->n;
-    af.p = calloc(L->n + 1, sizeof *af.p);
-    af.j = malloc((L->A.p[L->n] + 1) * sizeof *af.j);
-    int st = TS_ERR_NOMEM;
-    if (af.p && af.j) {
-        size_t w = 0;
+    row_view r;
+    size_t w = 0;
+    for (int pass = 0; pass < 2; pass++, w = 0) {
         for (size_t i = 0; i < L->n; i++) {
-            for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
-                if (L->A.j[k] == i || L->strong[k])
-                    af.j[w++] = L->A.j[k];
-            af.p[i + 1] = w;
+            row_get(s, l, i, 0, &r);
+            for (size_t t = 0; t < r.len; t++)
+                if (r.j[t] == i || strong_at(L, r.k0 + t)) {
+                    if (pass)
+                        af.j[w] = r.j[t];
+                    w++;
+                }
+            if (pass)
+                af.p[i + 1] = w;
         }
-        st = spgemm_pattern(&af, pt, p, 1);
+        if (pass)
+            break;
+        af.n = af.m = L->n;
+        af.p = calloc(L->n + 1, sizeof *af.p);
+        af.j = malloc((w + 1) * sizeof *af.j);
+        if (!af.p || !af.j)
+            break;
     }
+    int st = af.p && af.j ? spgemm_pattern(&af, pt, p, 1) : TS_ERR_NOMEM;
     csr_free(&af);
     return st;
 }
 
-/* Levels, patterns and work arrays from the first assembled matrix. */
+/* Levels, patterns and work arrays from the first matrix: the system's
+ * blocks, or the assembled ls->A of a system without them. */
 static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
 {
     int st;
@@ -718,15 +983,12 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     s->diag0 = malloc((s->n + 1) * sizeof *s->diag0);
     if (!s->pos || !s->acc || !s->list || !s->diag0)
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
-    if (ls->A->full) { /* the assembled matrix's rows, read in place */
-        s->lev[0].A = (csr){.n = s->n, .m = s->n, .p = ls->A->colp, .j = ls->A->row,
-                            .v = ls->A->val};
-        s->a0_shared = 1;
-    } else {
-        if (full_pattern(s, ls->A))
-            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    for (size_t i = 0; i <= s->n; i++)
+        s->pos[i] = SIZE_MAX;
+    if (s->from_blocks ? blocks_rows_new(s) : full_pattern(s, ls->A))
+        return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    if (!s->from_blocks)
         full_walk(s, ls->A, 1);
-    }
     s->lev[0].n = s->n;
     s->lev[0].comp = malloc(s->n + 1);
     if (!s->lev[0].comp)
@@ -740,7 +1002,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     double theta = AMG_THETA;
     for (; l + 1 < AMG_MAX_LEVELS && s->lev[l].n > AMG_COARSE_MIN; l++, theta *= 0.5) {
         level *L = &s->lev[l], *C = &s->lev[l + 1];
-        long na = aggregate(s, L, C, theta);
+        long na = aggregate(s, l, theta);
         if (na < 0)
             goto nomem;
         size_t nc = (size_t)na;
@@ -749,20 +1011,10 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
         if (tentative(s, L, l == 0 ? sys->pinned : NULL, nc, &pt))
             goto nomem;
         /* P has the pattern of A_F Pt (which holds Pt's) */
-        if (filtered_pattern(L, &pt, &L->P))
+        if (filtered_pattern(s, l, &pt, &L->P))
             goto nomem;
-        L->ppos = malloc((L->n + 1) * sizeof *L->ppos);
-        if (!L->ppos)
-            goto nomem;
-        for (size_t i = 0; i < L->n; i++) {
-            L->ppos[i] = SIZE_MAX;
-            if (pt.p[i + 1] > pt.p[i])
-                for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
-                    if (L->P.j[k] == pt.j[pt.p[i]])
-                        L->ppos[i] = k;
-        }
         csr_free(&pt);
-        if (rap_pattern(L, &C->A))
+        if (rap_pattern(s, l, &C->A))
             goto nomem;
         C->n = nc;
         if (work_alloc(C, l + 1))
@@ -829,22 +1081,32 @@ static void level_residual(amg_state *s, int l, const double *b, const double *x
  * and eigenvalues below the range are damped less, never amplified),
  * at most lmax / 2. */
 
-static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
+/* Gershgorin's bound max_i sum_j |a_ij| / d_i over the unpinned rows */
+static double gershgorin(amg_state *s, int l, const double *dinv)
 {
-    level *L = &s->lev[l];
-    size_t n = L->n;
-    const csr *A = &L->A;
     const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
     double gersh = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < s->lev[l].n; i++) {
         if (pinned && pinned[i])
             continue;
         double row = 0.0;
-        for (size_t k = A->p[i]; k < A->p[i + 1]; k++)
-            row += fabs(A->v[k]);
+        row_view r;
+        row_get(s, l, i, 1, &r);
+        for (size_t t = 0; t < r.len; t++)
+            row += fabs(r.v[t]);
         gersh = fmax(gersh, row * fabs(dinv[i]));
     }
-    double *q = L->x, *qprev = L->d, *w = L->t;
+    return gersh;
+}
+
+static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free, double gersh)
+{
+    level *L = &s->lev[l];
+    size_t n = L->n;
+    const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
+    /* on level 0 the driver's Krylov work, idle while setting up, holds
+     * three of the five vectors (level 0 keeps only the cycle's) */
+    double *q = l ? L->x : s->scratch, *qprev = l ? L->d : s->scratch + n, *w = L->t;
     double alpha[AMG_LANCZOS], beta[AMG_LANCZOS], qn = 0.0;
     uint64_t seed = 88172645463325252u;
     for (size_t i = 0; i < n; i++) {
@@ -861,7 +1123,7 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
     ts_system *keep = s->sys;
     if (!matrix_free)
         s->sys = NULL;
-    double *sd = L->b; /* D^-1/2, once (b is not in use while setting up) */
+    double *sd = l ? L->b : s->scratch + 2 * n; /* D^-1/2, once (b is idle while setting up) */
     for (size_t i = 0; i < n; i++)
         sd[i] = sqrt(dinv[i]);
     int m = 0;
@@ -900,15 +1162,23 @@ static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free)
     return lam;
 }
 
-/* 1 / A_ii (1 where A_ii <= 0); A_ii itself into diag when not NULL */
-static void diag_inverse(level *L, double *diag)
+/* A_ii: level l's diagonal */
+static double diag_at(amg_state *s, int l, size_t i)
 {
-    const csr *A = &L->A;
+    row_view r;
+    row_get(s, l, i, 1, &r);
+    for (size_t t = 0; t < r.len; t++)
+        if (r.j[t] == i)
+            return r.v[t];
+    return 0.0;
+}
+
+/* 1 / A_ii (1 where A_ii <= 0); A_ii itself into diag when not NULL */
+static void diag_inverse(amg_state *s, int l, double *diag)
+{
+    level *L = &s->lev[l];
     for (size_t i = 0; i < L->n; i++) {
-        double d = 0.0;
-        for (size_t k = A->p[i]; k < A->p[i + 1]; k++)
-            if (A->j[k] == i)
-                d = A->v[k];
+        double d = diag_at(s, l, i);
         L->dinv[i] = d > 0.0 ? 1.0 / d : 1.0;
         if (diag)
             diag[i] = d;
@@ -923,9 +1193,12 @@ static int factor_dense(amg_state *s)
     double *a = s->dense;
     for (size_t i = 0; i < n * n; i++)
         a[i] = 0.0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++)
-            a[i * n + L->A.j[k]] += L->A.v[k];
+    for (size_t i = 0; i < n; i++) {
+        row_view r;
+        row_get(s, s->nlev - 1, i, 1, &r);
+        for (size_t t = 0; t < r.len; t++)
+            a[i * n + r.j[t]] += r.v[t];
+    }
     return s->la->dpotrf(TS_LAPACK_ROW_MAJOR, 'L', (int)n, a, (int)n) == 0;
 }
 
@@ -945,16 +1218,18 @@ static void smooth_prolongator(amg_state *s, int l)
     size_t *pos = s->pos;
     const uint8_t *comp = L->comp;
     double lam = 0.0;
+    row_view r;
     for (size_t i = 0; i < L->n; i++) {
         double d = 0.0, off = 0.0;
-        for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++) {
-            size_t j = L->A.j[k];
+        row_get(s, l, i, 1, &r);
+        for (size_t t = 0; t < r.len; t++) {
+            size_t j = r.j[t];
             if (j == i)
-                d += L->A.v[k];
-            else if (L->strong[k])
-                off += fabs(L->A.v[k]);
+                d += r.v[t];
+            else if (strong_at(L, r.k0 + t))
+                off += fabs(r.v[t]);
             else if (comp[j] == comp[i])
-                d -= L->A.v[k]; /* lumped */
+                d -= r.v[t]; /* lumped */
         }
         double df = d;
         L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
@@ -965,19 +1240,19 @@ static void smooth_prolongator(amg_state *s, int l)
     for (size_t i = 0; i < L->n; i++) {
         for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
             pos[L->P.j[k]] = k, L->P.v[k] = 0.0;
-        for (size_t k = L->A.p[i]; k < L->A.p[i + 1]; k++) {
-            size_t j = L->A.j[k];
+        row_get(s, l, i, 1, &r);
+        for (size_t t = 0; t < r.len; t++) {
+            size_t j = r.j[t];
             int32_t a = L->agg[j];
-            if (a < 0 || (j != i && !L->strong[k]) ||
-                (l == 0 && s->sys->pinned && s->sys->pinned[j]))
+            if (a < 0 || (j != i && !strong_at(L, r.k0 + t)) || (l == 0 && pinned_at(s->sys, j)))
                 continue;
-            double v = j == i && L->dinv[i] > 0.0 ? 1.0 / L->dinv[i] : L->A.v[k];
+            double v = j == i && L->dinv[i] > 0.0 ? 1.0 / L->dinv[i] : r.v[t];
             L->P.v[pos[a]] -= omega * L->dinv[i] * v;
         }
+        if (L->agg[i] >= 0 && !(l == 0 && pinned_at(s->sys, i))) /* Pt's entry */
+            L->P.v[pos[L->agg[i]]] += 1.0;
         for (size_t k = L->P.p[i]; k < L->P.p[i + 1]; k++)
             pos[L->P.j[k]] = SIZE_MAX;
-        if (L->ppos[i] != SIZE_MAX)
-            L->P.v[L->ppos[i]] += 1.0;
     }
     if (l == 0 && s->sys->pinned) /* pinned unknowns receive no correction */
         for (size_t i = 0; i < L->n; i++)
@@ -990,7 +1265,7 @@ static void smooth_prolongator(amg_state *s, int l)
 static void galerkin(amg_state *s, int l)
 {
     smooth_prolongator(s, l);
-    rap_values(s, &s->lev[l], &s->lev[l + 1].A);
+    rap_values(s, l, &s->lev[l + 1].A);
 }
 
 /* The numbers of every level from ls->A; fresh: the hierarchy was just
@@ -998,15 +1273,21 @@ static void galerkin(amg_state *s, int l)
  * values to aggregate the next), so only what follows them is done. */
 static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
 {
-    if (!fresh) {
-        if (!s->a0_shared)
+    if (!fresh) { /* the coarse levels' patterns again, from the finest down */
+        if (!s->from_blocks)
             full_walk(s, ls->A, 1);
-        for (int l = 0; l + 1 < s->nlev; l++)
-            galerkin(s, l);
+        for (int l = 0; l + 1 < s->nlev; l++) {
+            csr_free(&s->lev[l + 1].A);
+            smooth_prolongator(s, l);
+            if (rap_pattern(s, l, &s->lev[l + 1].A))
+                return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+            rap_values(s, l, &s->lev[l + 1].A);
+        }
     }
-    for (int l = 0; l + 1 < s->nlev; l++)
-        if (csr_single(&s->lev[l].P, 0, NULL) || csr_single(&s->lev[l + 1].A, 1, s->acc))
-            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    /* every level's diagonal and bound from its double values, then its
+     * single copy; the Lanczos estimates after the last conversion, so
+     * that their vectors are not touched while any double level lives */
+    double gersh[AMG_MAX_LEVELS];
     for (int l = 0; l < s->nlev; l++) {
         level *L = &s->lev[l];
         /* the smoother's diagonal, on level 0 too: the matrix the levels
@@ -1015,10 +1296,18 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
          * transverse stiffness cancels the mass (a cloth in its plane:
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
-        diag_inverse(L, l == 0 ? s->diag0 : NULL);
-        L->lmax = eig_max(s, l, L->dinv, l == 0);
+        diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
+        gersh[l] = gershgorin(s, l, L->dinv);
+        if (l == s->nlev - 1)
+            s->dense_ok = s->dense && factor_dense(s);
+        if (l > 0)
+            L->pattern = L->A.p[L->n];
+        if ((l > 0 && csr_single(&L->A, 1, s->acc)) ||
+            (l + 1 < s->nlev && csr_single(&L->P, 0, NULL)))
+            return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     }
-    s->dense_ok = s->dense && factor_dense(s);
+    for (int l = 0; l < s->nlev; l++)
+        s->lev[l].lmax = eig_max(s, l, s->lev[l].dinv, l == 0, gersh[l]);
     return TS_OK;
 }
 
@@ -1044,6 +1333,13 @@ static int amg_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     amg_state *s = state;
     int st;
     s->sys = sys;
+    s->scratch = ls->work;
+    /* a spring network's rows from its blocks; the driver assembles A
+     * only for a system without them (ts_precond_type.reads_blocks) */
+    s->from_blocks = !ls->A;
+    if (s->from_blocks && (st = sys->ops->blocks(sys, &s->rows.g)))
+        return st;
+    s->rows.cur = SIZE_MAX;
     int fresh = !s->nlev;
     if (fresh && (st = build(s, ls, sys))) {
         hierarchy_free(s); /* out of memory: the next setup starts afresh */
@@ -1203,8 +1499,50 @@ size_t ts_amg_level_nonzeros(const void *state, int l, size_t *pattern)
         return 0;
     }
     const csr *A = &s->lev[l].A;
-    *pattern = A->p[A->n];
+    *pattern = l > 0 ? s->lev[l].pattern : A->p[A->n];
     return A->f ? A->fp[A->n] : A->p[A->n];
+}
+
+/* bytes of a csr's arrays as allocated: the double copy (p, j, v) where it
+ * is kept, and the single one (f, fj, fp) */
+static size_t csr_bytes(const csr *a)
+{
+    size_t b = 0, nnz = a->p ? a->p[a->n] : 0, fnz = a->fp ? a->fp[a->n] : 0;
+    if (a->p)
+        b += (a->n + 1) * sizeof *a->p;
+    if (a->j)
+        b += (nnz + 1) * (sizeof *a->j + (a->v ? sizeof *a->v : 0));
+    if (a->fp)
+        b += (a->n + 1) * sizeof *a->fp + (fnz + 1) * (sizeof *a->f + sizeof *a->fj);
+    return b;
+}
+
+void ts_amg_bytes(const void *state, size_t part[3])
+{
+    const amg_state *s = state;
+    const blocks_rows *b = &s->rows;
+    size_t n1 = s->n + 1, w = 0;
+    part[0] = part[1] = 0;
+    for (int l = 0; l < s->nlev; l++) {
+        const level *L = &s->lev[l];
+        size_t nn = L->n + 1, k = l >= AMG_W_FROM ? 7 : l > 0 ? 5 : 3;
+        part[0] += csr_bytes(&L->A);
+        if (l + 1 < s->nlev)
+            part[1] += csr_bytes(&L->P);
+        w += nn * (sizeof *L->dinv + sizeof *L->comp) + (k * L->n + 1) * sizeof *L->r;
+        if (L->agg)
+            w += nn * sizeof *L->agg;
+        if (L->strong)
+            w += (l > 0 ? L->pattern : L->A.p[L->n]) / 8 + 1;
+    }
+    if (s->dense)
+        w += (s->lev[s->nlev - 1].n * s->lev[s->nlev - 1].n + 1) * sizeof *s->dense;
+    w += n1 * (sizeof *s->diag0 + sizeof *s->pos + sizeof *s->acc + sizeof *s->list);
+    if (b->rstart)
+        w += (b->g.np + 2) * (sizeof *b->rstart + sizeof *b->efirst) +
+             (b->g.ne + 1) * sizeof *b->rev +
+             b->cap * (sizeof *b->q + 9 * sizeof *b->blk + 3 * (sizeof *b->rj + sizeof *b->rv));
+    part[2] = w;
 }
 
 static void amg_apply(void *state, const double *r, double *z)
@@ -1216,7 +1554,8 @@ static void amg_apply(void *state, const double *r, double *z)
 const ts_precond_type ts_precond_amg = {
     .name = "amg",
     .summary = "smoothed-aggregation multigrid cycle (Vanek et al. 1996)",
-    .needs_matrix = TS_MATRIX_FULL,
+    .needs_matrix = TS_MATRIX_LOWER,
+    .reads_blocks = 1,
     .definite = 1,
     .alloc = amg_alloc,
     .setup = amg_setup,
@@ -1224,4 +1563,5 @@ const ts_precond_type ts_precond_amg = {
     .apply = amg_apply,
     .free = amg_free,
     .first_forcing = AMG_FIRST_FORCING,
+    .bytes = ts_amg_bytes,
 };

@@ -10,4 +10,10 @@
  * preconditioner's, after a setup. */
 size_t ts_amg_level_nonzeros(const void *state, int l, size_t *pattern);
 
+/* The bytes the hierarchy holds, as allocated: part[0] its levels'
+ * matrices (level 0's row pointers; the coarse levels' single-precision
+ * copies), part[1] its prolongators, part[2] its work (vectors, aggregates,
+ * strength flags, the coarse factor, set-up scratch). */
+void ts_amg_bytes(const void *state, size_t part[3]);
+
 #endif
