@@ -747,9 +747,9 @@ static const uint64_t pow10_g[617][2] = {
 static inline uint64_t estimate(const uint64_t *g, uint64_t cp, int *unsure)
 {
     u128 lo = (u128)cp * g[1], hi = (u128)cp * g[0];
-    u128 mid = (u128)(uint64_t)hi + (uint64_t)(lo >> 64);
-    *unsure |= (uint64_t)mid == 0 && (uint64_t)lo <= cp;
-    return (uint64_t)(hi >> 64) + (uint64_t)(mid >> 64);
+    uint64_t carried = (uint64_t)(lo >> 64), mid = (uint64_t)hi + carried;
+    *unsure |= (mid == 0) & ((uint64_t)lo <= cp);
+    return (uint64_t)(hi >> 64) + (mid < carried);
 }
 
 /* Is cbx 2^q 10^-k an integer?  For k <= 0 it is cbx 5^-k 2^(q-k); for
@@ -794,21 +794,39 @@ static int schubfach(uint64_t c, int q, int asym, uint64_t *d, int *k10)
         if (!vb || !vbl || !vbr)
             return 0;
     }
-    *k10 = k;
-    uint64_t s = vb >> 2, sp10 = s / 10 * 10, tp10 = sp10 + 10, t = s + 1;
-    int upin = vbl + open <= sp10 << 2, wpin = (tp10 << 2) + open <= vbr;
-    if (upin != wpin) {
-        *d = upin ? sp10 : tp10;
-        return 1;
-    }
+    /* the decisions without branches: they go either way at random */
+    uint64_t s = vb >> 2, s10 = s / 10, t = s + 1, mid = (s + t) << 1; /* 4 (s + 1/2) */
+    int upin = vbl + open <= s10 * 40, wpin = s10 * 40 + 40 + open <= vbr;
     int uin = vbl + open <= s << 2, win = (t << 2) + open <= vbr;
-    if (uin && win) {
-        uint64_t mid = (s + t) << 1; /* 4 (s + 1/2) */
-        *d = vb < mid || (vb == mid && !(s & 1)) ? s : t;
-    } else {
-        *d = uin ? s : t;
-    }
-    return uin || win;
+    /* t where s is outside, or both are inside and t is nearer (ties to
+     * the even one) */
+    int up = !uin || (win && (vb > mid || (vb == mid && (s & 1))));
+    int tens = upin != wpin;
+    *d = tens ? s10 + (uint64_t)wpin : s + (uint64_t)up;
+    *k10 = k + tens;
+    return tens || uin || win;
+}
+
+/* the two digits of v < 100 as a 16-bit word (bytes in memory order) */
+static inline uint64_t digit_pair(uint32_t v)
+{
+    uint16_t t;
+    memcpy(&t, digit_pairs + 2 * v, 2);
+    return t;
+}
+
+/* The 8 digits of v < 10^8 as a word, the first first in memory: four
+ * look-ups of two digits, no store in between. */
+static inline uint64_t digits8(uint32_t v)
+{
+    uint32_t a = v / 10000, b = v % 10000;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return digit_pair(b % 100) | digit_pair(b / 100) << 16 | digit_pair(a % 100) << 32 |
+           digit_pair(a / 100) << 48;
+#else
+    return digit_pair(a / 100) | digit_pair(a % 100) << 16 | digit_pair(b / 100) << 32 |
+           digit_pair(b % 100) << 48;
+#endif
 }
 
 /* the number of decimal digits of d, 1 <= d < 10^17 */
@@ -816,6 +834,57 @@ static inline int digit_count(uint64_t d)
 {
     int n = ((64 - __builtin_clzll(d)) * 1233) >> 12; /* floor(bits log10 2) */
     return n + (d >= pow10_u64[n]);
+}
+
+/* sign and d 10^k (d < 10^17 without trailing zeros, n digits) in %.17g's
+ * layout.  The digits are those of d 10^(17-n): a first digit and two words
+ * of 8, stored whole where they go (a '.' after the first E + 1 digits:
+ * the rest stored again one place on); bytes past the end are scratch
+ * within buf's TS_NUM_MAX. */
+static size_t layout_shortest(char *buf, int neg, uint64_t d, int n, int k)
+{
+    char *p = buf + neg;
+    uint64_t D = d * pow10_u64[17 - n];
+    uint32_t hi = (uint32_t)(D / 100000000u);
+    uint64_t w0 = digits8(hi % 100000000u), w1 = digits8((uint32_t)(D % 100000000u));
+    char first = (char)('0' + hi / 100000000u);
+    int E = n - 1 + k;
+    buf[0] = '-';
+    if (E < -4 || E >= 17) { /* d.ddde-XX: p + 18 <= buf + 19 */
+        p[0] = first, p[1] = '.';
+        memcpy(p + 2, &w0, 8), memcpy(p + 10, &w1, 8);
+        p += n + (n > 1);
+        p[0] = 'e', p[1] = E < 0 ? '-' : '+';
+        unsigned ae = (unsigned)(E < 0 ? -E : E);
+        if (ae >= 100)
+            p[2] = (char)('0' + ae / 100), p++;
+        memcpy(p + 2, digit_pairs + 2 * (ae % 100), 2);
+        p += 4;
+    } else if (E < 0) { /* 0.000ddd: p + 18 <= buf + 23 */
+        memcpy(p, "0.0000", 6);
+        p -= E;
+        p[1] = first;
+        memcpy(p + 2, &w0, 8), memcpy(p + 10, &w1, 8);
+        p += n + 1;
+    } else { /* ddd (the padding zeros are places) or ddd.ddd */
+        p[0] = first;
+        memcpy(p + 1, &w0, 8), memcpy(p + 9, &w1, 8);
+        int j = E + 1; /* digits before the '.' */
+        if (n > j) {   /* p + j + 9 <= buf + 26 */
+            uint64_t rest = j <= 8 ? w0 >> 8 * (j - 1) : w1 >> 8 * (j - 9);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            rest = j <= 8 ? w0 << 8 * (j - 1) : w1 << 8 * (j - 9);
+#endif
+            p[j] = '.';
+            memcpy(p + j + 1, &rest, 8);
+            if (j <= 8)
+                memcpy(p + 10, &w1, 8);
+            p++;
+        }
+        p += n > j ? n : j;
+    }
+    *p = '\0';
+    return (size_t)(p - buf);
 }
 
 size_t ts_format_double(char *buf, double x, int digits)
@@ -837,6 +906,7 @@ size_t ts_format_double(char *buf, double x, int digits)
     int k;
     if (!schubfach(be ? m | 1ull << 52 : m, be ? be - 1075 : -1074, m == 0 && be > 1, &d, &k))
         return ts_format_double_exact(buf, x, 0);
-    int n = digit_count(d);
-    return layout(buf, (int)(bits >> 63), d * pow10_u64[17 - n], 17 - n - k, 17);
+    while (d % 10 == 0) /* d 10^k with more trailing zeros (1 in 10) */
+        d /= 10, k++;
+    return layout_shortest(buf, (int)(bits >> 63), d, digit_count(d), k);
 }
