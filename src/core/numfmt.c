@@ -6,22 +6,41 @@
  * as exactly x, laid out as %.17g would lay it out (exponent form below
  * 1e-4 or from 1e17; no trailing zeros).
  *
- * Method: x = m 2^-s with m < 2^53, so V = x 10^k = m 5^k / 2^(s - k),
- * scaled to 17 integer digits, is an exact binary fraction: its integer
- * part F and the class of its remainder (zero, below, at or above one half)
- * give correct rounding to any number of digits with no error at all.  For
- * |x| from 1e-15 (k <= 31, 5^31 < 2^72) the product fits 128 bits; below
- * that, down to the subnormals, 5^k (k <= 340) is a multi-word integer of
- * at most 13 words.  The shortest round-trip decimal is the one with fewest
- * digits inside the rounding interval of x, (m -+ 1/2) 2^-s (the lower half
- * narrower at a power of two), ends included when m is even
- * (round-half-even reading), which is Steele & White's criterion ("How to
- * Print Floating-Point Numbers Accurately", PLDI 1990); the interval's ends
- * are exact fractions of the same kind.  Existence of a p-digit decimal in
- * the interval is monotone in p, so the search walks from 15 digits down or
- * up.  Zeros are written directly; |x| from about 4.5e15 (x an integer
- * beyond 2^52, k < 0 or s <= k), infinities and NaN go through printf and
- * strtod, about ten times slower: rare in simulation output. */
+ * The shortest (P = 0) is Schubfach's (R. Giulietti, "The Schubfach way to
+ * render doubles", 2020; the same family as U. Adams, "Ryu: fast
+ * float-to-string conversion", PLDI 2018).  x = c 2^q; its rounding
+ * interval (c -+ 1/2) 2^q (the lower half narrower at a power of two; ends
+ * included when c is even, as strtod rounds half to even), scaled by 10^-k
+ * with k = floor(log10 of its width), is 1 to 10 wide: the shortest decimal
+ * inside is the multiple of 10 inside if there is one, else s = floor(x
+ * 10^-k) or s + 1, the nearer where both are (Steele & White's criterion,
+ * PLDI 1990).  The three scaled values (x and the ends, times 4 to make
+ * them integers) come from one table of 617 128-bit approximations g of
+ * 10^-k from above (10 KB) and two 64x64-bit products each.  The estimate
+ * exceeds the exact value by less than 2^-69, so where its fraction
+ * exceeds that its floor is exact and the value not an integer (its
+ * floor's low bit is then set: rounded to odd, comparisons with multiples
+ * of 4 are exact); elsewhere the value is tested for being an integer
+ * exactly (x = 1, 0.5, integers), and should it be within 2^-69 of one
+ * without being one (Giulietti proves it never is) the exact path below
+ * answers.  The digits are written two per table look-up, 8 to a word,
+ * each word stored where it goes; zeros are written directly.
+ *
+ * The exact path (fixed digits, the tests' oracle for the shortest,
+ * tstep's core/numfmt.h): x = m 2^-s with m < 2^53, so V = x 10^k =
+ * m 5^k / 2^(s - k), scaled to 17 integer digits, is an exact binary
+ * fraction: its integer part F and the class of its remainder (zero,
+ * below, at or above one half) give correct rounding to any number of
+ * digits with no error at all.  For |x| from 1e-15 (k <= 31, 5^31 < 2^72)
+ * the product fits 128 bits; below that, down to the subnormals, 5^k
+ * (k <= 340) is a multi-word integer of at most 13 words.  Zeros are
+ * written directly; |x| from about 4.5e15 (x an integer beyond 2^52, k <
+ * 0 or s <= k), infinities and NaN go through printf (and, for the
+ * shortest, strtod: the fewest %.*e digits that read back).  Powers of two
+ * from 2^52 keep those printf digits at P = 0 too, so that the output is
+ * the same whichever path: at 27 of them (2^89, 2^122, ...) the nearest
+ * 16-digit decimal is outside the narrower half below while another is
+ * inside, and printf's answer has 17 digits. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -871,9 +890,10 @@ static size_t layout_shortest(char *buf, int neg, uint64_t d, int n, int k)
         memcpy(p + 1, &w0, 8), memcpy(p + 9, &w1, 8);
         int j = E + 1; /* digits before the '.' */
         if (n > j) {   /* p + j + 9 <= buf + 26 */
-            uint64_t rest = j <= 8 ? w0 >> 8 * (j - 1) : w1 >> 8 * (j - 9);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            rest = j <= 8 ? w0 << 8 * (j - 1) : w1 << 8 * (j - 9);
+            uint64_t rest = j <= 8 ? w0 << 8 * (j - 1) : w1 << 8 * (j - 9);
+#else
+            uint64_t rest = j <= 8 ? w0 >> 8 * (j - 1) : w1 >> 8 * (j - 9);
 #endif
             p[j] = '.';
             memcpy(p + j + 1, &rest, 8);
@@ -900,7 +920,7 @@ size_t ts_format_double(char *buf, double x, int digits)
     /* powers of two from 2^52 keep the exact path's printf digits: the
      * nearest p-digit decimal that reads back, which is one digit longer
      * than the shortest for 27 of them (2^89, 2^122, ...) */
-    if (digits != 0 || be == 0x7ff || (bits << 12 == 0 && be >= 1075))
+    if (digits != 0 || be == 0x7ff || ((bits << 12) == 0 && be >= 1075))
         return ts_format_double_exact(buf, x, digits);
     uint64_t m = bits & ((1ull << 52) - 1), d;
     int k;
