@@ -856,22 +856,25 @@ static inline int digit_count(uint64_t d)
 }
 
 /* sign and d 10^k (d < 10^17 without trailing zeros, n digits) in %.17g's
- * layout.  The digits are those of d 10^(17-n): a first digit and two words
- * of 8, stored whole where they go (a '.' after the first E + 1 digits:
- * the rest stored again one place on); bytes past the end are scratch
- * within buf's TS_NUM_MAX. */
+ * layout.  The 17 digits of d (leading zeros, then 16 zeros for an
+ * integer's places) go to dig from d itself, not waiting for n: a first
+ * digit and two words of 8; the n from dig + 17 - n are copied in pieces
+ * of fixed size (no call).  Bytes past the end are scratch within buf's
+ * TS_NUM_MAX. */
 static size_t layout_shortest(char *buf, int neg, uint64_t d, int n, int k)
 {
-    char *p = buf + neg;
-    uint64_t D = d * pow10_u64[17 - n];
-    uint32_t hi = (uint32_t)(D / 100000000u);
-    uint64_t w0 = digits8(hi % 100000000u), w1 = digits8((uint32_t)(D % 100000000u));
-    char first = (char)('0' + hi / 100000000u);
+    char dig[40], *p = buf + neg;
+    uint32_t hi = (uint32_t)(d / 100000000u);
+    uint64_t w0 = digits8(hi % 100000000u), w1 = digits8((uint32_t)(d % 100000000u));
+    dig[0] = (char)('0' + hi / 100000000u);
+    memcpy(dig + 1, &w0, 8), memcpy(dig + 9, &w1, 8);
+    memcpy(dig + 17, "0000000000000000", 16);
+    const char *g = dig + 17 - n;
     int E = n - 1 + k;
     buf[0] = '-';
     if (E < -4 || E >= 17) { /* d.ddde-XX: p + 18 <= buf + 19 */
-        p[0] = first, p[1] = '.';
-        memcpy(p + 2, &w0, 8), memcpy(p + 10, &w1, 8);
+        p[0] = g[0], p[1] = '.';
+        memcpy(p + 2, g + 1, 16);
         p += n + (n > 1);
         p[0] = 'e', p[1] = E < 0 ? '-' : '+';
         unsigned ae = (unsigned)(E < 0 ? -E : E);
@@ -882,23 +885,16 @@ static size_t layout_shortest(char *buf, int neg, uint64_t d, int n, int k)
     } else if (E < 0) { /* 0.000ddd: p + 18 <= buf + 23 */
         memcpy(p, "0.0000", 6);
         p -= E;
-        p[1] = first;
-        memcpy(p + 2, &w0, 8), memcpy(p + 10, &w1, 8);
+        memcpy(p + 1, g, 17);
         p += n + 1;
-    } else { /* ddd (the padding zeros are places) or ddd.ddd */
-        p[0] = first;
-        memcpy(p + 1, &w0, 8), memcpy(p + 9, &w1, 8);
+    } else { /* ddd (the zeros after d are places) or ddd.ddd */
         int j = E + 1; /* digits before the '.' */
-        if (n > j) {   /* p + j + 9 <= buf + 26 */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-            uint64_t rest = j <= 8 ? w0 << 8 * (j - 1) : w1 << 8 * (j - 9);
-#else
-            uint64_t rest = j <= 8 ? w0 >> 8 * (j - 1) : w1 >> 8 * (j - 9);
-#endif
+        memcpy(p, g, 17);
+        if (n > j) { /* the rest one place on: p + j + 17 <= buf + 26 */
             p[j] = '.';
-            memcpy(p + j + 1, &rest, 8);
-            if (j <= 8)
-                memcpy(p + 10, &w1, 8);
+            memcpy(p + j + 1, g + j, 8);
+            if (j < 9)
+                memcpy(p + j + 9, g + j + 8, 8);
             p++;
         }
         p += n > j ? n : j;
