@@ -24,7 +24,8 @@
  * exactly (x = 1, 0.5, integers), and should it be within 2^-69 of one
  * without being one (Giulietti proves it never is) the exact path below
  * answers.  The digits are written two per table look-up, 8 to a word,
- * each word stored where it goes; zeros are written directly.
+ * through a small buffer copied out in pieces of fixed size; zeros are
+ * written directly.
  *
  * The exact path (fixed digits, the tests' oracle for the shortest,
  * tstep's core/numfmt.h): x = m 2^-s with m < 2^53, so V = x 10^k =
