@@ -27,8 +27,8 @@
  * through a small buffer copied out in pieces of fixed size; zeros are
  * written directly.
  *
- * The exact path (fixed digits, the tests' oracle for the shortest,
- * tstep's core/numfmt.h): x = m 2^-s with m < 2^53, so V = x 10^k =
+ * The exact path (fixed digits; the tests' oracle for the shortest,
+ * src/core/numfmt.h): x = m 2^-s with m < 2^53, so V = x 10^k =
  * m 5^k / 2^(s - k), scaled to 17 integer digits, is an exact binary
  * fraction: its integer part F and the class of its remainder (zero,
  * below, at or above one half) give correct rounding to any number of
@@ -802,6 +802,9 @@ static uint64_t settle(const uint64_t *g, uint64_t cbx, int h, int q, int k)
  * they are integers before the scaling.  Returns 0 where undecided. */
 static int schubfach(uint64_t c, int q, int asym, uint64_t *d, int *k10)
 {
+    /* k = floor(log10 2^q), or floor(log10 (3/4) 2^q) at a power of two; h
+     * = q + floor(log2 10^-k) + 1, 1..4 (integer forms checked for every
+     * exponent of a double) */
     int k = asym ? (q * 1262611 - 524031) >> 22 : (q * 1262611) >> 22;
     int h = q + ((-k * 1741647) >> 19) + 1, unsure = 0, open = (int)(c & 1);
     const uint64_t *g = pow10_g[-k - POW10_MIN];
