@@ -23,7 +23,8 @@
  *             (100^2), 15 repeats.  Goal <= 1.1.
  *   output    writing one output row of the 100^2 cloth as `tstep run`
  *             writes it (dat text, npy, and a frame of positions; to
- *             /dev/null) against an rk4 step on it.
+ *             /dev/null) against an rk4 step on it (goal for dat: <= 1),
+ *             and the dat row's formatting alone in ns per number.
  *   memory    peak resident memory growth per particle of a 300^2 cloth:
  *             the system, then a stepper and one step (in a child process,
  *             so nothing else counts): backward-euler-linear (cg-tol 1e-3,
@@ -251,18 +252,77 @@ static void bench_rk4(void)
     free(y0), free(f4);
 }
 
+/* The row of the cloth's state at time t: t, x, v, energy, as cmd_run
+ * fills it. */
+static void output_row(ts_system *sys, double t, double *row)
+{
+    size_t n = sys->n;
+    double ke = 0, pe = 0;
+    row[0] = t;
+    memcpy(row + 1, sys->x, n * sizeof *row);
+    memcpy(row + 1 + n, sys->v, n * sizeof *row);
+    ts_system_energy(sys, 0.0, &ke, &pe);
+    row[2 * n + 1] = ke + pe;
+}
+
+/* The dat text of row (cols numbers, shortest round-trip decimals) in line;
+ * returns its length. */
+static size_t output_dat(const double *row, size_t cols, char *line)
+{
+    char *p = line;
+    for (size_t i = 0; i < cols; i++) {
+        if (i)
+            *p++ = ' ';
+        p += ts_format_double(p, row[i], 0);
+    }
+    *p++ = '\n';
+    return (size_t)(p - line);
+}
+
+/* One output of kind f at time t: 0 a dat row, 1 an npy row, 2 a frame
+ * (positions at 10 digits, a line each, as cli_write_particles), 3 the dat
+ * row's formatting alone (the row filled once, nothing written). */
+static void output_once(int f, ts_system *sys, double t, double *row, char *line, FILE *null)
+{
+    size_t n = sys->n, cols = 2 * n + 2;
+    if (f == 3) {
+        sink += (double)output_dat(row, cols, line);
+        return;
+    }
+    output_row(sys, t, row);
+    if (f == 0) {
+        fwrite(line, 1, output_dat(row, cols, line), null);
+    } else if (f == 1) {
+        fwrite(row, sizeof *row, cols, null);
+    } else {
+        for (size_t q = 0; q < n; q += 3) {
+            char *p = line;
+            for (int c = 0; c < 3; c++) {
+                if (c)
+                    *p++ = ' ';
+                p += ts_format_double(p, sys->x[q + c], 10);
+            }
+            *p++ = '\n';
+            if ((q / 3 + 1) % sys->frame_row == 0)
+                *p++ = '\n';
+            fwrite(line, 1, (size_t)(p - line), null);
+        }
+    }
+}
+
 /* Writing one output row as cmd_run writes it: a dat row (t, x, v, energy:
  * shortest round-trip decimals, one fwrite), the same row as npy (one
  * fwrite of doubles), and a frame (positions at 10 digits, a line each),
  * to /dev/null, interleaved with rk4 steps on the same cloth: the 100^2
  * cloth released from rest under rk4 at dt 1e-5, as `tstep run --system
  * cloth --stepper rk4 --dt 1e-5` writes it (a third of the row is zeros,
- * a sixth below 1e-15). */
+ * a sixth below 1e-15).  And the dat row's formatting alone, in ns per
+ * number (the baseline: the step's time per number of the row). */
 static void bench_output(void)
 {
     printf("output: writing one row of the 100^2 cloth against an rk4 step (1 thread)\n");
     ts_system *sys = cloth_at_rest(100);
-    size_t n = sys->n, cols = 2 * n + 2;
+    size_t cols = 2 * sys->n + 2;
     ts_solver_options o = ts_default_solver_options();
     ts_stepper *rk;
     FILE *null = fopen("/dev/null", "w");
@@ -272,47 +332,16 @@ static void bench_output(void)
         exit(1);
     for (int k = 0; k < 20; k++) /* the row of step 20 */
         ts_stepper_step(rk, sys, k * 1e-5, 1e-5);
-    double ts[REPS], tw[3][REPS];
+    double ts[REPS], tw[4][REPS];
     for (int r = 0; r < REPS; r++) {
         double t0 = bench_now();
         for (int k = 0; k < 5; k++)
             ts_stepper_step(rk, sys, 0.0, 1e-5);
         ts[r] = (bench_now() - t0) / 5;
-        for (int f = 0; f < 3; f++) {
+        for (int f = 0; f < 4; f++) {
             t0 = bench_now();
-            for (int k = 0; k < 5; k++) {
-                double ke = 0, pe = 0;
-                row[0] = 0.01 * k;
-                memcpy(row + 1, sys->x, n * sizeof *row);
-                memcpy(row + 1 + n, sys->v, n * sizeof *row);
-                ts_system_energy(sys, 0.0, &ke, &pe);
-                row[cols - 1] = ke + pe;
-                if (f == 0) {
-                    char *p = line;
-                    for (size_t i = 0; i < cols; i++) {
-                        if (i)
-                            *p++ = ' ';
-                        p += ts_format_double(p, row[i], 0);
-                    }
-                    *p++ = '\n';
-                    fwrite(line, 1, (size_t)(p - line), null);
-                } else if (f == 1) {
-                    fwrite(row, sizeof *row, cols, null);
-                } else { /* as cli_write_particles: a line per particle */
-                    for (size_t q = 0; q < n; q += 3) {
-                        char *p = line;
-                        for (int c = 0; c < 3; c++) {
-                            if (c)
-                                *p++ = ' ';
-                            p += ts_format_double(p, sys->x[q + c], 10);
-                        }
-                        *p++ = '\n';
-                        if ((q / 3 + 1) % sys->frame_row == 0)
-                            *p++ = '\n';
-                        fwrite(line, 1, (size_t)(p - line), null);
-                    }
-                }
-            }
+            for (int k = 0; k < 5; k++)
+                output_once(f, sys, 0.01 * k, row, line, null);
             tw[f][r] = (bench_now() - t0) / 5;
         }
     }
@@ -323,6 +352,9 @@ static void bench_output(void)
         report(name[f], "100^2", w * 1e3, "ms", step * 1e3, w / step,
                f == 0 ? "goal <= 1 (row / rk4 step)" : "row / rk4 step");
     }
+    double per = bench_median(tw[3], REPS) / (double)cols;
+    report("row dat formatting per number", "100^2", per * 1e9, "ns", step / (double)cols * 1e9,
+           per * (double)cols / step, "formatting / rk4 step");
     fclose(null);
     free(row), free(line);
     ts_stepper_free(rk);

@@ -7,10 +7,13 @@
  * 2 and 3 threads; the vector reductions are bit-identical across thread
  * counts and agree with a long-double sum; the fast formatter writes
  * exactly printf's "%.Ng" at fixed digits and, at digits 0, a decimal that
- * strtod reads back as the same double (no longer than %.17g); run --format
+ * strtod reads back as the same double (no longer than %.17g), byte for
+ * byte what the exact path (core/numfmt.h) writes, on a million doubles of
+ * every kind and the edges (20 million more tagged slow); run --format
  * npy has a valid .npy v1.0 header and holds bit for bit the numbers that
  * the dat output prints, and rewrites its row count when a run stops
  * early. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli_run.h"
+#include "core/numfmt.h"
 #include "json_valid.h"
 #include "tests.h"
 #include "tstep/linsolve.h"
@@ -337,6 +341,94 @@ START_TEST(formatter_exact)
 }
 END_TEST
 
+/* The shortest (digits 0) against the exact path, the oracle: the same
+ * bytes, and a decimal that strtod reads back as x itself. */
+static void shortest_as_oracle(double x)
+{
+    char fast[TS_NUM_MAX], exact[TS_NUM_MAX];
+    size_t len = ts_format_double(fast, x, 0);
+    ts_format_double_exact(exact, x, 0);
+    ck_assert_msg(strcmp(fast, exact) == 0, "%a: %s, the exact path %s", x, fast, exact);
+    ck_assert_uint_eq(len, strlen(fast));
+    if (x != x)
+        return;
+    double back = strtod(fast, NULL);
+    ck_assert_msg(memcmp(&back, &x, sizeof x) == 0, "%s reads back as %a, not %a", fast, back,
+                  x);
+}
+
+/* a double of every kind: any bits (any exponent, subnormals, NaN, inf),
+ * decimals of a few digits at any scale, integers, and the magnitudes of
+ * a cloth's output row (positions O(1), velocities, tiny values) */
+static double any_double(long i)
+{
+    static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10};
+    uint64_t r = next();
+    double x;
+    switch (i % 5) {
+    case 0: memcpy(&x, &r, sizeof x); return x;
+    case 1: return (double)(int64_t)(r % 100000000000ull) / p10[next() % 11] * p10[next() % 11];
+    case 2: return (double)(int64_t)(r >> (next() % 64)) * (r & 1 ? -1.0 : 1.0);
+    case 3: return uniform() * pow(10.0, (double)(int)(next() % 80) - 70);
+    default: r &= (1ull << 52) - 1, memcpy(&x, &r, sizeof x); return x; /* subnormal */
+    }
+}
+
+/* The shortest by Schubfach equals the exact path on a million doubles of
+ * every kind and on the edges: every power of two and its neighbours
+ * (the narrower gap below), powers of ten and their neighbours, DBL_MIN,
+ * DBL_TRUE_MIN, DBL_MAX, the subnormal boundary, zeros, infinities, and
+ * halfway cases (x = c / 4, c odd: x 10 ends in .5, the two nearest
+ * 16-digit decimals equally near). */
+START_TEST(formatter_shortest_oracle)
+{
+    rng = 0x2545f4914f6cdd1dull;
+    for (long i = 0; i < 1000000; i++)
+        shortest_as_oracle(any_double(i));
+    for (int e = -1074; e <= 1023; e++) {
+        double p = ldexp(1.0, e);
+        double edge[] = {p, nextafter(p, 0.0), nextafter(p, INFINITY), 3 * p};
+        for (int j = 0; j < 4; j++)
+            shortest_as_oracle(edge[j]), shortest_as_oracle(-edge[j]);
+    }
+    for (int e = -324; e <= 308; e++) {
+        char s[16];
+        snprintf(s, sizeof s, "1e%d", e);
+        double p = strtod(s, NULL);
+        shortest_as_oracle(p), shortest_as_oracle(nextafter(p, 0.0));
+        shortest_as_oracle(nextafter(p, INFINITY));
+    }
+    double edge[] = {DBL_MIN,  DBL_TRUE_MIN, DBL_MAX,           nextafter(DBL_MIN, 0.0),
+                     0.0,      -0.0,         INFINITY,          -INFINITY,
+                     NAN,      1.0,          0.1,               0.3,
+                     1e23,     9007199254740993.0, 0.1 + 0.2, 2.2250738585072011e-308};
+    for (size_t j = 0; j < sizeof edge / sizeof *edge; j++)
+        shortest_as_oracle(edge[j]), shortest_as_oracle(-edge[j]);
+    for (int j = 0; j < 20000; j++)
+        shortest_as_oracle(ldexp((double)((1ull << 52) + 2 * (next() % (1ull << 51)) + 1), -2));
+    char s[TS_NUM_MAX];
+    ts_format_double(s, 1125899906842624.25, 0); /* 11258999068426242.5 10^-1: to even */
+    ck_assert_str_eq(s, "1125899906842624.2");
+    ts_format_double(s, 1125899906842624.75, 0);
+    ck_assert_str_eq(s, "1125899906842624.8");
+    ts_format_double(s, 5e-324, 0);
+    ck_assert_str_eq(s, "5e-324");
+    ts_format_double(s, DBL_MAX, 0);
+    ck_assert_str_eq(s, "1.7976931348623157e+308");
+    ts_format_double(s, -0.0, 0);
+    ck_assert_str_eq(s, "-0");
+}
+END_TEST
+
+/* The same on 20 million doubles of every kind (slow: about 20 s). */
+START_TEST(formatter_shortest_oracle_many)
+{
+    rng = 0x9e3779b97f4a7c15ull ^ 0x5851f42d4c957f2dull;
+    for (long i = 0; i < 20000000; i++)
+        shortest_as_oracle(any_double(i));
+}
+END_TEST
+
 static size_t read_file(const char *path, unsigned char **data)
 {
     FILE *f = fopen(path, "rb");
@@ -546,7 +638,13 @@ Suite *perf_suite(void)
     tc = tcase_create("output");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, formatter_exact);
+    tcase_add_test(tc, formatter_shortest_oracle);
     tcase_add_test(tc, npy_matches_dat);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("output-many");
+    tcase_set_tags(tc, "slow");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, formatter_shortest_oracle_many);
     suite_add_tcase(s, tc);
     return s;
 }
