@@ -669,6 +669,51 @@ START_TEST(test_amg_reuse_exact)
 }
 END_TEST
 
+/* The set-up's row sweeps (diagonals, bounds, the prolongator's
+ * smoothing, the Galerkin sums) run in chunks of rows, one a thread: the
+ * cycle gives the same bits with 1, 2 and 3 threads, after the first
+ * setup and after a rebuild on the kept patterns (ts_threads_set_min(1):
+ * chunks even on this small cloth's levels) */
+START_TEST(test_amg_same_bits_any_threads)
+{
+    ts_system *sys = make_cloth(24, 1.01, 0.5);
+    size_t n = sys->n;
+    double *x2 = malloc(n * sizeof *x2), *r = malloc(n * sizeof *r), *z[4][2];
+    for (size_t q = 0; q < n; q++)
+        r[q] = sin(0.7 * (double)q) + (q % 5 == 0 ? 0.5 : 0.0);
+    ts_system_filter(sys, r);
+    ts_threads_set_min(1);
+    for (int th = 1; th <= 3; th++) {
+        ck_assert_int_eq(ts_threads_set(th), TS_OK);
+        ts_solver_options o = ts_default_solver_options();
+        o.precond = &ts_precond_amg;
+        ts_linsolve *ls;
+        ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
+        for (int round = 0; round < 2; round++) { /* a new alpha: a rebuild */
+            for (size_t q = 0; q < n; q++)
+                x2[q] = sys->x[q] * (1.0 + 0.02 * round);
+            ts_step_stats stats = {0};
+            ts_linear_point at = {0.0, x2, sys->v, H * H * (1.0 + round), H};
+            ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats), TS_OK);
+            z[th][round] = malloc(n * sizeof **z);
+            ls->ptype->apply(ls->pstate, r, z[th][round]);
+        }
+        ts_linsolve_free(ls);
+    }
+    ts_threads_set_min(TS_PAR_MIN);
+    ts_threads_set(1);
+    for (int th = 1; th <= 3; th++)
+        for (int round = 0; round < 2; round++) {
+            ck_assert_msg(memcmp(z[1][round], z[th][round], n * sizeof(double)) == 0,
+                          "setup %d differs with %d threads", round, th);
+            if (th > 1)
+                free(z[th][round]);
+        }
+    free(z[1][0]), free(z[1][1]), free(x2), free(r);
+    ts_system_free(sys);
+}
+END_TEST
+
 START_TEST(test_cli_names)
 {
     static char out[16384], err[4096];
@@ -795,6 +840,7 @@ Suite *linsolve_suite(void)
     tcase_add_test(tc, test_amg_no_fine_matrix);
     tcase_add_test(tc, test_amg_grid_independent);
     tcase_add_test(tc, test_amg_reuse_exact);
+    tcase_add_test(tc, test_amg_same_bits_any_threads);
     tcase_add_test(tc, test_amg_mass_dominated);
     tcase_add_test(tc, test_amg_compressed_plane);
     tcase_add_test(tc, test_cli_names);
