@@ -204,6 +204,7 @@ bench:
 	@$(MAKE) --no-print-directory bench-run
 
 bench-run: $(BUILD)/tstep $(BENCH_BIN) $(if $(HAVE_SUNDIALS),$(BUILD)/bench/bench_sundials)
+	@rm -f $(BUILD)/bench/*.csv
 	@for b in $(filter $(BUILD)/bench/%,$^); do echo "== $$b"; \
 	    OPENBLAS_NUM_THREADS=1 OMP_WAIT_POLICY=passive $$b || exit 1; done
 	@echo "== summary: figure, size, value, baseline, ratio (build/bench/*.csv)"
