@@ -8,8 +8,8 @@
  * counts and agree with a long-double sum; the fast formatter writes
  * exactly printf's "%.Ng" at fixed digits and, at digits 0, a decimal that
  * strtod reads back as the same double (no longer than %.17g), byte for
- * byte what the exact path (core/numfmt.h) writes, on a million doubles of
- * every kind and the edges (3 million more in make test-long); run --format
+ * byte what the exact path (core/numfmt.h) writes, on 250,000 doubles of
+ * every kind and the edges (4 million more in make test-long); run --format
  * npy has a valid .npy v1.0 header and holds bit for bit the numbers that
  * the dat output prints, and rewrites its row count when a run stops
  * early. */
@@ -374,7 +374,7 @@ static double any_double(long i)
     }
 }
 
-/* The shortest by Schubfach equals the exact path on a million doubles of
+/* The shortest by Schubfach equals the exact path on 250,000 doubles of
  * every kind and on the edges: every power of two and its neighbours
  * (the narrower gap below), powers of ten and their neighbours, DBL_MIN,
  * DBL_TRUE_MIN, DBL_MAX, the subnormal boundary, zeros, infinities, and
@@ -383,7 +383,7 @@ static double any_double(long i)
 START_TEST(formatter_shortest_oracle)
 {
     rng = 0x2545f4914f6cdd1dull;
-    for (long i = 0; i < 1000000; i++)
+    for (long i = 0; i < 250000; i++)
         shortest_as_oracle(any_double(i));
     for (int e = -1074; e <= 1023; e++) {
         double p = ldexp(1.0, e);
@@ -420,12 +420,12 @@ START_TEST(formatter_shortest_oracle)
 }
 END_TEST
 
-/* The same on 3 million more doubles of every kind (make test-long: about
+/* The same on 4 million more doubles of every kind (make test-long: about
  * 30 s, the exact oracle taking most of it). */
 START_TEST(formatter_shortest_oracle_many)
 {
     rng = 0x9e3779b97f4a7c15ull ^ 0x5851f42d4c957f2dull;
-    for (long i = 0; i < 3000000; i++)
+    for (long i = 0; i < 4000000; i++)
         shortest_as_oracle(any_double(i));
 }
 END_TEST
