@@ -61,9 +61,11 @@
  * operator, as CG needs.  The finest level's products are the system's own
  * matrix-free ones; the coarse levels, P and P^T read single-precision
  * copies of the values, kept exactly symmetric, without the Galerkin sums'
- * round-off entries (csr_single).  A coarse level keeps only that copy
- * (its double values and pattern are gone after the set-up; a rebuild
- * sums them again); P keeps both, its values being rebuilt in place.
+ * round-off entries (csr_single); the restriction P^T r runs on the thread
+ * team by a plan that keeps each entry's sum in row order (restrict_plan).
+ * A coarse level keeps only that copy (its double values and pattern are
+ * gone after the set-up; a rebuild sums them again); P keeps both, its
+ * values being rebuilt in place.
  *
  * The hierarchy (tens of products' worth to build) is kept across Newton
  * iterations and steps while it works: rebuilt when alpha or beta change,
@@ -96,6 +98,7 @@
 #define AMG_LANCZOS 12     /* Lanczos steps estimating the largest eigenvalue of D^-1 A */
 #define AMG_REUSE_MAX 200    /* setups a hierarchy serves at most */
 #define AMG_CHUNKS 64        /* a set-up sweep's chunks of rows at most (one a thread) */
+#define AMG_RESTRICT_CHUNKS 8 /* the restriction's chunks of P's rows (restrict_plan) */
 /* A step's first Newton solve to 5e-2 rather than 1e-2 (a cycle cuts the
  * residual about 4 times; that solve only starts Newton): on the falling
  * cloth, 60 steps at dt 1/60, 757 CG iterations and 163 Newton solves
@@ -117,11 +120,23 @@ typedef struct {
     uint32_t *fj;      /* whose columns are fj (csr_single) */
 } csr;
 
+/* How P^T u runs on the thread team (restrict_plan_new): P's rows cut into
+ * AMG_RESTRICT_CHUNKS contiguous chunks; owner[j] the chunk whose rows alone
+ * have entries in column j, -1 when rows of several do; the entries of those
+ * shared columns, in row order: entry shared[q] of row srow[q]. */
+typedef struct {
+    int8_t *owner;     /* P's m columns, or NULL: the serial pass */
+    size_t *shared;
+    uint32_t *srow;
+    size_t nshared;
+} restrict_plan;
+
 typedef struct {
     size_t n;          /* unknowns on this level */
     csr A;             /* the level's matrix: below level 0 its single-precision copy
                           alone after a setup (csr_single) */
     csr P;             /* prolongation from the next level (restriction: P^T) */
+    restrict_plan rp;  /* P^T on the thread team */
     int32_t *agg;      /* unknown -> its coarse unknown, -1: none */
     uint8_t *strong;   /* a bit per entry of A: 1 when a strong coupling (off the diagonal) */
     uint8_t *comp;     /* unknown -> its axis (0 without particles) */
@@ -184,6 +199,13 @@ typedef struct {
 } amg_state;
 
 /* --- sparse helpers ---------------------------------------------------------------- */
+
+/* the first of rows [0, n) in chunk c of nc contiguous chunks */
+static size_t chunk_start(size_t n, int nc, size_t c)
+{
+    return n * c / (size_t)nc;
+}
+
 
 static void csr_free(csr *a)
 {
@@ -299,6 +321,12 @@ static int csr_single(csr *a, int sym, double *diag)
     return TS_OK;
 }
 
+/* The terms a product adds: its matrix's entries, of the copy it reads. */
+static size_t csr_work(const csr *a)
+{
+    return a->f ? a->fp[a->n] : a->p[a->n];
+}
+
 /* out = a u, or out += a u when add; with a's single-precision values
  * where it has them.  Four partial sums a row: one sum's chain of
  * additions bounded the product where the level fits in cache (100x100
@@ -353,7 +381,7 @@ static void csr_mul_range(void *c, size_t i0, size_t i1)
 static void csr_mul_to(const csr *a, const double *u, double *out, int add)
 {
     mul_args g = {a, u, out, add};
-    TS_PARALLEL(a->n >= ts_threads_min(), a->n, csr_mul_range, &g);
+    TS_PARALLEL(csr_work(a) >= ts_threads_min(), a->n, csr_mul_range, &g);
 }
 
 static void csr_mul(const csr *a, const double *u, double *out)
@@ -361,10 +389,88 @@ static void csr_mul(const csr *a, const double *u, double *out)
     csr_mul_to(a, u, out, 0);
 }
 
-/* out = a^T u */
-static void csr_mul_transpose(const csr *a, const double *u, double *out)
+/* P's restriction plan (restrict_plan), for a restriction worth a
+ * parallel region: each column's owner over the chunks in order, then the
+ * shared columns' entries. */
+static int restrict_plan_new(const csr *P, restrict_plan *rp)
+{
+    *rp = (restrict_plan){0};
+    if (!P->f || csr_work(P) < ts_threads_min())
+        return TS_OK;
+    const int8_t none = AMG_RESTRICT_CHUNKS; /* not reached yet */
+    int8_t *o = malloc((P->m + 1) * sizeof *o);
+    if (!o)
+        return TS_ERR_NOMEM;
+    memset(o, none, P->m + 1);
+    for (int8_t c = 0; c < AMG_RESTRICT_CHUNKS; c++)
+        for (size_t i = chunk_start(P->n, AMG_RESTRICT_CHUNKS, (size_t)c);
+             i < chunk_start(P->n, AMG_RESTRICT_CHUNKS, (size_t)c + 1); i++)
+            for (size_t k = P->fp[i]; k < P->fp[i + 1]; k++) {
+                int8_t *oj = &o[P->fj[k]];
+                *oj = *oj == none || *oj == c ? c : -1;
+            }
+    size_t ns = 0;
+    for (size_t k = 0; k < P->fp[P->n]; k++)
+        ns += o[P->fj[k]] < 0;
+    size_t *sh = malloc((ns + 1) * sizeof *sh);
+    uint32_t *sr = malloc((ns + 1) * sizeof *sr);
+    if (!sh || !sr) {
+        free(o), free(sh), free(sr);
+        return TS_ERR_NOMEM;
+    }
+    ns = 0;
+    for (size_t i = 0; i < P->n; i++)
+        for (size_t k = P->fp[i]; k < P->fp[i + 1]; k++)
+            if (o[P->fj[k]] < 0)
+                sh[ns] = k, sr[ns++] = (uint32_t)i;
+    *rp = (restrict_plan){o, sh, sr, ns};
+    return TS_OK;
+}
+
+static void restrict_plan_free(restrict_plan *rp)
+{
+    free(rp->owner), free(rp->shared), free(rp->srow);
+    *rp = (restrict_plan){0};
+}
+
+typedef struct {
+    const csr *a;
+    const int8_t *owner;
+    const double *u;
+    double *out;
+} restrict_args;
+
+/* chunks [c0, c1) of the restriction: each adds its rows' terms to the
+ * columns it alone reaches, in row order */
+static void restrict_range(void *ctx, size_t c0, size_t c1)
+{
+    const restrict_args *g = ctx;
+    const csr *a = g->a;
+    for (size_t c = c0; c < c1; c++)
+        for (size_t i = chunk_start(a->n, AMG_RESTRICT_CHUNKS, c);
+             i < chunk_start(a->n, AMG_RESTRICT_CHUNKS, c + 1); i++)
+            for (size_t k = a->fp[i]; k < a->fp[i + 1]; k++)
+                if (g->owner[a->fj[k]] == (int8_t)c)
+                    g->out[a->fj[k]] += (double)a->f[k] * g->u[i];
+}
+
+/* out = a^T u, every entry summed over a's rows in ascending order as the
+ * serial pass does, so the same bits for any number of threads; with a
+ * plan, the columns one chunk alone reaches on the team, then the shared
+ * ones. */
+static void csr_mul_transpose(const csr *a, const restrict_plan *rp, const double *u,
+                              double *out)
 {
     memset(out, 0, a->m * sizeof *out);
+    if (rp->owner) {
+        restrict_args g = {a, rp->owner, u, out};
+        TS_PARALLEL(1, AMG_RESTRICT_CHUNKS, restrict_range, &g);
+        for (size_t q = 0; q < rp->nshared; q++) {
+            size_t k = rp->shared[q];
+            out[a->fj[k]] += (double)a->f[k] * u[rp->srow[q]];
+        }
+        return;
+    }
     if (a->f) {
         for (size_t i = 0; i < a->n; i++)
             for (size_t k = a->fp[i]; k < a->fp[i + 1]; k++)
@@ -607,11 +713,6 @@ typedef struct {
     sweep_fn fn;
     void *ctx;
 } sweep_args;
-
-static size_t chunk_start(size_t n, int nc, size_t c)
-{
-    return n * c / (size_t)nc;
-}
 
 static void sweep_range(void *ctx, size_t c0, size_t c1)
 {
@@ -904,6 +1005,7 @@ static void hierarchy_free(amg_state *s)
         level *L = &s->lev[l];
         csr_free(&L->A);
         csr_free(&L->P);
+        restrict_plan_free(&L->rp);
         free(L->agg);
         free(L->strong);
         free(L->comp);
@@ -1581,8 +1683,10 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             s->dense_ok = s->dense && factor_dense(s);
         if (l > 0)
             L->pattern = L->A.p[L->n];
+        if (l + 1 < s->nlev)
+            restrict_plan_free(&L->rp);
         if ((l > 0 && csr_single(&L->A, 1, s->acc)) ||
-            (l + 1 < s->nlev && csr_single(&L->P, 0, NULL)))
+            (l + 1 < s->nlev && (csr_single(&L->P, 0, NULL) || restrict_plan_new(&L->P, &L->rp))))
             return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     }
     for (int l = 0; l < s->nlev; l++)
@@ -1759,7 +1863,7 @@ static void cycle(amg_state *s, int l, const double *b, double *x)
     level *C = &s->lev[l + 1];
     chebyshev(s, l, b, x, 1, AMG_DEGREE);
     level_residual(s, l, b, x, L->t);
-    csr_mul_transpose(&L->P, L->t, C->b);
+    csr_mul_transpose(&L->P, &L->rp, L->t, C->b);
     cycle(s, l + 1, C->b, C->x);
     if (C->wb && !(l + 2 == s->nlev && s->dense_ok)) {
         /* the W-cycle: a second cycle on the coarse level's residual (not
@@ -1810,6 +1914,9 @@ void ts_amg_bytes(const void *state, size_t part[3])
         part[0] += csr_bytes(&L->A);
         if (l + 1 < s->nlev)
             part[1] += csr_bytes(&L->P);
+        if (L->rp.owner)
+            part[1] += (L->P.m + 1) * sizeof *L->rp.owner +
+                       (L->rp.nshared + 1) * (sizeof *L->rp.shared + sizeof *L->rp.srow);
         w += nn * (sizeof *L->dinv + sizeof *L->comp) + (k * L->n + 1) * sizeof *L->r;
         if (L->agg)
             w += nn * sizeof *L->agg;
