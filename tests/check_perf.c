@@ -563,6 +563,35 @@ START_TEST(npy_matches_dat)
 }
 END_TEST
 
+/* A text row of at least ts_threads_min() numbers is formatted in blocks
+ * on the thread team (src/cli/cmd_run.c): with 2 threads the same bytes as
+ * with one, dat and csv, on a 110 x 110 cloth (72,607 numbers a row: more
+ * than one group of blocks, the last one short). */
+START_TEST(text_rows_same_bytes_any_threads)
+{
+    static const char *const formats[] = {"dat", "csv"};
+    for (int f = 0; f < 2; f++) {
+        unsigned char *d[2];
+        size_t len[2];
+        for (int th = 1; th <= 2; th++) {
+            char cmd[512], path[64];
+            snprintf(path, sizeof path, "text_rows_%d.%s", th, formats[f]);
+            snprintf(cmd, sizeof cmd,
+                     "%s run --system cloth --param nx=110 --param ny=110 --stepper rk4 "
+                     "--dt 1e-4 --steps 1 --stats --threads %d --format %s --out %s",
+                     TSTEP_BIN, th, formats[f], path);
+            ck_assert_int_eq(system(cmd), 0);
+            len[th - 1] = read_file(path, &d[th - 1]);
+            remove(path);
+        }
+        ck_assert_uint_gt(len[0], 2 * 72607 * 2);
+        ck_assert_msg(len[0] == len[1] && memcmp(d[0], d[1], len[0]) == 0,
+                      "%s: 2 threads wrote other bytes", formats[f]);
+        free(d[0]), free(d[1]);
+    }
+}
+END_TEST
+
 /* --threads: refused below 1; npy refused where only tables are written. */
 START_TEST(threads_option)
 {
@@ -634,6 +663,7 @@ Suite *perf_suite(void)
     tcase_add_loop_test(tc, implicit_run_same_bits_any_threads, 0, 2);
     tcase_add_test(tc, reductions_same_bits_any_threads);
     tcase_add_test(tc, threads_option);
+    tcase_add_test(tc, text_rows_same_bytes_any_threads);
     tcase_add_test(tc, threads_wait_passively);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");

@@ -19,13 +19,16 @@
 #include "cli_gnuplot.h"
 #include "cli_progress.h"
 #include "table.h"
+#include "core/parallel.h"
+#include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 
 typedef struct {
     FILE *out;
     cli_format format;
     double *vals;   /* one trajectory row as numbers (cols), allocated once */
-    char *line;     /* the same row as text, written with one fwrite */
+    char *line;     /* the same row as text, written in chunks (ROW_CHUNK) */
+    char *blocks;   /* a long row's blocks formatted on the thread team, or NULL */
     size_t cols;
     long rows, planned; /* rows written, and rows the run will write (npy header) */
     int stats, adaptive;
@@ -301,6 +304,52 @@ static int keep_plot_row(const writer *w, ts_system *sys, double t)
 /* the text writer's buffer: rows go out in writes of at most this many
  * bytes, so that a row of a large system needs no buffer of its size */
 #define ROW_CHUNK 65536
+/* With more than one thread, a row of at least ts_threads_min() numbers is
+ * formatted ROW_BLOCKS blocks of ROW_BLOCK numbers at a time, a block a
+ * task on the thread team, each into its own slice of w->blocks, and the
+ * slices written in order: the same bytes as one thread's chunks. */
+#define ROW_BLOCK 4096
+#define ROW_BLOCKS 16
+#define ROW_SLICE (ROW_BLOCK * (TS_NUM_MAX + 1))
+
+typedef struct {
+    const double *r;
+    size_t c, first; /* the row's numbers, and the group's first */
+    char sep;
+    char *buf;
+    size_t len[ROW_BLOCKS];
+} row_group;
+
+/* blocks [b0, b1) of the group: each number after the row's first
+ * preceded by the separator */
+static void format_blocks(void *ctx, size_t b0, size_t b1)
+{
+    row_group *g = ctx;
+    for (size_t b = b0; b < b1; b++) {
+        size_t i0 = g->first + b * ROW_BLOCK, i1 = i0 + ROW_BLOCK < g->c ? i0 + ROW_BLOCK : g->c;
+        char *p0 = g->buf + b * ROW_SLICE, *p = p0;
+        for (size_t i = i0; i < i1; i++) {
+            if (i)
+                *p++ = g->sep;
+            p += ts_format_double(p, g->r[i], 0);
+        }
+        g->len[b] = (size_t)(p - p0);
+    }
+}
+
+/* The text row r[0 .. c) and its newline, in blocks on the thread team. */
+static void write_text_blocks(writer *w, const double *r, size_t c, char sep)
+{
+    row_group g = {.r = r, .c = c, .sep = sep, .buf = w->blocks};
+    for (; g.first < c; g.first += (size_t)ROW_BLOCK * ROW_BLOCKS) {
+        size_t left = c - g.first, nb = (left + ROW_BLOCK - 1) / ROW_BLOCK;
+        nb = nb < ROW_BLOCKS ? nb : ROW_BLOCKS;
+        ts_parallel_for(nb, format_blocks, &g);
+        for (size_t b = 0; b < nb; b++)
+            fwrite(g.buf + b * ROW_SLICE, 1, g.len[b], w->out);
+    }
+    fputc('\n', w->out);
+}
 
 static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long step,
                           double t);
@@ -423,6 +472,8 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
                 }
             }
         fwrite(r, sizeof *r, c, w->out);
+    } else if (w->blocks && c >= ts_threads_min() && ts_threads_get() > 1) {
+        write_text_blocks(w, r, c, w->format == CLI_FORMAT_CSV ? ',' : ' ');
     } else { /* shortest decimals that read back exactly, written in chunks */
         char *p = w->line, *end = w->line + ROW_CHUNK;
         char sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
@@ -850,6 +901,8 @@ static int open_run(const char *cmd, run_job *r)
     w->planned = 1 + r->steps / r->every + (r->steps % r->every != 0);
     w->vals = malloc(w->cols * sizeof *w->vals);
     w->line = malloc(ROW_CHUNK);
+    if (w->cols >= ts_threads_min() && ts_threads_get() > 1) /* NULL: one thread's chunks */
+        w->blocks = malloc((size_t)ROW_BLOCKS * ROW_SLICE);
     if (w->format == CLI_FORMAT_JSON && (w->names = traj_names(w, r->sys)))
         w->json = &w->json_t;
     if (!w->vals || !w->line || (w->format == CLI_FORMAT_JSON && !w->names))
@@ -1006,6 +1059,7 @@ static int close_run(const char *cmd, run_job *r, int rc)
         fclose(w->plot);
     free(w->vals);
     free(w->line);
+    free(w->blocks);
     free(w->names);
     free(w->diag_names);
     cli_error_close(cmd, w->error);
