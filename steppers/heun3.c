@@ -28,6 +28,7 @@ const ts_stepper_type ts_heun3 = {
     .summary = "Heun's third-order Runge-Kutta, 3 evaluations per step",
     .order = 3,
     .tableau = &heun3_tableau,
+    .flags = TS_KEEPS_START, /* a chained tableau (tstep/butcher.h) */
     .alloc = heun3_alloc,
     .step = ts_butcher_step,
     .free = ts_butcher_free,

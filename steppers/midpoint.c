@@ -26,6 +26,7 @@ const ts_stepper_type ts_midpoint = {
     .summary = "explicit midpoint: half Euler step, full step with the slope there",
     .order = 2,
     .tableau = &midpoint_tableau,
+    .flags = TS_KEEPS_START, /* a chained tableau (tstep/butcher.h) */
     .alloc = midpoint_alloc,
     .step = ts_butcher_step,
     .free = ts_butcher_free,

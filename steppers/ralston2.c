@@ -29,6 +29,7 @@ const ts_stepper_type ts_ralston2 = {
     .summary = "Ralston's RK2: the two-stage method of least error bound, 2 evaluations",
     .order = 2,
     .tableau = &ralston2_tableau,
+    .flags = TS_KEEPS_START, /* a chained tableau (tstep/butcher.h) */
     .alloc = ralston2_alloc,
     .step = ts_butcher_step,
     .free = ts_butcher_free,

@@ -29,6 +29,7 @@ const ts_stepper_type ts_rk4 = {
     .summary = "classical Runge-Kutta, 4 force evaluations per step",
     .order = 4,
     .tableau = &rk4_tableau,
+    .flags = TS_KEEPS_START, /* a chained tableau (tstep/butcher.h) */
     .alloc = rk4_alloc,
     .step = ts_butcher_step,
     .free = ts_butcher_free,

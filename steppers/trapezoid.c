@@ -26,6 +26,7 @@ const ts_stepper_type ts_trapezoid = {
     .summary = "explicit trapezoid (Heun): average of the slopes at the start and the Euler end",
     .order = 2,
     .tableau = &trapezoid_tableau,
+    .flags = TS_KEEPS_START, /* a chained tableau (tstep/butcher.h) */
     .alloc = trapezoid_alloc,
     .step = ts_butcher_step,
     .free = ts_butcher_free,

@@ -13,7 +13,9 @@
  * parallel path, on small loops), over steps that reuse the last stage
  * (FSAL), a retry from the same start and a state changed from outside;
  * and the error estimate h sum (b_i - bhat_i) k_i, through
- * ts_stepper_error, equals the weighted RMS norm computed here. */
+ * ts_stepper_error, equals the weighted RMS norm computed here.  A chained
+ * tableau's stepper keeps its start (TS_KEEPS_START) for undo and for a
+ * step that ends non-finite. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +172,47 @@ static void check_tableau(const ts_stepper_type *type, int which, int threads)
     ts_system_free(sys);
 }
 
+/* A chained tableau's stepper keeps its start (TS_KEEPS_START, no backup in
+ * the wrapper), any other does not; the kept start is the state before the
+ * step, bit for bit: after ts_stepper_undo, and after a step that ends
+ * non-finite (the wrapper puts the start back). */
+static void check_kept_start(const ts_stepper_type *type, int which)
+{
+    int keeps = ts_butcher_keeps_start(type->tableau);
+    ck_assert_msg(keeps == ((type->flags & TS_KEEPS_START) != 0),
+                  "%s: TS_KEEPS_START %s with a%s chained tableau", type->name,
+                  keeps ? "missing" : "set", keeps ? "" : " not");
+    if (!keeps)
+        return;
+    ts_system *sys = make_system(which);
+    size_t m = ts_system_ydim(sys);
+    double *y0 = malloc(m * sizeof *y0), *y = malloc(m * sizeof *y);
+    ts_stepper *st;
+    ck_assert_int_eq(ts_stepper_new(type, sys, NULL, &st), TS_OK);
+    ck_assert_int_eq(ts_stepper_step(st, sys, 0.0, 1e-3), TS_OK);
+    ts_system_get_y(sys, y0);
+    ck_assert_int_eq(ts_stepper_step(st, sys, 1e-3, 1e-3), TS_OK);
+    ts_system_get_y(sys, y);
+    ck_assert_msg(memcmp(y, y0, m * sizeof *y) != 0, "%s: the step moved nothing", type->name);
+    ck_assert_msg(memcmp(ts_stepper_start_x(st), y0, sys->n * sizeof *y) == 0,
+                  "%s on %s: the kept start is not the state before the step", type->name,
+                  sys->type->name);
+    ts_stepper_undo(st, sys);
+    ts_system_get_y(sys, y);
+    ck_assert_msg(memcmp(y, y0, m * sizeof *y) == 0, "%s on %s: undo is not the start",
+                  type->name, sys->type->name);
+    sys->x[sys->n - 1] = 1e308; /* forces overflow: a non-finite end state */
+    ts_system_get_y(sys, y0);
+    ck_assert_int_eq(ts_stepper_step(st, sys, 1e-3, 1e3), TS_ERR_DIVERGED);
+    ts_system_get_y(sys, y);
+    ck_assert_msg(memcmp(y, y0, m * sizeof *y) == 0,
+                  "%s on %s: a diverged step does not leave the start", type->name,
+                  sys->type->name);
+    ts_stepper_free(st);
+    free(y0), free(y);
+    ts_system_free(sys);
+}
+
 /* _i: a registered stepper; those without a tableau are skipped */
 START_TEST(engine_is_the_tableau)
 {
@@ -179,6 +222,8 @@ START_TEST(engine_is_the_tableau)
     for (int which = 0; which < 4; which++)
         check_tableau(type, which, 1);
     check_tableau(type, 0, 2); /* the cloth's blocks on two threads */
+    check_kept_start(type, 0);
+    check_kept_start(type, 3); /* order 1 */
 }
 END_TEST
 

@@ -48,6 +48,15 @@ struct ts_butcher {
     int fsal;           /* first same as last (see above) */
 };
 
+/* A chained tableau (a_ij = 0 unless j = i - 1, no bhat, no FSAL: midpoint,
+ * trapezoid, ralston2, heun3, rk4) needs each k_j only for the next stage
+ * state and the final combination: the engine adds h b_j k_j to a running
+ * sum in the pass that forms Y_{j+1}, holds every stage's k in the same
+ * buffers, and keeps Y_n in the sum once it has written Y_{n+1}, its
+ * scratch beginning with a ts_kept_start.  A stepper type with such a
+ * tableau sets TS_KEEPS_START (no backup copy of the state per step); with
+ * any other it must not.  Returns 1 for a chained tableau. */
+int ts_butcher_keeps_start(const ts_butcher *tab);
 int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch);
 int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats);
 void ts_butcher_free(void *scratch);

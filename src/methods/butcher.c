@@ -19,7 +19,17 @@
  * the plain formulation in the same order (a copy of Y_n, then one product
  * and add per nonzero coefficient, in stage order), so the results are bit
  * for bit those of k_j = F(Y_j) followed by separate combinations
- * (tests/check_butcher.c).  The block loops are compiled for AVX-512, AVX2
+ * (tests/check_butcher.c).
+ *
+ * A chained tableau (a_ij = 0 unless j = i - 1, no bhat, no FSAL; see
+ * ts_butcher_keeps_start) needs k_j only in the pass after its evaluation:
+ * that pass adds h b_j k_j to a running sum S (S = Y_n + h b_1 k_1 at the
+ * first stage, the final combination's operations in its order), so every
+ * stage's k lives in the same buffers (the stage velocity, built in place
+ * over the last one, and one force buffer, finished in cache only) and the
+ * last pass writes Y_{n+1} = S + h b_s k_s into x and v and Y_n into S:
+ * the start kept for ts_stepper_step (TS_KEEPS_START), which then takes no
+ * backup copy.  The block loops are compiled for AVX-512, AVX2
  * and the baseline instruction set (GCC/Clang target_clones on x86-64;
  * -DTS_NO_CLONES builds the baseline only). */
 #include <math.h>
@@ -33,8 +43,11 @@
 #define BLOCK 512
 
 typedef struct {
+    ts_kept_start start; /* first (TS_KEEPS_START): Y_n in sum once Y_{n+1} is written */
     const ts_butcher *tab;
     size_t m;      /* length of Y */
+    int chained;   /* see ts_butcher_keeps_start: one buffer for every stage's k */
+    double *sum;   /* chained: Y_n + h sum_{l<=j} b_l k_l (m entries) */
     double *ys;    /* the stages' positions (order 2) or states (order 1) */
     double *err;
     double *db;    /* b - bhat (with bhat) */
@@ -47,28 +60,52 @@ typedef struct {
     int valid_start, valid_end;
 } butcher_scratch;
 
-int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch)
+int ts_butcher_keeps_start(const ts_butcher *tab)
 {
-    size_t m = ts_system_ydim(sys), n = sys->n, s = (size_t)tab->stages;
-    if (tab->stages < 1 || tab->stages > TS_BUTCHER_MAX_STAGES)
-        return ts_error(TS_ERR_INPUT, "a Butcher tableau has 1 to %d stages, not %d",
-                        TS_BUTCHER_MAX_STAGES, tab->stages);
-    butcher_scratch *b = calloc(1, sizeof *b);
-    /* ys (n: an order-2 stage's velocity lives in its k), then err, ystart
-     * and yend only for the tableaus that use them; k_1 without its dx
-     * when that is v (order 2, no FSAL: see stage_block) */
+    int s = tab->stages;
+    if (tab->bhat || tab->fsal)
+        return 0;
+    for (int i = 0; i < s; i++)
+        for (int j = 0; j < i - 1; j++)
+            if (tab->a[i * s + j] != 0.0)
+                return 0;
+    return 1;
+}
+
+/* A chained tableau's scratch: ys, the stage velocity (order 2), the force
+ * buffer and the sum; every stage's k is in the same buffers (k_1's dx is
+ * v, see stage_block). */
+static double *chained_alloc(butcher_scratch *b, const ts_system *sys)
+{
+    size_t n = sys->n, order2 = sys->order == 2;
+    double *block = calloc((2 + order2) * n + b->m, sizeof *block);
+    if (!block)
+        return NULL;
+    b->ys = block;
+    double *sv = block + n, *f = sv + order2 * n;
+    b->sum = f + n;
+    for (int i = 0; i < b->tab->stages; i++) {
+        b->ka[i] = f;
+        b->k[i] = order2 && i > 0 ? sv : f;
+    }
+    b->chained = 1;
+    b->start = (ts_kept_start){.n = n, .x = b->sum, .v = order2 ? b->sum + n : NULL};
+    return block;
+}
+
+/* Any other tableau's: ys (n: an order-2 stage's velocity lives in its k),
+ * then err, ystart and yend only for the tableaus that use them, b - bhat,
+ * and the stages; k_1 without its dx when that is v (order 2, no FSAL: see
+ * stage_block). */
+static double *stages_alloc(butcher_scratch *b, const ts_system *sys)
+{
+    const ts_butcher *tab = b->tab;
+    size_t m = b->m, n = sys->n, s = (size_t)tab->stages;
     size_t extra = (tab->bhat ? 1 : 0) + (tab->fsal ? 2 : 0);
     size_t no_dx1 = sys->order == 2 && !tab->fsal ? n : 0;
     double *block = calloc(n + (extra + s) * m - no_dx1 + s + 1, sizeof *block);
-    double **k = calloc(2 * s, sizeof *k);
-    if (!b || !block || !k) {
-        free(b);
-        free(block);
-        free(k);
-        return ts_error(TS_ERR_NOMEM, "Runge-Kutta scratch");
-    }
-    b->tab = tab;
-    b->m = m;
+    if (!block)
+        return NULL;
     double *next = block;
     b->ys = next, next += n;
     if (tab->bhat)
@@ -82,17 +119,34 @@ int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch
         for (size_t i = 0; i < s; i++)
             b->db[i] = tab->b[i] - tab->bhat[i];
     }
-    b->k = k;
-    b->ka = k + s;
     next -= no_dx1; /* k[0] + n is its first entry */
     for (size_t i = 0; i < s; i++) {
-        k[i] = next + i * m;
-        b->ka[i] = k[i] + (m - n);
+        b->k[i] = next + i * m;
+        b->ka[i] = b->k[i] + (m - n);
     }
     if (no_dx1)
-        k[0] = b->ka[0]; /* never read as dx */
-    *scratch = b;
-    return TS_OK;
+        b->k[0] = b->ka[0]; /* never read as dx */
+    return block;
+}
+
+int ts_butcher_alloc(const ts_butcher *tab, const ts_system *sys, void **scratch)
+{
+    size_t s = (size_t)tab->stages;
+    if (tab->stages < 1 || tab->stages > TS_BUTCHER_MAX_STAGES)
+        return ts_error(TS_ERR_INPUT, "a Butcher tableau has 1 to %d stages, not %d",
+                        TS_BUTCHER_MAX_STAGES, tab->stages);
+    butcher_scratch *b = calloc(1, sizeof *b);
+    double **k = calloc(2 * s, sizeof *k);
+    if (b && k) {
+        b->tab = tab, b->m = ts_system_ydim(sys), b->k = k, b->ka = k + s;
+        if (ts_butcher_keeps_start(tab) ? chained_alloc(b, sys) : stages_alloc(b, sys)) {
+            *scratch = b;
+            return TS_OK;
+        }
+    }
+    free(b);
+    free(k);
+    return ts_error(TS_ERR_NOMEM, "Runge-Kutta scratch");
 }
 
 void ts_butcher_free(void *scratch)
@@ -222,6 +276,30 @@ typedef struct {
     double *zx, *zv, *err;
 } pass_args;
 
+/* A chained tableau's sum over the block: sum = Y_n + (h b_j) k_j at the
+ * first stage, sum += (h b_j) k_j after it (the operations of the final
+ * combination, in the same order); at the last stage Y_{n+1} = sum + (h b_j)
+ * k_j goes into the state and Y_n into sum (the kept start).  dx and a: k_j's
+ * halves (a only, on order 1). */
+BLOCK_KERNEL void sum_block(const butcher_scratch *b, const ts_system *sys, const pass_args *g,
+                            size_t i0, size_t len, const double *const *k)
+{
+    const weights w = {g->h, b->tab->b + g->j, 1};
+    double *y[2] = {sys->x + i0, sys->order == 2 ? sys->v + i0 : NULL};
+    for (int half = 0; half < 2 && y[half]; half++) {
+        double *sum = b->sum + (size_t)half * sys->n + i0;
+        const double *from = g->j == 0 ? y[half] : sum;
+        if (g->j < b->tab->stages - 1) {
+            combine_block(len, from, &w, &k[half], sum);
+        } else {
+            double z[BLOCK];
+            combine_block(len, from, &w, &k[half], z);
+            memcpy(sum, y[half], len * sizeof *z);
+            memcpy(y[half], z, len * sizeof *z);
+        }
+    }
+}
+
 WIDE_CLONES
 static void stage_block(const butcher_scratch *b, const ts_system *sys, const pass_args *g,
                         size_t i0, size_t len)
@@ -250,6 +328,8 @@ static void stage_block(const butcher_scratch *b, const ts_system *sys, const pa
                 memcpy(b->k[j] + i0, px[j], len * sizeof *b->k[j]);
         }
     }
+    if (b->chained) /* before the stage velocity overwrites dx_j */
+        sum_block(b, sys, g, i0, len, (const double *[]){px[j], pa[j]});
     double *err = g->err;
     if (err) {
         const weights db = {g->h, b->db, s};
@@ -342,15 +422,17 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
     size_t n = sys->n;
     int s = tab->stages, order2 = sys->order == 2, finish, st;
     (void)stats;
+    b->start.kept = 0;
     if ((st = first_stage(b, sys, t, h, &finish)))
         return st;
     if (tab->fsal)
         b->valid_end = 0; /* k[s-1] is about to be overwritten */
     for (int i = 1; i < s; i++) {
-        /* finish k_{i-1}; Y_i = Y_n + h sum_{j<i} a_ij k_j into [ys; dx_i] */
+        /* finish k_{i-1} (and add it to the sum, chained); Y_i = Y_n + h
+         * sum_{j<i} a_ij k_j into [ys; dx_i] */
         double *zv = order2 ? b->k[i] : NULL;
         stage_pass(b, sys,
-                   &(pass_args){.j = i - 1, .finish = finish, .keep = 1, .count = i, .h = h,
+                   &(pass_args){.j = i - 1, .finish = finish, .keep = !b->chained, .count = i, .h = h,
                                 .c = tab->a + i * s, .zx = b->ys, .zv = zv});
         if ((st = ts_system_forces(sys, t + tab->c[i] * h, b->ys, zv, b->ka[i])))
             return st;
@@ -367,6 +449,9 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
         /* finish k_s (the next step's k_1); Y_{n+1} - Yhat = h sum (b_i - bhat_i) k_i */
         stage_pass(b, sys,
                    &(pass_args){.j = s - 1, .finish = finish, .keep = 1, .h = h, .err = b->err});
+    } else if (b->chained) { /* Y_{n+1} = the sum + h b_s k_s; Y_n kept in the sum */
+        stage_pass(b, sys, &(pass_args){.j = s - 1, .finish = finish, .h = h});
+        b->start.kept = 1;
     } else { /* Y_{n+1} = Y_n + h sum_i b_i k_i, in place (k_s not kept) */
         stage_pass(b, sys,
                    &(pass_args){.j = s - 1, .finish = finish, .count = s, .h = h, .c = tab->b,
