@@ -341,8 +341,10 @@ typedef struct {
     const spring_args *a;
 } chunk_args;
 
-/* The passes of run_chunks over chunks [k0, k1): pass 0 the particles'
- * init over chunk k, pass 1 (2) the springs of chunk 2k (2k + 1). */
+/* The passes of run_chunks over chunks [k0, k1): pass 0 the springs of
+ * chunk 2k after the particles' init over chunks 2k and 2k + 1 (the only
+ * particles they touch, so that the init is still in cache), pass 1 those
+ * of chunk 2k + 1. */
 static void chunk_pass(void *ctx, int pass, size_t k0, size_t k1)
 {
     const chunk_args *g = ctx;
@@ -350,25 +352,24 @@ static void chunk_pass(void *ctx, int pass, size_t k0, size_t k1)
     size_t cn = s->chunk_np, np = s->np;
     const size_t *first = s->chunk_first;
     for (size_t k = k0; k < k1; k++) {
+        size_t c = 2 * k + (size_t)pass;
         if (pass == 0) {
-            size_t p0 = k * cn, p1 = p0 + cn < np ? p0 + cn : np;
+            size_t p0 = c * cn, p1 = p0 + 2 * cn < np ? p0 + 2 * cn : np;
             g->init(s, p0, p1, g->a);
-        } else {
-            size_t c = 2 * k + (size_t)(pass - 1);
-            g->kernel(s, first[c], first[c + 1], g->a);
         }
+        g->kernel(s, first[c], first[c + 1], g->a);
     }
 }
 
 static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
                        const spring_args *a)
 {
-    size_t nc = s->nchunk, count[3] = {nc, (nc + 1) / 2, nc / 2};
+    size_t nc = s->nchunk, count[2] = {(nc + 1) / 2, nc / 2};
     chunk_args g = {s, init, kernel, a};
     if (s->ns + s->np >= ts_threads_min() / 2 && nc > 2) {
-        ts_parallel_passes(3, count, chunk_pass, &g);
+        ts_parallel_passes(2, count, chunk_pass, &g);
     } else {
-        for (int pass = 0; pass < 3; pass++)
+        for (int pass = 0; pass < 2; pass++)
             chunk_pass(&g, pass, 0, count[pass]);
     }
 }
