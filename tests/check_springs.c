@@ -354,6 +354,116 @@ START_TEST(shifted_product_is_mass_minus_jacobian)
 }
 END_TEST
 
+/* Springs e0..e1 - 1 of reference_product: per spring, with q and g of
+ * the narrow cache (qg), w = |g| (x_i - x_j), d = u_i - u_j and
+ * y = q d + (sign(g) (w . d)) w; the first particle's sum of -y (neg: +y)
+ * added after its springs, +y (neg: -y) to the second particle's entry at
+ * once. */
+static void reference_springs(const ts_springs *s, size_t e0, size_t e1, const double *qg,
+                              const double *x, const double *u, int neg, double *out)
+{
+    for (size_t e = e0; e < e1;) {
+        size_t i = 3 * (size_t)s->si[e];
+        double acc[3] = {0.0, 0.0, 0.0};
+        for (; e < e1 && 3 * (size_t)s->si[e] == i; e++) {
+            size_t j = 3 * (size_t)s->sj[e];
+            double q = qg[2 * e], g = qg[2 * e + 1], w[3], d[3];
+            for (int c = 0; c < 3; c++)
+                w[c] = fabs(g) * (x[i + c] - x[j + c]), d[c] = u[i + c] - u[j + c];
+            double c = copysign(1.0, g) * ((w[0] * d[0] + w[1] * d[1]) + w[2] * d[2]);
+            for (int k = 0; k < 3; k++) {
+                double y = q * d[k] + c * w[k];
+                acc[k] = neg ? acc[k] + y : acc[k] - y;
+                out[j + k] = neg ? out[j + k] - y : out[j + k] + y;
+            }
+        }
+        for (int k = 0; k < 3; k++)
+            out[i + k] += acc[k];
+    }
+}
+
+/* M u - J u (neg) or J u as a plain loop: the mass and drag term, then the
+ * springs in the order of the threads' chunks (tstep/springs.h): those of
+ * the even chunks, then those of the odd ones */
+static void reference_product(const ts_springs *s, const double *qg, const double *x,
+                              const double *u, int neg, double *out)
+{
+    const double *m = s->base.mass;
+    double wd = s->lin_wdrag;
+    for (size_t k = 0; k < s->base.n; k++)
+        out[k] = neg ? m[k] * u[k] + wd * m[k] * u[k] : -wd * m[k] * u[k];
+    for (size_t odd = 0; odd < 2; odd++)
+        for (size_t c = odd; c < s->nchunk; c += 2)
+            reference_springs(s, s->chunk_first[c], s->chunk_first[c + 1], qg, x, u, neg, out);
+}
+
+/* The fast path's products, J u and M u - J u, bit for bit those of the
+ * plain loop above, on every path: the wide cache (q, w), the narrow one
+ * (q, g), none (1/l), each with every g of one sign (either) or of both,
+ * clamped or not, on 1 and 2 threads; on networks long enough for the
+ * product's vector loop and its edges (springs ending at the last
+ * particle). */
+START_TEST(fast_products_equal_plain_loop)
+{
+    static const char *const cloth[] = {"nx=40", "ny=30", "damping=0.3", NULL};
+    static const char *const hair[] = {"n=300", "curl=2", NULL};
+    static const double ab[][2] = {{1e-3, 0.03}, {-1e-3, -0.03}, {1e-5, -0.03}};
+    for (int sysno = 0; sysno < 3; sysno++) {
+        ts_system *sys = sysno == 0   ? make(&ts_cloth, cloth)
+                         : sysno == 1 ? make(&ts_hair, hair)
+                                      : make_case(6, "damping=0.3", NULL);
+        ts_springs *s = ts_springs_of(sys);
+        perturb(sys, 7u + (unsigned)sysno, 0.05, 0.2);
+        size_t n = sys->n;
+        double *u = malloc(4 * n * sizeof *u), *ref = u + n, *got = ref + n, *got2 = got + n;
+        double *qg = malloc(2 * s->ns * sizeof *qg), *keep = s->lin_coef;
+        unsigned st = 3u;
+        rnd_vec(&st, n, 1.0, u);
+        for (int c = 0; c < 3; c++)
+            for (int fix = 0; fix < 2; fix++) {
+                sys->definite_fix = fix;
+                s->lin_wide = 0; /* q and g from the narrow cache */
+                ck_assert_int_eq(
+                    ts_system_linearize(sys, 0.0, sys->x, sys->v, ab[c][0], ab[c][1]), TS_OK);
+                memcpy(qg, s->lin_coef, 2 * s->ns * sizeof *qg);
+                for (int path = 0; path < 3; path++) { /* narrow, wide, none */
+                    s->lin_wide = path == 1;
+                    s->lin_coef = path == 2 ? NULL : keep;
+                    s->lin_inv = path == 2 ? malloc(s->ns * sizeof *s->lin_inv) : NULL;
+                    ck_assert_int_eq(
+                        ts_system_linearize(sys, 0.0, sys->x, sys->v, ab[c][0], ab[c][1]),
+                        TS_OK);
+                    ck_assert_int_eq(s->lin_wcache, path == 1 && c < 2);
+                    for (int neg = 0; neg < 2; neg++) {
+                        reference_product(s, qg, sys->x, u, neg, ref);
+                        for (int th = 1; th <= 2; th++) {
+                            ts_threads_set_min(1);
+                            ts_threads_set(th);
+                            double *o = th == 1 ? got : got2;
+                            ck_assert_int_eq(neg ? ts_springs_shifted_mul(sys, u, o)
+                                                 : ts_system_jacobian_mul(sys, u, o),
+                                             TS_OK);
+                            ts_threads_set(1);
+                            ts_threads_set_min(TS_PAR_MIN);
+                            for (size_t k = 0; k < n; k++)
+                                ck_assert_msg(memcmp(&o[k], &ref[k], sizeof *o) == 0,
+                                              "system %d, signs %d, fix %d, path %d, neg %d, "
+                                              "threads %d, entry %zu: %.17g, plain loop %.17g",
+                                              sysno, c, fix, path, neg, th, k, o[k], ref[k]);
+                        }
+                    }
+                    free(s->lin_inv);
+                    s->lin_inv = NULL;
+                }
+                s->lin_coef = keep;
+            }
+        s->lin_wide = 1;
+        free(u), free(qg);
+        ts_system_free(sys);
+    }
+}
+END_TEST
+
 /* Two particles, one spring compressed to half its length, a transverse
  * direction u: u^T J u is positive (indefinite M - h^2 J for large h)
  * without the clamp, and zero with it. */
@@ -792,6 +902,7 @@ Suite *springs_suite(void)
     tcase_add_test(tc, jacobian_products_match_force_differences);
     tcase_add_test(tc, fast_path_equals_exact_products);
     tcase_add_test(tc, shifted_product_is_mass_minus_jacobian);
+    tcase_add_test(tc, fast_products_equal_plain_loop);
     tcase_add_test(tc, clamp_makes_compressed_springs_definite);
     suite_add_tcase(s, tc);
 

@@ -17,6 +17,12 @@
 
 #define TS_PI 3.14159265358979323846
 
+/* the product's AVX2 loop (chosen at run time): x86-64 with a compiler that
+ * has __builtin_shufflevector */
+#if defined(__x86_64__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
+#define TS_SPRINGS_AVX2 1
+#endif
+
 static const ts_system_ops springs_ops;
 
 ts_springs *ts_springs_of(ts_system *sys)
@@ -341,8 +347,10 @@ typedef struct {
     const spring_args *a;
 } chunk_args;
 
-/* The passes of run_chunks over chunks [k0, k1): pass 0 the particles'
- * init over chunk k, pass 1 (2) the springs of chunk 2k (2k + 1). */
+/* The passes of run_chunks over chunks [k0, k1): pass 0 the springs of
+ * chunk 2k after the particles' init over chunks 2k and 2k + 1 (the only
+ * particles they touch, so that the init is still in cache), pass 1 those
+ * of chunk 2k + 1. */
 static void chunk_pass(void *ctx, int pass, size_t k0, size_t k1)
 {
     const chunk_args *g = ctx;
@@ -350,25 +358,24 @@ static void chunk_pass(void *ctx, int pass, size_t k0, size_t k1)
     size_t cn = s->chunk_np, np = s->np;
     const size_t *first = s->chunk_first;
     for (size_t k = k0; k < k1; k++) {
+        size_t c = 2 * k + (size_t)pass;
         if (pass == 0) {
-            size_t p0 = k * cn, p1 = p0 + cn < np ? p0 + cn : np;
+            size_t p0 = c * cn, p1 = p0 + 2 * cn < np ? p0 + 2 * cn : np;
             g->init(s, p0, p1, g->a);
-        } else {
-            size_t c = 2 * k + (size_t)(pass - 1);
-            g->kernel(s, first[c], first[c + 1], g->a);
         }
+        g->kernel(s, first[c], first[c + 1], g->a);
     }
 }
 
 static void run_chunks(const ts_springs *s, particle_fn init, spring_fn kernel,
                        const spring_args *a)
 {
-    size_t nc = s->nchunk, count[3] = {nc, (nc + 1) / 2, nc / 2};
+    size_t nc = s->nchunk, count[2] = {(nc + 1) / 2, nc / 2};
     chunk_args g = {s, init, kernel, a};
     if (s->ns + s->np >= ts_threads_min() / 2 && nc > 2) {
-        ts_parallel_passes(3, count, chunk_pass, &g);
+        ts_parallel_passes(2, count, chunk_pass, &g);
     } else {
-        for (int pass = 0; pass < 3; pass++)
+        for (int pass = 0; pass < 2; pass++)
             chunk_pass(&g, pass, 0, count[pass]);
     }
 }
@@ -688,7 +695,25 @@ typedef struct {
     int mode; /* what the cache holds (COEF_*) */
     int sign; /* every g's sign, 0: mixed */
     int neg;  /* 1: M u - J u, the springs' share subtracted */
+    int simd; /* 1: x y z in one 256-bit vector (product_range4) */
 } product_case;
+
+/* Prefetch, at the first spring e of a particle, what the springs a few
+ * particles on read: their cache entries, and x, u and out of the particle
+ * 8 beyond the second particle of spring e + 8 (on a cloth, the farthest
+ * row's); without it the loop waits on them.  Clamped to the arrays. */
+static inline __attribute__((always_inline)) void
+product_prefetch(const ts_springs *s, size_t e, size_t e1, const spring_args *a, int mode)
+{
+    size_t p = (size_t)s->sj[e + 8 < e1 ? e + 8 : e1 - 1] + 8, f = e + 32;
+    size_t j = 3 * (p < s->np ? p : s->np - 1);
+    __builtin_prefetch(a->u + j);
+    __builtin_prefetch(a->out + j, 1);
+    if (mode != COEF_QW)
+        __builtin_prefetch(s->lin_x + j);
+    if (mode != COEF_NONE)
+        __builtin_prefetch(s->lin_coef + (mode == COEF_QW ? 4 : 2) * (f < s->ns ? f : e));
+}
 
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) (with neg the other way
  * round: out_i += B (u_i - u_j), out_j -= B (u_i - u_j)); pc's mode, sign
@@ -707,6 +732,7 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, p
     size_t e = e0;
     while (e < e1) {
         size_t i = 3 * (size_t)si[e];
+        product_prefetch(s, e, e1, a, mode);
         v2d uxy = load2(u + i), axy = {0.0, 0.0}, xixy = load2(x + i);
         double uz = u[i + 2], az = 0.0, xiz = x[i + 2];
         for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
@@ -751,39 +777,147 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, p
     }
 }
 
-/* product_range's case for the cache and the sign, neg a constant */
+#ifdef TS_SPRINGS_AVX2
+/* Four doubles in one register: a particle's x y z and the number after
+ * it, for product_range4 (AVX2, or lowered to pairs) */
+typedef double v4d __attribute__((vector_size(32)));
+typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
+#define LOAD4(p) (*(const v4du *)(p))
+
+/* product_range with x y z in one v4d (the fourth lane's number, loaded
+ * with them, never stored): lane by lane the same operations, the same
+ * bits.  Only for springs whose second particle is not the last one, so
+ * that the 32-byte loads stay inside x and u. */
 static inline __attribute__((always_inline)) void
-product_cases(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int neg)
+product_range4(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, product_case pc)
+{
+    const int mode = pc.mode, sign = pc.sign;
+    const uint32_t *si = s->si, *sj = s->sj;
+    const double *x = s->lin_x, *u = a->u, *coef = s->lin_coef;
+    double *out = a->out;
+    size_t e = e0;
+    while (e < e1) {
+        size_t i = 3 * (size_t)si[e];
+        product_prefetch(s, e, e1, a, mode);
+        v4d ui = LOAD4(u + i), xi = LOAD4(x + i), acc = {0.0, 0.0, 0.0, 0.0};
+        for (; e < e1 && 3 * (size_t)si[e] == i; e++) {
+            size_t j = 3 * (size_t)sj[e];
+            double q, sg = sign;
+            v4d w;
+            if (mode == COEF_QW) {
+                v4d c = LOAD4(coef + 4 * e);
+                q = c[0], w = __builtin_shufflevector(c, c, 1, 2, 3, 3);
+            } else { /* spring_qw's arithmetic, x_i kept in registers */
+                double g;
+                if (mode == COEF_QG)
+                    q = coef[2 * e], g = coef[2 * e + 1];
+                else
+                    spring_coef(s, e, s->lin_inv[e], &q, &g);
+                double m = sign ? g * sign : fabs(g);
+                w = m * (xi - LOAD4(x + j));
+                sg = sign ? sign : copysign(1.0, g);
+            }
+            v4d d = ui - LOAD4(u + j), p = w * d, y;
+            double c = (p[0] + p[1]) + p[2];
+            if (!sign)
+                c = sg * c;
+            if (sign < 0) /* q d + (-c) w, the same bits */
+                y = q * d - c * w;
+            else
+                y = q * d + c * w;
+            v2d yxy = {y[0], y[1]};
+            if (pc.neg) {
+                acc += y;
+                store2(out + j, load2(out + j) - yxy);
+                out[j + 2] -= y[2];
+            } else {
+                acc -= y;
+                store2(out + j, load2(out + j) + yxy);
+                out[j + 2] += y[2];
+            }
+        }
+        store2(out + i, load2(out + i) + (v2d){acc[0], acc[1]});
+        out[i + 2] += acc[2];
+    }
+}
+#endif
+
+/* product_range, with simd product_range4 up to the first particle whose
+ * springs may reach the last one (springs are sorted by first particle) */
+static inline __attribute__((always_inline)) void
+product_split(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, product_case pc)
+{
+#ifdef TS_SPRINGS_AVX2
+    if (pc.simd) {
+        size_t eg = e1;
+        while (eg > e0 && s->si[eg - 1] + s->chunk_np + 1 >= s->np)
+            eg--;
+        product_range4(s, e0, eg, a, pc);
+        e0 = eg;
+    }
+#endif
+    product_range(s, e0, e1, a, pc);
+}
+
+/* product_range's case for the cache and the sign, neg and simd constants */
+static inline __attribute__((always_inline)) void
+product_cases(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, int neg, int simd)
 {
     int mode = coef_mode(s), sign = s->lin_sign;
     if (mode == COEF_QW && sign > 0)
-        product_range(s, e0, e1, a, (product_case){COEF_QW, 1, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_QW, 1, neg, simd});
     else if (mode == COEF_QW)
-        product_range(s, e0, e1, a, (product_case){COEF_QW, -1, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_QW, -1, neg, simd});
     else if (mode == COEF_QG && sign > 0)
-        product_range(s, e0, e1, a, (product_case){COEF_QG, 1, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_QG, 1, neg, simd});
     else if (mode == COEF_QG && sign < 0)
-        product_range(s, e0, e1, a, (product_case){COEF_QG, -1, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_QG, -1, neg, simd});
     else if (mode == COEF_QG)
-        product_range(s, e0, e1, a, (product_case){COEF_QG, 0, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_QG, 0, neg, simd});
     else if (sign > 0)
-        product_range(s, e0, e1, a, (product_case){COEF_NONE, 1, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_NONE, 1, neg, simd});
     else if (sign < 0)
-        product_range(s, e0, e1, a, (product_case){COEF_NONE, -1, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_NONE, -1, neg, simd});
     else
-        product_range(s, e0, e1, a, (product_case){COEF_NONE, 0, neg});
+        product_split(s, e0, e1, a, (product_case){COEF_NONE, 0, neg, simd});
 }
 
 static void product_springs(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
 {
-    product_cases(s, e0, e1, a, 0);
+    product_cases(s, e0, e1, a, 0, 0);
 }
 
 /* the same for M u - J u: the springs' share subtracted */
 static void product_springs_neg(const ts_springs *s, size_t e0, size_t e1,
                                 const spring_args *a)
 {
-    product_cases(s, e0, e1, a, 1);
+    product_cases(s, e0, e1, a, 1, 0);
+}
+
+#ifdef TS_SPRINGS_AVX2
+/* the same with product_range4, compiled for AVX2 (no FMA: each operation
+ * rounds as in the loops above) */
+__attribute__((target("avx2"))) static void
+product_springs_avx2(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    product_cases(s, e0, e1, a, 0, 1);
+}
+
+__attribute__((target("avx2"))) static void
+product_springs_neg_avx2(const ts_springs *s, size_t e0, size_t e1, const spring_args *a)
+{
+    product_cases(s, e0, e1, a, 1, 1);
+}
+#endif
+
+/* the product's spring loop for this processor, M u - J u with neg */
+static spring_fn product_kernel(int neg)
+{
+#ifdef TS_SPRINGS_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        return neg ? product_springs_neg_avx2 : product_springs_avx2;
+#endif
+    return neg ? product_springs_neg : product_springs;
 }
 
 int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out)
@@ -796,7 +930,7 @@ int ts_springs_shifted_mul(ts_system *sys, const double *u, double *out)
             out[i] = sys->mass[i] * u[i];
         return TS_OK;
     }
-    run_chunks(s, product_init, product_springs_neg, &a);
+    run_chunks(s, product_init, product_kernel(1), &a);
     return TS_OK;
 }
 
@@ -809,7 +943,7 @@ static int springs_jacobian_mul(ts_system *sys, const double *u, double *out)
         ts_vec_zero(sys->n, out);
         return TS_OK;
     }
-    run_chunks(s, product_init, product_springs, &a);
+    run_chunks(s, product_init, product_kernel(0), &a);
     return TS_OK;
 }
 
