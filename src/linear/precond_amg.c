@@ -165,6 +165,7 @@ typedef struct {
     level lev[AMG_MAX_LEVELS];
     double *dense;     /* the coarsest level's Cholesky factor, or NULL */
     double *diag0;     /* level 0's diagonal at the last rebuild, for reuse */
+    double gersh0;     /* level 0's Gershgorin bound, from the first setup's strength sweep */
     size_t *pos;       /* n + 1 entries, SIZE_MAX between uses: sparse products' scatter */
     double *acc;       /* n + 1: a row of A P */
     uint32_t *list;    /* n + 1: its columns */
@@ -640,6 +641,7 @@ typedef struct {
     int l;
     const double *dinv;
     double *diag;          /* A_ii (diag_inverse: or NULL) or |A_ii| into it */
+    double *sdiag;         /* abs_diag_rows: A_ii too, or NULL */
     double mx[AMG_CHUNKS]; /* gershgorin: each chunk's maximum */
 } rows_args;
 
@@ -982,7 +984,8 @@ static int full_pattern(amg_state *s, const ts_sparse *lo)
 }
 
 /* |A_ii| of rows [i0, i1) into diag (the last diagonal entry of a row, as
- * the strength test reads it) */
+ * the strength test reads it), and A_ii into sdiag when not NULL (the
+ * first, as diag_at reads it) */
 static void abs_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
 {
     const rows_args *g = ctx;
@@ -990,16 +993,32 @@ static void abs_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t
     (void)c;
     for (size_t i = i0; i < i1; i++) {
         row_get_in(s, b, g->l, i, 1, &r);
+        int first = 1;
+        if (g->sdiag)
+            g->sdiag[i] = 0.0;
         for (size_t t = 0; t < r.len; t++)
-            if (r.j[t] == i)
+            if (r.j[t] == i) {
                 g->diag[i] = fabs(r.v[t]);
+                if (g->sdiag && first)
+                    g->sdiag[i] = r.v[t];
+                first = 0;
+            }
     }
+}
+
+/* 1 / d (1 where d <= 0), as diag_inverse_rows forms it */
+static double inverse_or_one(double d)
+{
+    return d > 0.0 ? 1.0 / d : 1.0;
 }
 
 /* The strong neighbours of each unknown of level l: unknowns of the same
  * axis with |a_ij| >= theta sqrt(|a_ii a_jj|), as lists sj[sp[i] .. sp[i+1])
  * (sp: n + 1 zeros; *sj grown as needed) and as bits on A's entries
- * (L->strong: zeros).  0, or -1 when out of memory. */
+ * (L->strong: zeros).  On level 0 the same sweeps give what the first
+ * rebuild reads of it: its diagonal (s->diag0) and Gershgorin's bound
+ * (s->gersh0, as gershgorin sums and compares its rows).  0, or -1 when
+ * out of memory. */
 static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint32_t **sj)
 {
     level *L = &s->lev[l];
@@ -1011,13 +1030,18 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
     row_view r;
     if (!dn || !acc || !touched || !(*sj = malloc(cap * sizeof **sj)))
         goto out;
-    rows_args g = {.l = l, .diag = dn};
+    rows_args g = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
     sweep(s, nn, abs_diag_rows, &g);
+    const unsigned char *pinned = s->sys ? s->sys->pinned : NULL;
+    if (l == 0)
+        s->gersh0 = 0.0;
     for (size_t ia = 0; ia < nn; ia++) {
         size_t nt = 0;
+        double row = 0.0;
         row_get(s, l, ia, 1, &r);
         for (size_t t = 0; t < r.len; t++) {
             size_t ja = r.j[t];
+            row += fabs(r.v[t]);
             if (ja == ia || comp[ia] != comp[ja])
                 continue;
             if (acc[ja] == 0.0)
@@ -1043,6 +1067,8 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
         for (size_t t = 0; t < nt; t++)
             acc[touched[t]] = 0.0;
         sp[ia + 1] = ns;
+        if (l == 0 && !(pinned && pinned[ia]))
+            s->gersh0 = fmax(s->gersh0, row * fabs(inverse_or_one(s->diag0[ia])));
     }
     st = 0;
 out:
@@ -1099,19 +1125,33 @@ static long aggregate_passes(size_t nn, const size_t *sp, const uint32_t *sj, in
     return na;
 }
 
+/* the strength graph: unknown i's strong neighbours are j[p[i] .. p[i+1]) */
+typedef struct {
+    size_t *p;
+    uint32_t *j;
+} strength;
+
+static void strength_free(strength *g)
+{
+    free(g->p);
+    free(g->j);
+    g->p = NULL, g->j = NULL;
+}
+
 /* Aggregates of level l's unknowns from A's strong couplings, kept in it
  * (agg, strong), and the coarse unknowns' axes in level l + 1; returns their number
- * (0: nothing to coarsen) or -1 when out of memory. */
-static long aggregate(amg_state *s, int l, double theta)
+ * (0: nothing to coarsen) or -1 when out of memory.  The strength graph
+ * into *gs (the caller frees it). */
+static long aggregate(amg_state *s, int l, double theta, strength *gs)
 {
     level *L = &s->lev[l], *C = &s->lev[l + 1];
-    size_t nn = L->n, *sp = calloc(nn + 1, sizeof *sp);
-    uint32_t *sj = NULL;
+    size_t nn = L->n, *sp = gs->p = calloc(nn + 1, sizeof *sp);
     int32_t *agg = malloc((nn + 1) * sizeof *agg);
     long na = -1;
     L->strong = calloc(L->A.p[L->A.n] / 8 + 1, 1);
-    if (!sp || !agg || !L->strong || strong_neighbours(s, l, theta, sp, &sj))
+    if (!sp || !agg || !L->strong || strong_neighbours(s, l, theta, sp, &gs->j))
         goto out;
+    const uint32_t *sj = gs->j;
     na = aggregate_passes(nn, sp, sj, agg);
     if (!(C->comp = malloc((size_t)na + 1))) {
         na = -1;
@@ -1123,8 +1163,6 @@ static long aggregate(amg_state *s, int l, double theta)
     L->agg = agg;
     agg = NULL;
 out:
-    free(sp);
-    free(sj);
     free(agg);
     return na;
 }
@@ -1166,14 +1204,51 @@ static int work_alloc(level *L, int l)
 
 static void galerkin(amg_state *s, int l);
 
+/* A_F's pattern (the diagonal and the strong couplings) in the place of
+ * the strength graph gs of level 0 from the blocks, without reading A
+ * again: its rows are ascending and hold their diagonal (blocks_row), so
+ * A_F's row i is i's strong list with i put in its place.  From the last
+ * row back, each entry moves up by its row's index or one more, past
+ * the entries still to be read. */
+static int filtered_from_strength(size_t n, strength *gs, csr *af)
+{
+    size_t *sp = gs->p;
+    uint32_t *j = realloc(gs->j, (sp[n] + n + 1) * sizeof *j);
+    if (!j)
+        return TS_ERR_NOMEM;
+    gs->j = j;
+    for (size_t i = n; i-- > 0;) {
+        size_t k = sp[i + 1], d = k + i + 1;
+        int placed = 0;
+        while (k > sp[i])
+            if (!placed && j[k - 1] < i)
+                j[--d] = (uint32_t)i, placed = 1;
+            else
+                j[--d] = j[--k];
+        if (!placed)
+            j[--d] = (uint32_t)i;
+        sp[i + 1] += i + 1;
+    }
+    *af = (csr){.n = n, .m = n, .p = sp, .j = j};
+    gs->p = NULL, gs->j = NULL;
+    return TS_OK;
+}
+
 /* The pattern of A_F Pt, A_F the diagonal and the strong couplings of
- * level l's A. */
-static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p)
+ * level l's A; gs, level l's strength graph, is freed. */
+static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p, strength *gs)
 {
     level *L = &s->lev[l];
     csr af = {0};
     row_view r;
     size_t w = 0;
+    if (l == 0 && s->from_blocks) {
+        int st = filtered_from_strength(L->n, gs, &af);
+        st = st ? st : spgemm_pattern(&af, pt, p, 1);
+        csr_free(&af);
+        return st;
+    }
+    strength_free(gs);
     for (int pass = 0; pass < 2; pass++, w = 0) {
         for (size_t i = 0; i < L->n; i++) {
             row_get(s, l, i, 0, &r);
@@ -1226,11 +1301,12 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     if ((st = work_alloc(&s->lev[0], 0)))
         return st;
     csr pt = {0};
+    strength gs = {0};
     int l = 0;
     double theta = AMG_THETA;
     for (; l + 1 < AMG_MAX_LEVELS && s->lev[l].n > AMG_COARSE_MIN; l++, theta *= 0.5) {
         level *L = &s->lev[l], *C = &s->lev[l + 1];
-        long na = aggregate(s, l, theta);
+        long na = aggregate(s, l, theta, &gs);
         if (na < 0)
             goto nomem;
         size_t nc = (size_t)na;
@@ -1239,7 +1315,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
         if (tentative(s, L, l == 0 ? sys->pinned : NULL, nc, &pt))
             goto nomem;
         /* P has the pattern of A_F Pt (which holds Pt's) */
-        if (filtered_pattern(s, l, &pt, &L->P))
+        if (filtered_pattern(s, l, &pt, &L->P, &gs))
             goto nomem;
         csr_free(&pt);
         if (rap_pattern(s, l, &C->A))
@@ -1249,6 +1325,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
             goto nomem;
         galerkin(s, l);
     }
+    strength_free(&gs);
     s->nlev = l + 1;
     size_t nL = s->lev[l].n;
     if (nL <= AMG_DENSE_MAX) {
@@ -1259,6 +1336,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     return TS_OK;
 nomem:
     csr_free(&pt);
+    strength_free(&gs);
     return ts_error(TS_ERR_NOMEM, "amg preconditioner: hierarchy of %zu unknowns", s->n);
 }
 
@@ -1417,7 +1495,7 @@ static void diag_inverse_rows(amg_state *s, blocks_rows *b, void *ctx, int c, si
     (void)c;
     for (size_t i = i0; i < i1; i++) {
         double d = diag_at(s, b, g->l, i);
-        L->dinv[i] = d > 0.0 ? 1.0 / d : 1.0;
+        L->dinv[i] = inverse_or_one(d);
         if (g->diag)
             g->diag[i] = d;
     }
@@ -1575,8 +1653,14 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
          * transverse stiffness cancels the mass (a cloth in its plane:
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
-        diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
-        gersh[l] = gershgorin(s, l, L->dinv);
+        if (l == 0 && fresh) { /* from the strength sweeps (strong_neighbours) */
+            for (size_t i = 0; i < L->n; i++)
+                L->dinv[i] = inverse_or_one(s->diag0[i]);
+            gersh[l] = s->gersh0;
+        } else {
+            diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
+            gersh[l] = gershgorin(s, l, L->dinv);
+        }
         if (l == s->nlev - 1)
             s->dense_ok = s->dense && factor_dense(s);
         if (l > 0)

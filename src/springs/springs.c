@@ -188,26 +188,43 @@ int ts_springs_pin(ts_springs *s, size_t p)
     return TS_OK;
 }
 
-/* sort key: (si, sj) packed into 64 bits, with the spring's index alongside */
-typedef struct {
-    uint64_t key;
-    size_t index;
-} spring_order;
-
-static int order_cmp(const void *a, const void *b)
+/* One stable counting sort pass (Cormen, Leiserson, Rivest & Stein,
+ * Introduction to Algorithms, 3rd ed., sec. 8.2): the springs in[0 .. ns)
+ * (NULL: 0, 1, ..., ns - 1) by key[] (< np) into out; count: np + 1. */
+static void counting_pass(const uint32_t *key, const size_t *in, size_t ns, size_t np,
+                          size_t *count, size_t *out)
 {
-    const spring_order *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    memset(count, 0, (np + 1) * sizeof *count);
+    for (size_t m = 0; m < ns; m++)
+        count[key[m] + 1]++;
+    for (size_t p = 0; p < np; p++)
+        count[p + 1] += count[p];
+    for (size_t m = 0; m < ns; m++) {
+        size_t e = in ? in[m] : m;
+        out[count[key[e]]++] = e;
+    }
+}
+
+/* ord: the springs by (si, sj), those of one pair in the order added (a
+ * radix sort, sec. 8.3: by sj, then stably by si); tmp: ns of scratch.
+ * -1 when out of memory. */
+static int order_springs(const ts_springs *s, size_t *ord, size_t *tmp)
+{
+    size_t *count = malloc((s->np + 1) * sizeof *count);
+    if (!count)
+        return -1;
+    counting_pass(s->sj, NULL, s->ns, s->np, count, tmp);
+    counting_pass(s->si, tmp, s->ns, s->np, count, ord);
+    free(count);
+    return 0;
 }
 
 /* Apply the permutation `ord` to an array of `size`-byte elements via tmp. */
-static void permute(void *array, size_t size, const spring_order *ord, size_t ns, void *tmp)
+static void permute(void *array, size_t size, const size_t *ord, size_t ns, void *tmp)
 {
     unsigned char *a = array, *t = tmp;
     for (size_t m = 0; m < ns; m++)
-        memcpy(t + m * size, a + ord[m].index * size, size);
+        memcpy(t + m * size, a + ord[m] * size, size);
     memcpy(a, t, ns * size);
 }
 
@@ -246,16 +263,15 @@ int ts_springs_finish(ts_springs *s)
 {
     size_t ns = s->ns;
     keep_per_kind(s);
-    spring_order *ord = malloc((ns ? ns : 1) * sizeof *ord);
-    double *tmp = malloc((ns ? ns : 1) * sizeof *tmp);
-    if (!ord || !tmp) {
+    /* tmp: the sort's scratch, then the permutations' (a double an element at most) */
+    _Static_assert(sizeof(size_t) <= sizeof(double), "the sort's scratch holds indices");
+    size_t *ord = malloc((ns ? ns : 1) * sizeof *ord);
+    void *tmp = malloc((ns ? ns : 1) * sizeof(double));
+    if (!ord || !tmp || order_springs(s, ord, tmp)) {
         free(ord);
         free(tmp);
         return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
     }
-    for (size_t m = 0; m < ns; m++)
-        ord[m] = (spring_order){((uint64_t)s->si[m] << 32) | s->sj[m], m};
-    qsort(ord, ns, sizeof *ord, order_cmp);
     permute(s->si, sizeof *s->si, ord, ns, tmp);
     permute(s->sj, sizeof *s->sj, ord, ns, tmp);
     permute(s->rest, sizeof *s->rest, ord, ns, tmp);
