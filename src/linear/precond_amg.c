@@ -166,6 +166,7 @@ typedef struct {
     double *dense;     /* the coarsest level's Cholesky factor, or NULL */
     double *diag0;     /* level 0's diagonal at the last rebuild, for reuse */
     double gersh0;     /* level 0's Gershgorin bound, from the first setup's strength sweep */
+    double lam_f;      /* the last strength sweep's largest row sum of |D_F^-1 A_F| */
     size_t *pos;       /* n + 1 entries, SIZE_MAX between uses: sparse products' scatter */
     double *acc;       /* n + 1: a row of A P */
     uint32_t *list;    /* n + 1: its columns */
@@ -417,7 +418,8 @@ static void particle_rows(blocks_rows *b, const ts_system *sys, size_t p, int va
             size_t e = upper ? f : b->rev[f], q = upper ? g->j[e] : g->i[e];
             if (nq == 0 || b->q[nq - 1] != q) {
                 b->q[nq++] = (uint32_t)q;
-                memset(b->blk + 9 * (nq - 1), 0, 9 * sizeof *b->blk);
+                if (values)
+                    memset(b->blk + 9 * (nq - 1), 0, 9 * sizeof *b->blk);
             }
             if (!values)
                 continue;
@@ -430,6 +432,27 @@ static void particle_rows(blocks_rows *b, const ts_system *sys, size_t p, int va
         b->blk[9 * b->self + k] =
             (k % 4 == 0 ? sys->mass[3 * p + (size_t)k / 3] : 0.0) - own[3 * (k % 3) + k / 3];
     b->nq = nq, b->cur = p, b->cur_values = values;
+}
+
+/* Particle p's three diagonal entries of A from its edges' blocks: those
+ * of particle_rows' own block (the same subtractions in the same order),
+ * without the neighbours' blocks; 1 on a pinned unknown (blocks_row). */
+static void particle_diag(const blocks_rows *b, const ts_system *sys, size_t p, double d[3])
+{
+    const ts_system_blocks *g = &b->g;
+    double own[3], e6[6];
+    for (int a = 0; a < 3; a++)
+        own[a] = g->self * sys->mass[3 * p + (size_t)a];
+    for (int upper = 0; upper < 2; upper++) {
+        size_t f0 = upper ? b->efirst[p] : b->rstart[p];
+        size_t f1 = upper ? b->efirst[p + 1] : b->rstart[p + 1];
+        for (size_t f = f0; f < f1; f++) {
+            g->block(sys, upper ? f : b->rev[f], e6);
+            own[0] -= e6[0], own[1] -= e6[3], own[2] -= e6[5];
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        d[a] = pinned_at(sys, 3 * p + (size_t)a) ? 1.0 : sys->mass[3 * p + (size_t)a] - own[a];
 }
 
 /* Row i of level 0 from the blocks: a pinned unknown's is the identity's;
@@ -449,7 +472,9 @@ static void blocks_row(amg_state *s, blocks_rows *b, size_t i, int values, row_v
                 if (col != i && pinned_at(sys, col))
                     continue;
                 b->rj[len] = (uint32_t)col;
-                b->rv[len++] = values ? b->blk[9 * t + 3 * a + c] : 0.0;
+                if (values)
+                    b->rv[len] = b->blk[9 * t + 3 * a + c];
+                len++;
             }
     const size_t *rp = s->lev[0].A.p;
     *r = (row_view){.len = len, .k0 = rp ? rp[i] : 0, .j = b->rj, .v = values ? b->rv : NULL};
@@ -990,8 +1015,16 @@ static void abs_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t
 {
     const rows_args *g = ctx;
     row_view r;
+    double d3[3];
     (void)c;
-    for (size_t i = i0; i < i1; i++) {
+    for (size_t i = i0; i < i1 && g->l == 0 && s->from_blocks; i++) {
+        if (i == i0 || i % 3 == 0)
+            particle_diag(b, s->sys, i / 3, d3);
+        g->diag[i] = fabs(d3[i % 3]);
+        if (g->sdiag)
+            g->sdiag[i] = d3[i % 3];
+    }
+    for (size_t i = i0; i < i1 && !(g->l == 0 && s->from_blocks); i++) {
         row_get_in(s, b, g->l, i, 1, &r);
         int first = 1;
         if (g->sdiag)
@@ -1012,6 +1045,26 @@ static double inverse_or_one(double d)
     return d > 0.0 ? 1.0 / d : 1.0;
 }
 
+/* D_F^-1 of row i (r, with its values and strong bits) into L->dinv, and
+ * the row's sum of |D_F^-1 A_F| (see smooth_prolongator) */
+static double filtered_diag_row(level *L, size_t i, const row_view *r)
+{
+    const uint8_t *comp = L->comp;
+    double d = 0.0, off = 0.0;
+    for (size_t t = 0; t < r->len; t++) {
+        size_t j = r->j[t];
+        if (j == i)
+            d += r->v[t];
+        else if (strong_at(L, r->k0 + t))
+            off += fabs(r->v[t]);
+        else if (comp[j] == comp[i])
+            d -= r->v[t]; /* lumped */
+    }
+    double df = d;
+    L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
+    return (fabs(df) + off) * L->dinv[i];
+}
+
 /* The strong neighbours of each unknown of level l: unknowns of the same
  * axis with |a_ij| >= theta sqrt(|a_ii a_jj|), as lists sj[sp[i] .. sp[i+1])
  * (sp: n + 1 zeros; *sj grown as needed) and as bits on A's entries
@@ -1024,17 +1077,20 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
     level *L = &s->lev[l];
     size_t nn = L->n, cap = 8 * nn + 16, ns = 0;
     const uint8_t *comp = L->comp;
-    double *dn = calloc(nn + 1, sizeof *dn), *acc = calloc(nn + 1, sizeof *acc);
-    uint32_t *touched = malloc((nn + 1) * sizeof *touched);
-    int st = -1;
+    /* |A_ii| in the driver's Krylov work, idle while setting up; the
+     * sums by column in the state's scratch, zeros between rows */
+    double *dn = s->scratch, *acc = s->acc;
+    uint32_t *touched = s->list;
     row_view r;
-    if (!dn || !acc || !touched || !(*sj = malloc(cap * sizeof **sj)))
-        goto out;
+    if (!(*sj = malloc(cap * sizeof **sj)))
+        return -1;
+    memset(acc, 0, (nn + 1) * sizeof *acc);
     rows_args g = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
     sweep(s, nn, abs_diag_rows, &g);
     const unsigned char *pinned = s->sys ? s->sys->pinned : NULL;
     if (l == 0)
         s->gersh0 = 0.0;
+    s->lam_f = 0.0;
     for (size_t ia = 0; ia < nn; ia++) {
         size_t nt = 0;
         double row = 0.0;
@@ -1055,7 +1111,7 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
             if (ns == cap) {
                 uint32_t *nj = realloc(*sj, (cap *= 2) * sizeof *nj);
                 if (!nj)
-                    goto out;
+                    return -1;
                 *sj = nj;
             }
             (*sj)[ns++] = (uint32_t)ja;
@@ -1069,13 +1125,9 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
         sp[ia + 1] = ns;
         if (l == 0 && !(pinned && pinned[ia]))
             s->gersh0 = fmax(s->gersh0, row * fabs(inverse_or_one(s->diag0[ia])));
+        s->lam_f = fmax(s->lam_f, filtered_diag_row(L, ia, &r));
     }
-    st = 0;
-out:
-    free(dn);
-    free(acc);
-    free(touched);
-    return st;
+    return 0;
 }
 
 /* The greedy aggregation of Vanek et al. (sec. 3) over the strength graph
@@ -1547,24 +1599,11 @@ static void filtered_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, s
 {
     smooth_args *g = ctx;
     level *L = &s->lev[g->l];
-    const uint8_t *comp = L->comp;
     double lam = 0.0;
     row_view r;
     for (size_t i = i0; i < i1; i++) {
-        double d = 0.0, off = 0.0;
         row_get_in(s, b, g->l, i, 1, &r);
-        for (size_t t = 0; t < r.len; t++) {
-            size_t j = r.j[t];
-            if (j == i)
-                d += r.v[t];
-            else if (strong_at(L, r.k0 + t))
-                off += fabs(r.v[t]);
-            else if (comp[j] == comp[i])
-                d -= r.v[t]; /* lumped */
-        }
-        double df = d;
-        L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
-        lam = fmax(lam, (fabs(df) + off) * L->dinv[i]);
+        lam = fmax(lam, filtered_diag_row(L, i, &r));
     }
     g->mx[c] = lam;
 }
@@ -1603,12 +1642,21 @@ static void smoothed_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t
     }
 }
 
-static void smooth_prolongator(amg_state *s, int l)
+/* D_F^-1 of level l into its dinv; returns the largest row sum of
+ * |D_F^-1 A_F| (the first setup has them from its strength sweep:
+ * strong_neighbours, s->lam_f) */
+static double filtered_bound(amg_state *s, int l)
+{
+    smooth_args g = {.l = l};
+    sweep(s, s->lev[l].n, filtered_diag_rows, &g);
+    return chunks_max(g.mx);
+}
+
+/* P from D_F^-1 (in L->dinv) and lam, filtered_bound's */
+static void smooth_prolongator(amg_state *s, int l, double lam)
 {
     level *L = &s->lev[l];
     smooth_args g = {.l = l};
-    sweep(s, L->n, filtered_diag_rows, &g);
-    double lam = chunks_max(g.mx);
     g.omega = lam > 0.0 ? 4.0 / (3.0 * lam) : 0.0;
     sweep(s, L->n, smoothed_rows, &g);
     if (l == 0 && s->sys->pinned) /* pinned unknowns receive no correction */
@@ -1618,10 +1666,11 @@ static void smooth_prolongator(amg_state *s, int l)
                     L->P.v[k] = 0.0;
 }
 
-/* Level l's smoothed prolongator from its current matrix, then A_{l+1} = P^T A P. */
+/* Level l's smoothed prolongator from its current matrix, then A_{l+1} =
+ * P^T A P; D_F^-1 and its bound from the strength sweep just done. */
 static void galerkin(amg_state *s, int l)
 {
-    smooth_prolongator(s, l);
+    smooth_prolongator(s, l, s->lam_f);
     rap_values(s, l, &s->lev[l + 1].A);
 }
 
@@ -1635,7 +1684,7 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             full_walk(s, ls->A, 1);
         for (int l = 0; l + 1 < s->nlev; l++) {
             csr_free(&s->lev[l + 1].A);
-            smooth_prolongator(s, l);
+            smooth_prolongator(s, l, filtered_bound(s, l));
             if (rap_pattern(s, l, &s->lev[l + 1].A))
                 return ts_error(TS_ERR_NOMEM, "amg preconditioner");
             rap_values(s, l, &s->lev[l + 1].A);
