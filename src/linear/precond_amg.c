@@ -37,7 +37,12 @@
  * is the same bits for any number of threads (300 x 300 cloth, one step:
  * set-up 0.67 s on 2 threads against 0.80 s with these sweeps on one).
  * The strength lists, the aggregation, the patterns, the single-precision
- * copies and the Lanczos estimates stay on one thread.
+ * copies and the Lanczos estimates stay on one thread.  The first setup
+ * forms level 0's rows in three sweeps with values (the strength test,
+ * which also gives D_F^-1 and the bounds the first rebuild reads; P; the
+ * Galerkin sums) and two without (the row lengths, A_c's pattern), after
+ * one over its diagonal alone (particle_diag); A_F's pattern comes from
+ * the strength lists.
  *
  * A spring network's finest A is never assembled: its rows are read from
  * the system's blocks (ts_system_blocks: 3x3 blocks on edges), one
@@ -545,13 +550,19 @@ static int blocks_rows_new(amg_state *s)
     b->rv = malloc(3 * b->cap * sizeof *b->rv);
     if (!b->q || !b->blk || !b->rj || !b->rv)
         return TS_ERR_NOMEM;
-    b->cur = SIZE_MAX;
-    memset(A->p, 0, (s->n + 1) * sizeof *A->p);
-    for (size_t i = 0; i < s->n; i++) {
-        row_view r;
-        blocks_row(s, b, i, 0, &r);
-        A->p[i + 1] = A->p[i] + r.len;
+    /* the row lengths blocks_row gives, a particle at a time: an unpinned
+     * row holds its particle's neighbours' unpinned unknowns and itself */
+    A->p[0] = 0;
+    for (size_t p = 0; p < np; p++) {
+        size_t pinned = 0;
+        particle_rows(b, s->sys, p, 0);
+        for (size_t t = 0; t < b->nq; t++)
+            for (size_t c = 0; c < 3; c++)
+                pinned += (size_t)pinned_at(s->sys, 3 * (size_t)b->q[t] + c);
+        for (size_t i = 3 * p; i < 3 * p + 3; i++)
+            A->p[i + 1] = A->p[i] + (pinned_at(s->sys, i) ? 1 : 3 * b->nq - pinned);
     }
+    b->cur = SIZE_MAX;
     return TS_OK;
 }
 
@@ -1219,7 +1230,10 @@ out:
     return na;
 }
 
-/* The tentative prolongator of level l (pinned unknowns of level 0 excluded). */
+/* The tentative prolongator's pattern of level l (pinned unknowns of level
+ * 0 excluded): its values, all 1, are never read (filtered_pattern reads
+ * its pattern; smoothed_rows adds Pt's entries itself), so never written
+ * and their pages never touched. */
 static int tentative(const amg_state *s, const level *L, const unsigned char *pinned, size_t nc,
                      csr *pt)
 {
@@ -1229,10 +1243,8 @@ static int tentative(const amg_state *s, const level *L, const unsigned char *pi
     size_t nnz = 0;
     for (size_t i = 0; i < L->n; i++) {
         int32_t a = L->agg[i];
-        if (a >= 0 && !(pinned && pinned[i])) {
-            pt->j[nnz] = (uint32_t)a;
-            pt->v[nnz++] = 1.0;
-        }
+        if (a >= 0 && !(pinned && pinned[i]))
+            pt->j[nnz++] = (uint32_t)a;
         pt->p[i + 1] = nnz;
     }
     return TS_OK;
