@@ -1088,9 +1088,9 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
     level *L = &s->lev[l];
     size_t nn = L->n, cap = 8 * nn + 16, ns = 0;
     const uint8_t *comp = L->comp;
-    /* |A_ii| in the driver's Krylov work, idle while setting up; the
-     * sums by column in the state's scratch, zeros between rows */
-    double *dn = s->scratch, *acc = s->acc;
+    /* |A_ii| and the sums by column (zeros between rows) in the driver's
+     * Krylov work, idle while setting up (eig_max's vectors after) */
+    double *dn = s->scratch, *acc = s->scratch + s->n;
     uint32_t *touched = s->list;
     row_view r;
     if (!(*sj = malloc(cap * sizeof **sj)))
