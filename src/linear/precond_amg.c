@@ -1088,14 +1088,15 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
     level *L = &s->lev[l];
     size_t nn = L->n, cap = 8 * nn + 16, ns = 0;
     const uint8_t *comp = L->comp;
-    /* |A_ii| and the sums by column (zeros between rows) in the driver's
-     * Krylov work, idle while setting up (eig_max's vectors after) */
-    double *dn = s->scratch, *acc = s->scratch + s->n;
+    /* |A_ii| and the sums by column (zeros between rows) on pages of
+     * their own, returned before the peak of the set-up (the Galerkin
+     * sums); the columns found in a row in the state's scratch */
+    double *dn = calloc(nn + 1, sizeof *dn), *acc = calloc(nn + 1, sizeof *acc);
     uint32_t *touched = s->list;
     row_view r;
-    if (!(*sj = malloc(cap * sizeof **sj)))
-        return -1;
-    memset(acc, 0, (nn + 1) * sizeof *acc);
+    int st = -1;
+    if (!dn || !acc || !(*sj = malloc(cap * sizeof **sj)))
+        goto out;
     rows_args g = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
     sweep(s, nn, abs_diag_rows, &g);
     const unsigned char *pinned = s->sys ? s->sys->pinned : NULL;
@@ -1122,7 +1123,7 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
             if (ns == cap) {
                 uint32_t *nj = realloc(*sj, (cap *= 2) * sizeof *nj);
                 if (!nj)
-                    return -1;
+                    goto out;
                 *sj = nj;
             }
             (*sj)[ns++] = (uint32_t)ja;
@@ -1138,7 +1139,11 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
             s->gersh0 = fmax(s->gersh0, row * fabs(inverse_or_one(s->diag0[ia])));
         s->lam_f = fmax(s->lam_f, filtered_diag_row(L, ia, &r));
     }
-    return 0;
+    st = 0;
+out:
+    free(dn);
+    free(acc);
+    return st;
 }
 
 /* The greedy aggregation of Vanek et al. (sec. 3) over the strength graph
