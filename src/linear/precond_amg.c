@@ -171,6 +171,7 @@ typedef struct {
     double *dense;     /* the coarsest level's Cholesky factor, or NULL */
     double *diag0;     /* level 0's diagonal at the last rebuild, for reuse */
     double gersh0;     /* level 0's Gershgorin bound, from the first setup's strength sweep */
+    int diag0_swept;   /* 1: that sweep formed gersh0 and diag0 (not when level 0 is the last) */
     double lam_f;      /* the last strength sweep's largest row sum of |D_F^-1 A_F| */
     size_t *pos;       /* n + 1 entries, SIZE_MAX between uses: sparse products' scatter */
     double *acc;       /* n + 1: a row of A P */
@@ -1101,7 +1102,7 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
     sweep(s, nn, abs_diag_rows, &g);
     const unsigned char *pinned = s->sys ? s->sys->pinned : NULL;
     if (l == 0)
-        s->gersh0 = 0.0;
+        s->gersh0 = 0.0, s->diag0_swept = 1;
     s->lam_f = 0.0;
     for (size_t ia = 0; ia < nn; ia++) {
         size_t nt = 0;
@@ -1348,6 +1349,7 @@ static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p, strength
 static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
 {
     int st;
+    s->diag0_swept = 0;
     s->pos = malloc((s->n + 1) * sizeof *s->pos);
     s->acc = malloc((s->n + 1) * sizeof *s->acc);
     s->list = malloc((s->n + 1) * sizeof *s->list);
@@ -1719,7 +1721,7 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
          * transverse stiffness cancels the mass (a cloth in its plane:
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
-        if (l == 0 && fresh) { /* from the strength sweeps (strong_neighbours) */
+        if (l == 0 && fresh && s->diag0_swept) { /* from the strength sweeps */
             for (size_t i = 0; i < L->n; i++)
                 L->dinv[i] = inverse_or_one(s->diag0[i]);
             gersh[l] = s->gersh0;
