@@ -37,7 +37,12 @@
  * is the same bits for any number of threads (300 x 300 cloth, one step:
  * set-up 0.67 s on 2 threads against 0.80 s with these sweeps on one).
  * The strength lists, the aggregation, the patterns, the single-precision
- * copies and the Lanczos estimates stay on one thread.
+ * copies and the Lanczos estimates stay on one thread.  The first setup
+ * forms level 0's rows in three sweeps with values (the strength test,
+ * which also gives D_F^-1 and the bounds the first rebuild reads; P; the
+ * Galerkin sums) and two without (the row lengths, A_c's pattern), after
+ * one over its diagonal alone (particle_diag); A_F's pattern comes from
+ * the strength lists.
  *
  * A spring network's finest A is never assembled: its rows are read from
  * the system's blocks (ts_system_blocks: 3x3 blocks on edges), one
@@ -180,6 +185,9 @@ typedef struct {
     level lev[AMG_MAX_LEVELS];
     double *dense;     /* the coarsest level's Cholesky factor, or NULL */
     double *diag0;     /* level 0's diagonal at the last rebuild, for reuse */
+    double gersh0;     /* level 0's Gershgorin bound, from the first setup's strength sweep */
+    int diag0_swept;   /* 1: that sweep formed gersh0 and diag0 (not when level 0 is the last) */
+    double lam_f;      /* the last strength sweep's largest row sum of |D_F^-1 A_F| */
     size_t *pos;       /* n + 1 entries, SIZE_MAX between uses: sparse products' scatter */
     double *acc;       /* n + 1: a row of A P */
     uint32_t *list;    /* n + 1: its columns */
@@ -522,7 +530,8 @@ static void particle_rows(blocks_rows *b, const ts_system *sys, size_t p, int va
             size_t e = upper ? f : b->rev[f], q = upper ? g->j[e] : g->i[e];
             if (nq == 0 || b->q[nq - 1] != q) {
                 b->q[nq++] = (uint32_t)q;
-                memset(b->blk + 9 * (nq - 1), 0, 9 * sizeof *b->blk);
+                if (values)
+                    memset(b->blk + 9 * (nq - 1), 0, 9 * sizeof *b->blk);
             }
             if (!values)
                 continue;
@@ -535,6 +544,27 @@ static void particle_rows(blocks_rows *b, const ts_system *sys, size_t p, int va
         b->blk[9 * b->self + k] =
             (k % 4 == 0 ? sys->mass[3 * p + (size_t)k / 3] : 0.0) - own[3 * (k % 3) + k / 3];
     b->nq = nq, b->cur = p, b->cur_values = values;
+}
+
+/* Particle p's three diagonal entries of A from its edges' blocks: those
+ * of particle_rows' own block (the same subtractions in the same order),
+ * without the neighbours' blocks; 1 on a pinned unknown (blocks_row). */
+static void particle_diag(const blocks_rows *b, const ts_system *sys, size_t p, double d[3])
+{
+    const ts_system_blocks *g = &b->g;
+    double own[3], e6[6];
+    for (int a = 0; a < 3; a++)
+        own[a] = g->self * sys->mass[3 * p + (size_t)a];
+    for (int upper = 0; upper < 2; upper++) {
+        size_t f0 = upper ? b->efirst[p] : b->rstart[p];
+        size_t f1 = upper ? b->efirst[p + 1] : b->rstart[p + 1];
+        for (size_t f = f0; f < f1; f++) {
+            g->block(sys, upper ? f : b->rev[f], e6);
+            own[0] -= e6[0], own[1] -= e6[3], own[2] -= e6[5];
+        }
+    }
+    for (int a = 0; a < 3; a++)
+        d[a] = pinned_at(sys, 3 * p + (size_t)a) ? 1.0 : sys->mass[3 * p + (size_t)a] - own[a];
 }
 
 /* Row i of level 0 from the blocks: a pinned unknown's is the identity's;
@@ -554,7 +584,9 @@ static void blocks_row(amg_state *s, blocks_rows *b, size_t i, int values, row_v
                 if (col != i && pinned_at(sys, col))
                     continue;
                 b->rj[len] = (uint32_t)col;
-                b->rv[len++] = values ? b->blk[9 * t + 3 * a + c] : 0.0;
+                if (values)
+                    b->rv[len] = b->blk[9 * t + 3 * a + c];
+                len++;
             }
     const size_t *rp = s->lev[0].A.p;
     *r = (row_view){.len = len, .k0 = rp ? rp[i] : 0, .j = b->rj, .v = values ? b->rv : NULL};
@@ -625,13 +657,19 @@ static int blocks_rows_new(amg_state *s)
     b->rv = malloc(3 * b->cap * sizeof *b->rv);
     if (!b->q || !b->blk || !b->rj || !b->rv)
         return TS_ERR_NOMEM;
-    b->cur = SIZE_MAX;
-    memset(A->p, 0, (s->n + 1) * sizeof *A->p);
-    for (size_t i = 0; i < s->n; i++) {
-        row_view r;
-        blocks_row(s, b, i, 0, &r);
-        A->p[i + 1] = A->p[i] + r.len;
+    /* the row lengths blocks_row gives, a particle at a time: an unpinned
+     * row holds its particle's neighbours' unpinned unknowns and itself */
+    A->p[0] = 0;
+    for (size_t p = 0; p < np; p++) {
+        size_t pinned = 0;
+        particle_rows(b, s->sys, p, 0);
+        for (size_t t = 0; t < b->nq; t++)
+            for (size_t c = 0; c < 3; c++)
+                pinned += (size_t)pinned_at(s->sys, 3 * (size_t)b->q[t] + c);
+        for (size_t i = 3 * p; i < 3 * p + 3; i++)
+            A->p[i + 1] = A->p[i] + (pinned_at(s->sys, i) ? 1 : 3 * b->nq - pinned);
     }
+    b->cur = SIZE_MAX;
     return TS_OK;
 }
 
@@ -741,6 +779,7 @@ typedef struct {
     int l;
     const double *dinv;
     double *diag;          /* A_ii (diag_inverse: or NULL) or |A_ii| into it */
+    double *sdiag;         /* abs_diag_rows: A_ii too, or NULL */
     double mx[AMG_CHUNKS]; /* gershgorin: each chunk's maximum */
 } rows_args;
 
@@ -1084,42 +1123,96 @@ static int full_pattern(amg_state *s, const ts_sparse *lo)
 }
 
 /* |A_ii| of rows [i0, i1) into diag (the last diagonal entry of a row, as
- * the strength test reads it) */
+ * the strength test reads it), and A_ii into sdiag when not NULL (the
+ * first, as diag_at reads it) */
 static void abs_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
 {
     const rows_args *g = ctx;
     row_view r;
+    double d3[3];
     (void)c;
-    for (size_t i = i0; i < i1; i++) {
-        row_get_in(s, b, g->l, i, 1, &r);
-        for (size_t t = 0; t < r.len; t++)
-            if (r.j[t] == i)
-                g->diag[i] = fabs(r.v[t]);
+    for (size_t i = i0; i < i1 && g->l == 0 && s->from_blocks; i++) {
+        if (i == i0 || i % 3 == 0)
+            particle_diag(b, s->sys, i / 3, d3);
+        g->diag[i] = fabs(d3[i % 3]);
+        if (g->sdiag)
+            g->sdiag[i] = d3[i % 3];
     }
+    for (size_t i = i0; i < i1 && !(g->l == 0 && s->from_blocks); i++) {
+        row_get_in(s, b, g->l, i, 1, &r);
+        int first = 1;
+        if (g->sdiag)
+            g->sdiag[i] = 0.0;
+        for (size_t t = 0; t < r.len; t++)
+            if (r.j[t] == i) {
+                g->diag[i] = fabs(r.v[t]);
+                if (g->sdiag && first)
+                    g->sdiag[i] = r.v[t];
+                first = 0;
+            }
+    }
+}
+
+/* 1 / d (1 where d <= 0), as diag_inverse_rows forms it */
+static double inverse_or_one(double d)
+{
+    return d > 0.0 ? 1.0 / d : 1.0;
+}
+
+/* D_F^-1 of row i (r, with its values and strong bits) into L->dinv, and
+ * the row's sum of |D_F^-1 A_F| (see smooth_prolongator) */
+static double filtered_diag_row(level *L, size_t i, const row_view *r)
+{
+    const uint8_t *comp = L->comp;
+    double d = 0.0, off = 0.0;
+    for (size_t t = 0; t < r->len; t++) {
+        size_t j = r->j[t];
+        if (j == i)
+            d += r->v[t];
+        else if (strong_at(L, r->k0 + t))
+            off += fabs(r->v[t]);
+        else if (comp[j] == comp[i])
+            d -= r->v[t]; /* lumped */
+    }
+    double df = d;
+    L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
+    return (fabs(df) + off) * L->dinv[i];
 }
 
 /* The strong neighbours of each unknown of level l: unknowns of the same
  * axis with |a_ij| >= theta sqrt(|a_ii a_jj|), as lists sj[sp[i] .. sp[i+1])
  * (sp: n + 1 zeros; *sj grown as needed) and as bits on A's entries
- * (L->strong: zeros).  0, or -1 when out of memory. */
+ * (L->strong: zeros).  On level 0 the same sweeps give what the first
+ * rebuild reads of it: its diagonal (s->diag0) and Gershgorin's bound
+ * (s->gersh0, as gershgorin sums and compares its rows).  0, or -1 when
+ * out of memory. */
 static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint32_t **sj)
 {
     level *L = &s->lev[l];
     size_t nn = L->n, cap = 8 * nn + 16, ns = 0;
     const uint8_t *comp = L->comp;
+    /* |A_ii| and the sums by column (zeros between rows) on pages of
+     * their own, returned before the peak of the set-up (the Galerkin
+     * sums); the columns found in a row in the state's scratch */
     double *dn = calloc(nn + 1, sizeof *dn), *acc = calloc(nn + 1, sizeof *acc);
-    uint32_t *touched = malloc((nn + 1) * sizeof *touched);
-    int st = -1;
+    uint32_t *touched = s->list;
     row_view r;
-    if (!dn || !acc || !touched || !(*sj = malloc(cap * sizeof **sj)))
+    int st = -1;
+    if (!dn || !acc || !(*sj = malloc(cap * sizeof **sj)))
         goto out;
-    rows_args g = {.l = l, .diag = dn};
+    rows_args g = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
     sweep(s, nn, abs_diag_rows, &g);
+    const unsigned char *pinned = s->sys ? s->sys->pinned : NULL;
+    if (l == 0)
+        s->gersh0 = 0.0, s->diag0_swept = 1;
+    s->lam_f = 0.0;
     for (size_t ia = 0; ia < nn; ia++) {
         size_t nt = 0;
+        double row = 0.0;
         row_get(s, l, ia, 1, &r);
         for (size_t t = 0; t < r.len; t++) {
             size_t ja = r.j[t];
+            row += fabs(r.v[t]);
             if (ja == ia || comp[ia] != comp[ja])
                 continue;
             if (acc[ja] == 0.0)
@@ -1145,12 +1238,14 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
         for (size_t t = 0; t < nt; t++)
             acc[touched[t]] = 0.0;
         sp[ia + 1] = ns;
+        if (l == 0 && !(pinned && pinned[ia]))
+            s->gersh0 = fmax(s->gersh0, row * fabs(inverse_or_one(s->diag0[ia])));
+        s->lam_f = fmax(s->lam_f, filtered_diag_row(L, ia, &r));
     }
     st = 0;
 out:
     free(dn);
     free(acc);
-    free(touched);
     return st;
 }
 
@@ -1201,19 +1296,33 @@ static long aggregate_passes(size_t nn, const size_t *sp, const uint32_t *sj, in
     return na;
 }
 
+/* the strength graph: unknown i's strong neighbours are j[p[i] .. p[i+1]) */
+typedef struct {
+    size_t *p;
+    uint32_t *j;
+} strength;
+
+static void strength_free(strength *g)
+{
+    free(g->p);
+    free(g->j);
+    g->p = NULL, g->j = NULL;
+}
+
 /* Aggregates of level l's unknowns from A's strong couplings, kept in it
  * (agg, strong), and the coarse unknowns' axes in level l + 1; returns their number
- * (0: nothing to coarsen) or -1 when out of memory. */
-static long aggregate(amg_state *s, int l, double theta)
+ * (0: nothing to coarsen) or -1 when out of memory.  The strength graph
+ * into *gs (the caller frees it). */
+static long aggregate(amg_state *s, int l, double theta, strength *gs)
 {
     level *L = &s->lev[l], *C = &s->lev[l + 1];
-    size_t nn = L->n, *sp = calloc(nn + 1, sizeof *sp);
-    uint32_t *sj = NULL;
+    size_t nn = L->n, *sp = gs->p = calloc(nn + 1, sizeof *sp);
     int32_t *agg = malloc((nn + 1) * sizeof *agg);
     long na = -1;
     L->strong = calloc(L->A.p[L->A.n] / 8 + 1, 1);
-    if (!sp || !agg || !L->strong || strong_neighbours(s, l, theta, sp, &sj))
+    if (!sp || !agg || !L->strong || strong_neighbours(s, l, theta, sp, &gs->j))
         goto out;
+    const uint32_t *sj = gs->j;
     na = aggregate_passes(nn, sp, sj, agg);
     if (!(C->comp = malloc((size_t)na + 1))) {
         na = -1;
@@ -1225,13 +1334,14 @@ static long aggregate(amg_state *s, int l, double theta)
     L->agg = agg;
     agg = NULL;
 out:
-    free(sp);
-    free(sj);
     free(agg);
     return na;
 }
 
-/* The tentative prolongator of level l (pinned unknowns of level 0 excluded). */
+/* The tentative prolongator's pattern of level l (pinned unknowns of level
+ * 0 excluded): its values, all 1, are never read (filtered_pattern reads
+ * its pattern; smoothed_rows adds Pt's entries itself), so never written
+ * and their pages never touched. */
 static int tentative(const amg_state *s, const level *L, const unsigned char *pinned, size_t nc,
                      csr *pt)
 {
@@ -1241,10 +1351,8 @@ static int tentative(const amg_state *s, const level *L, const unsigned char *pi
     size_t nnz = 0;
     for (size_t i = 0; i < L->n; i++) {
         int32_t a = L->agg[i];
-        if (a >= 0 && !(pinned && pinned[i])) {
-            pt->j[nnz] = (uint32_t)a;
-            pt->v[nnz++] = 1.0;
-        }
+        if (a >= 0 && !(pinned && pinned[i]))
+            pt->j[nnz++] = (uint32_t)a;
         pt->p[i + 1] = nnz;
     }
     return TS_OK;
@@ -1268,14 +1376,51 @@ static int work_alloc(level *L, int l)
 
 static void galerkin(amg_state *s, int l);
 
+/* A_F's pattern (the diagonal and the strong couplings) in the place of
+ * the strength graph gs of level 0 from the blocks, without reading A
+ * again: its rows are ascending and hold their diagonal (blocks_row), so
+ * A_F's row i is i's strong list with i put in its place.  From the last
+ * row back, each entry moves up by its row's index or one more, past
+ * the entries still to be read. */
+static int filtered_from_strength(size_t n, strength *gs, csr *af)
+{
+    size_t *sp = gs->p;
+    uint32_t *j = realloc(gs->j, (sp[n] + n + 1) * sizeof *j);
+    if (!j)
+        return TS_ERR_NOMEM;
+    gs->j = j;
+    for (size_t i = n; i-- > 0;) {
+        size_t k = sp[i + 1], d = k + i + 1;
+        int placed = 0;
+        while (k > sp[i])
+            if (!placed && j[k - 1] < i)
+                j[--d] = (uint32_t)i, placed = 1;
+            else
+                j[--d] = j[--k];
+        if (!placed)
+            j[--d] = (uint32_t)i;
+        sp[i + 1] += i + 1;
+    }
+    *af = (csr){.n = n, .m = n, .p = sp, .j = j};
+    gs->p = NULL, gs->j = NULL;
+    return TS_OK;
+}
+
 /* The pattern of A_F Pt, A_F the diagonal and the strong couplings of
- * level l's A. */
-static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p)
+ * level l's A; gs, level l's strength graph, is freed. */
+static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p, strength *gs)
 {
     level *L = &s->lev[l];
     csr af = {0};
     row_view r;
     size_t w = 0;
+    if (l == 0 && s->from_blocks) {
+        int st = filtered_from_strength(L->n, gs, &af);
+        st = st ? st : spgemm_pattern(&af, pt, p, 1);
+        csr_free(&af);
+        return st;
+    }
+    strength_free(gs);
     for (int pass = 0; pass < 2; pass++, w = 0) {
         for (size_t i = 0; i < L->n; i++) {
             row_get(s, l, i, 0, &r);
@@ -1306,6 +1451,7 @@ static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p)
 static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
 {
     int st;
+    s->diag0_swept = 0;
     s->pos = malloc((s->n + 1) * sizeof *s->pos);
     s->acc = malloc((s->n + 1) * sizeof *s->acc);
     s->list = malloc((s->n + 1) * sizeof *s->list);
@@ -1328,11 +1474,12 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     if ((st = work_alloc(&s->lev[0], 0)))
         return st;
     csr pt = {0};
+    strength gs = {0};
     int l = 0;
     double theta = AMG_THETA;
     for (; l + 1 < AMG_MAX_LEVELS && s->lev[l].n > AMG_COARSE_MIN; l++, theta *= 0.5) {
         level *L = &s->lev[l], *C = &s->lev[l + 1];
-        long na = aggregate(s, l, theta);
+        long na = aggregate(s, l, theta, &gs);
         if (na < 0)
             goto nomem;
         size_t nc = (size_t)na;
@@ -1341,7 +1488,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
         if (tentative(s, L, l == 0 ? sys->pinned : NULL, nc, &pt))
             goto nomem;
         /* P has the pattern of A_F Pt (which holds Pt's) */
-        if (filtered_pattern(s, l, &pt, &L->P))
+        if (filtered_pattern(s, l, &pt, &L->P, &gs))
             goto nomem;
         csr_free(&pt);
         if (rap_pattern(s, l, &C->A))
@@ -1351,6 +1498,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
             goto nomem;
         galerkin(s, l);
     }
+    strength_free(&gs);
     s->nlev = l + 1;
     size_t nL = s->lev[l].n;
     if (nL <= AMG_DENSE_MAX) {
@@ -1361,6 +1509,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     return TS_OK;
 nomem:
     csr_free(&pt);
+    strength_free(&gs);
     return ts_error(TS_ERR_NOMEM, "amg preconditioner: hierarchy of %zu unknowns", s->n);
 }
 
@@ -1519,7 +1668,7 @@ static void diag_inverse_rows(amg_state *s, blocks_rows *b, void *ctx, int c, si
     (void)c;
     for (size_t i = i0; i < i1; i++) {
         double d = diag_at(s, b, g->l, i);
-        L->dinv[i] = d > 0.0 ? 1.0 / d : 1.0;
+        L->dinv[i] = inverse_or_one(d);
         if (g->diag)
             g->diag[i] = d;
     }
@@ -1571,24 +1720,11 @@ static void filtered_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, s
 {
     smooth_args *g = ctx;
     level *L = &s->lev[g->l];
-    const uint8_t *comp = L->comp;
     double lam = 0.0;
     row_view r;
     for (size_t i = i0; i < i1; i++) {
-        double d = 0.0, off = 0.0;
         row_get_in(s, b, g->l, i, 1, &r);
-        for (size_t t = 0; t < r.len; t++) {
-            size_t j = r.j[t];
-            if (j == i)
-                d += r.v[t];
-            else if (strong_at(L, r.k0 + t))
-                off += fabs(r.v[t]);
-            else if (comp[j] == comp[i])
-                d -= r.v[t]; /* lumped */
-        }
-        double df = d;
-        L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
-        lam = fmax(lam, (fabs(df) + off) * L->dinv[i]);
+        lam = fmax(lam, filtered_diag_row(L, i, &r));
     }
     g->mx[c] = lam;
 }
@@ -1627,12 +1763,21 @@ static void smoothed_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t
     }
 }
 
-static void smooth_prolongator(amg_state *s, int l)
+/* D_F^-1 of level l into its dinv; returns the largest row sum of
+ * |D_F^-1 A_F| (the first setup has them from its strength sweep:
+ * strong_neighbours, s->lam_f) */
+static double filtered_bound(amg_state *s, int l)
+{
+    smooth_args g = {.l = l};
+    sweep(s, s->lev[l].n, filtered_diag_rows, &g);
+    return chunks_max(g.mx);
+}
+
+/* P from D_F^-1 (in L->dinv) and lam, filtered_bound's */
+static void smooth_prolongator(amg_state *s, int l, double lam)
 {
     level *L = &s->lev[l];
     smooth_args g = {.l = l};
-    sweep(s, L->n, filtered_diag_rows, &g);
-    double lam = chunks_max(g.mx);
     g.omega = lam > 0.0 ? 4.0 / (3.0 * lam) : 0.0;
     sweep(s, L->n, smoothed_rows, &g);
     if (l == 0 && s->sys->pinned) /* pinned unknowns receive no correction */
@@ -1642,10 +1787,11 @@ static void smooth_prolongator(amg_state *s, int l)
                     L->P.v[k] = 0.0;
 }
 
-/* Level l's smoothed prolongator from its current matrix, then A_{l+1} = P^T A P. */
+/* Level l's smoothed prolongator from its current matrix, then A_{l+1} =
+ * P^T A P; D_F^-1 and its bound from the strength sweep just done. */
 static void galerkin(amg_state *s, int l)
 {
-    smooth_prolongator(s, l);
+    smooth_prolongator(s, l, s->lam_f);
     rap_values(s, l, &s->lev[l + 1].A);
 }
 
@@ -1659,7 +1805,7 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             full_walk(s, ls->A, 1);
         for (int l = 0; l + 1 < s->nlev; l++) {
             csr_free(&s->lev[l + 1].A);
-            smooth_prolongator(s, l);
+            smooth_prolongator(s, l, filtered_bound(s, l));
             if (rap_pattern(s, l, &s->lev[l + 1].A))
                 return ts_error(TS_ERR_NOMEM, "amg preconditioner");
             rap_values(s, l, &s->lev[l + 1].A);
@@ -1677,8 +1823,14 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
          * transverse stiffness cancels the mass (a cloth in its plane:
          * the out-of-plane unknowns) and would make D^-1 A's largest
          * eigenvalue, and so the smoother's range, 10^5 times too large */
-        diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
-        gersh[l] = gershgorin(s, l, L->dinv);
+        if (l == 0 && fresh && s->diag0_swept) { /* from the strength sweeps */
+            for (size_t i = 0; i < L->n; i++)
+                L->dinv[i] = inverse_or_one(s->diag0[i]);
+            gersh[l] = s->gersh0;
+        } else {
+            diag_inverse(s, l, l == 0 ? s->diag0 : NULL);
+            gersh[l] = gershgorin(s, l, L->dinv);
+        }
         if (l == s->nlev - 1)
             s->dense_ok = s->dense && factor_dense(s);
         if (l > 0)

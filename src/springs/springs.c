@@ -122,34 +122,79 @@ int ts_springs_new(const ts_system_type *type, size_t np, const ts_springs_optio
         s->opt = *opt;
     else
         s->opt = (ts_springs_options){.clamp = TS_SPRINGS_CLAMP_AUTO};
+    for (int c = 0; c < TS_SPRING_KINDS; c++) /* no spring of the kind yet (ts_springs_add) */
+        s->kind_k[c] = NAN;
     s->base.fast_path_approximate = s->opt.clamp == TS_SPRINGS_CLAMP_ALWAYS;
     s->base.has_definite_fix = s->opt.clamp == TS_SPRINGS_CLAMP_AUTO;
     *out = s;
     return TS_OK;
 }
 
-static int springs_grow(ts_springs *s)
+/* The arrays grown to room for cap springs (k and kd when per spring) */
+static int springs_grow(ts_springs *s, size_t cap)
 {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    void *p[6] = {realloc(s->si, cap * sizeof *s->si), NULL, NULL, NULL, NULL, NULL};
+    void *p;
     /* each realloc that succeeds replaces its array at once, so a failure
      * part way leaves every array valid (and freed by destroy) */
-    if (p[0])
-        s->si = p[0];
-    if (p[0] && (p[1] = realloc(s->sj, cap * sizeof *s->sj)))
-        s->sj = p[1];
-    if (p[1] && (p[2] = realloc(s->rest, cap * sizeof *s->rest)))
-        s->rest = p[2];
-    if (p[2] && (p[3] = realloc(s->k, cap * sizeof *s->k)))
-        s->k = p[3];
-    if (p[3] && (p[4] = realloc(s->kd, cap * sizeof *s->kd)))
-        s->kd = p[4];
-    if (p[4] && (p[5] = realloc(s->kind, cap * sizeof *s->kind)))
-        s->kind = p[5];
-    if (!p[5])
-        return ts_error(TS_ERR_NOMEM, "%zu springs", cap);
+    if (!(p = realloc(s->si, cap * sizeof *s->si)))
+        goto nomem;
+    s->si = p;
+    if (!(p = realloc(s->sj, cap * sizeof *s->sj)))
+        goto nomem;
+    s->sj = p;
+    if (!(p = realloc(s->rest, cap * sizeof *s->rest)))
+        goto nomem;
+    s->rest = p;
+    if (s->k && !(p = realloc(s->k, cap * sizeof *s->k)))
+        goto nomem;
+    s->k = s->k ? p : NULL;
+    if (s->kd && !(p = realloc(s->kd, cap * sizeof *s->kd)))
+        goto nomem;
+    s->kd = s->kd ? p : NULL;
+    if (!(p = realloc(s->kind, cap * sizeof *s->kind)))
+        goto nomem;
+    s->kind = p;
     s->cap = cap;
     return TS_OK;
+nomem:
+    return ts_error(TS_ERR_NOMEM, "%zu springs", cap);
+}
+
+/* Stiffness and damping per spring from here on: the first ns springs'
+ * from their kinds' (every spring of a kind had its values so far); the
+ * kinds' values zero again, as ts_springs_finish expects them. */
+static int springs_per_spring(ts_springs *s)
+{
+    s->k = malloc(s->cap * sizeof *s->k);
+    s->kd = malloc(s->cap * sizeof *s->kd);
+    if (!s->k || !s->kd) {
+        free(s->k), free(s->kd);
+        s->k = s->kd = NULL;
+        return ts_error(TS_ERR_NOMEM, "%zu springs", s->cap);
+    }
+    for (size_t m = 0; m < s->ns; m++)
+        s->k[m] = s->kind_k[s->kind[m]], s->kd[m] = s->kind_kd[s->kind[m]];
+    for (int c = 0; c < TS_SPRING_KINDS; c++)
+        s->kind_k[c] = s->kind_kd[c] = 0.0;
+    return TS_OK;
+}
+
+/* Spring m's stiffness and damping: its kind's while every spring of the
+ * kind has the same (no per-spring arrays), else per spring. */
+static int springs_set_k(ts_springs *s, size_t m, double k, double kd)
+{
+    int c = s->kind[m];
+    if (!s->k && isnan(s->kind_k[c])) { /* the kind's first */
+        s->kind_k[c] = k, s->kind_kd[c] = kd;
+        return TS_OK;
+    }
+    if (!s->k && memcmp(&s->kind_k[c], &k, sizeof k) == 0 &&
+        memcmp(&s->kind_kd[c], &kd, sizeof kd) == 0)
+        return TS_OK;
+    int st = s->k ? TS_OK : springs_per_spring(s);
+    if (!st)
+        s->k[m] = k, s->kd[m] = kd;
+    return st;
 }
 
 int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int kind)
@@ -165,17 +210,19 @@ int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int k
     if (!(l > 0.0))
         return ts_error(TS_ERR_INPUT, "spring (%zu, %zu) has rest length 0", i, j);
     if (s->ns == s->cap) {
-        int st = springs_grow(s);
+        int st = springs_grow(s, s->cap ? 2 * s->cap : 64);
         if (st)
             return st;
     }
-    size_t m = s->ns++;
+    size_t m = s->ns;
     s->si[m] = (uint32_t)(i < j ? i : j);
     s->sj[m] = (uint32_t)(i < j ? j : i);
     s->rest[m] = l;
-    s->k[m] = k;
-    s->kd[m] = kd;
     s->kind[m] = (unsigned char)kind;
+    int st = springs_set_k(s, m, k, kd);
+    if (st)
+        return st;
+    s->ns++;
     return TS_OK;
 }
 
@@ -194,34 +241,57 @@ int ts_springs_pin(ts_springs *s, size_t p)
     return TS_OK;
 }
 
-/* sort key: (si, sj) packed into 64 bits, with the spring's index alongside */
-typedef struct {
-    uint64_t key;
-    size_t index;
-} spring_order;
-
-static int order_cmp(const void *a, const void *b)
+/* One stable counting sort pass (Cormen, Leiserson, Rivest & Stein,
+ * Introduction to Algorithms, 3rd ed., sec. 8.2): the springs in[0 .. ns)
+ * (NULL: 0, 1, ..., ns - 1) by key[] (< np) into out; count: np + 1. */
+static void counting_pass(const uint32_t *key, const size_t *in, size_t ns, size_t np,
+                          size_t *count, size_t *out)
 {
-    const spring_order *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+    memset(count, 0, (np + 1) * sizeof *count);
+    for (size_t m = 0; m < ns; m++)
+        count[key[m] + 1]++;
+    for (size_t p = 0; p < np; p++)
+        count[p + 1] += count[p];
+    for (size_t m = 0; m < ns; m++) {
+        size_t e = in ? in[m] : m;
+        out[count[key[e]]++] = e;
+    }
+}
+
+/* ord: the springs by (si, sj), those of one pair in the order added (a
+ * radix sort, sec. 8.3: by sj, then stably by si); tmp: ns of scratch.
+ * -1 when out of memory. */
+static int order_springs(const ts_springs *s, size_t *ord, size_t *tmp)
+{
+    size_t *count = malloc((s->np + 1) * sizeof *count);
+    if (!count)
+        return -1;
+    counting_pass(s->sj, NULL, s->ns, s->np, count, tmp);
+    counting_pass(s->si, tmp, s->ns, s->np, count, ord);
+    free(count);
+    return 0;
 }
 
 /* Apply the permutation `ord` to an array of `size`-byte elements via tmp. */
-static void permute(void *array, size_t size, const spring_order *ord, size_t ns, void *tmp)
+static void permute(void *array, size_t size, const size_t *ord, size_t ns, void *tmp)
 {
     unsigned char *a = array, *t = tmp;
     for (size_t m = 0; m < ns; m++)
-        memcpy(t + m * size, a + ord[m].index * size, size);
+        memcpy(t + m * size, a + ord[m] * size, size);
     memcpy(a, t, ns * size);
 }
 
 /* One stiffness and damping per kind when the springs allow it: then the
- * per-spring arrays go (16 bytes a spring). */
+ * per-spring arrays go (16 bytes a spring).  Without them (every kind
+ * uniform as added: ts_springs_add), a kind without springs gets 0. */
 static void keep_per_kind(ts_springs *s)
 {
     int seen[TS_SPRING_KINDS] = {0};
+    for (int c = 0; c < TS_SPRING_KINDS && !s->k; c++)
+        if (isnan(s->kind_k[c]))
+            s->kind_k[c] = 0.0;
+    if (!s->k)
+        return;
     for (size_t m = 0; m < s->ns; m++) {
         int c = s->kind[m];
         if (!seen[c]) {
@@ -252,16 +322,23 @@ int ts_springs_finish(ts_springs *s)
 {
     size_t ns = s->ns;
     keep_per_kind(s);
-    spring_order *ord = malloc((ns ? ns : 1) * sizeof *ord);
-    double *tmp = malloc((ns ? ns : 1) * sizeof *tmp);
-    if (!ord || !tmp) {
-        free(ord);
-        free(tmp);
+    /* the blocks' cache: faster products; 4 numbers a spring (q and w) up to
+     * TS_SPRINGS_WIDE_MAX springs, 2 (q and g) beyond; optional, and without it
+     * 1/l per spring (see tstep/springs.h) */
+    s->lin_wide = ns <= TS_SPRINGS_WIDE_MAX;
+    s->lin_coef = malloc((s->lin_wide ? 4 : 2) * (ns ? ns : 1) * sizeof *s->lin_coef);
+    /* the order, ord, and tmp, the sort's scratch, then the permutations'
+     * (a double an element at most): in the cache, idle until the first
+     * linearization (its pages are then in place), else on their own */
+    _Static_assert(sizeof(size_t) <= sizeof(double), "the sort's scratch holds indices");
+    size_t *ord = s->lin_coef ? (size_t *)(void *)s->lin_coef : malloc((ns ? ns : 1) * sizeof *ord);
+    void *tmp = s->lin_coef ? s->lin_coef + ns : malloc((ns ? ns : 1) * sizeof(double));
+    int own = !s->lin_coef;
+    if (!ord || !tmp || order_springs(s, ord, tmp)) {
+        if (own)
+            free(ord), free(tmp);
         return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
     }
-    for (size_t m = 0; m < ns; m++)
-        ord[m] = (spring_order){((uint64_t)s->si[m] << 32) | s->sj[m], m};
-    qsort(ord, ns, sizeof *ord, order_cmp);
     permute(s->si, sizeof *s->si, ord, ns, tmp);
     permute(s->sj, sizeof *s->sj, ord, ns, tmp);
     permute(s->rest, sizeof *s->rest, ord, ns, tmp);
@@ -270,14 +347,10 @@ int ts_springs_finish(ts_springs *s)
         permute(s->kd, sizeof *s->kd, ord, ns, tmp);
     }
     permute(s->kind, sizeof *s->kind, ord, ns, tmp);
-    free(ord);
-    free(tmp);
-    /* after the sort's arrays are freed, so that it can take their place */
-    /* the blocks' cache: faster products; 4 numbers a spring (q and w) up to
-     * TS_SPRINGS_WIDE_MAX springs, 2 (q and g) beyond; optional, and without it
-     * 1/l per spring (see tstep/springs.h) */
-    s->lin_wide = ns <= TS_SPRINGS_WIDE_MAX;
-    s->lin_coef = malloc((s->lin_wide ? 4 : 2) * (ns ? ns : 1) * sizeof *s->lin_coef);
+    if (own) {
+        free(ord);
+        free(tmp);
+    }
     if (!s->lin_coef) {
         s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
         if (!s->lin_inv)
