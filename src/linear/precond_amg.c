@@ -464,13 +464,14 @@ static void restrict_range(void *ctx, size_t c0, size_t c1)
 
 /* out = a^T u, every entry summed over a's rows in ascending order as the
  * serial pass does, so the same bits for any number of threads; with a
- * plan, the columns one chunk alone reaches on the team, then the shared
- * ones. */
+ * plan and more than one thread, the columns one chunk alone reaches on
+ * the team, then the shared ones (on one thread the plan's test of each
+ * entry's owner costs more than it saves). */
 static void csr_mul_transpose(const csr *a, const restrict_plan *rp, const double *u,
                               double *out)
 {
     memset(out, 0, a->m * sizeof *out);
-    if (rp->owner) {
+    if (rp->owner && ts_threads_get() > 1) {
         restrict_args g = {a, rp->owner, u, out};
         TS_PARALLEL(1, AMG_RESTRICT_CHUNKS, restrict_range, &g);
         for (size_t q = 0; q < rp->nshared; q++) {
