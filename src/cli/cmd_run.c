@@ -472,7 +472,7 @@ static int write_traj_row(writer *w, ts_system *sys, const ts_stepper *st, long 
                 }
             }
         fwrite(r, sizeof *r, c, w->out);
-    } else if (w->blocks && c >= ts_threads_min() && ts_threads_get() > 1) {
+    } else if (w->blocks) { /* a long row and more than one thread (writer set-up) */
         write_text_blocks(w, r, c, w->format == CLI_FORMAT_CSV ? ',' : ' ');
     } else { /* shortest decimals that read back exactly, written in chunks */
         char *p = w->line, *end = w->line + ROW_CHUNK;
@@ -901,7 +901,8 @@ static int open_run(const char *cmd, run_job *r)
     w->planned = 1 + r->steps / r->every + (r->steps % r->every != 0);
     w->vals = malloc(w->cols * sizeof *w->vals);
     w->line = malloc(ROW_CHUNK);
-    if (w->cols >= ts_threads_min() && ts_threads_get() > 1) /* NULL: one thread's chunks */
+    int text = w->format == CLI_FORMAT_DAT || w->format == CLI_FORMAT_CSV;
+    if (text && w->cols >= ts_threads_min() && ts_threads_get() > 1) /* NULL: in chunks */
         w->blocks = malloc((size_t)ROW_BLOCKS * ROW_SLICE);
     if (w->format == CLI_FORMAT_JSON && (w->names = traj_names(w, r->sys)))
         w->json = &w->json_t;

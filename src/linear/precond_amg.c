@@ -214,7 +214,6 @@ static size_t chunk_start(size_t n, int nc, size_t c)
     return n * c / (size_t)nc;
 }
 
-
 static void csr_free(csr *a)
 {
     free(a->p);
@@ -1175,9 +1174,8 @@ static double filtered_diag_row(level *L, size_t i, const row_view *r)
         else if (comp[j] == comp[i])
             d -= r->v[t]; /* lumped */
     }
-    double df = d;
-    L->dinv[i] = df > 0.0 ? 1.0 / df : 0.0;
-    return (fabs(df) + off) * L->dinv[i];
+    L->dinv[i] = d > 0.0 ? 1.0 / d : 0.0;
+    return (fabs(d) + off) * L->dinv[i];
 }
 
 /* The strong neighbours of each unknown of level l: unknowns of the same

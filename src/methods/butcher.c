@@ -432,8 +432,8 @@ int ts_butcher_step(void *scratch, ts_system *sys, double t, double h, ts_step_s
          * sum_{j<i} a_ij k_j into [ys; dx_i] */
         double *zv = order2 ? b->k[i] : NULL;
         stage_pass(b, sys,
-                   &(pass_args){.j = i - 1, .finish = finish, .keep = !b->chained, .count = i, .h = h,
-                                .c = tab->a + i * s, .zx = b->ys, .zv = zv});
+                   &(pass_args){.j = i - 1, .finish = finish, .keep = !b->chained, .count = i,
+                                .h = h, .c = tab->a + i * s, .zx = b->ys, .zv = zv});
         if ((st = ts_system_forces(sys, t + tab->c[i] * h, b->ys, zv, b->ka[i])))
             return st;
         finish = 1;
