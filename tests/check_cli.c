@@ -233,6 +233,46 @@ START_TEST(run_out_follows_extension)
 }
 END_TEST
 
+/* A long header (the 30 x 30 cloth: 5,402 columns, some 33 kB, formed in
+ * 8 kB blocks): t, x0 .. x2699, v0 .. v2699, energy, in order, csv and dat */
+START_TEST(run_header_names_every_column)
+{
+    static char line[1 << 16];
+    const char *formats[] = {"csv", "dat"};
+    for (int f = 0; f < 2; f++) {
+        char args[256], file[64];
+        snprintf(file, sizeof file, "build/header_test.%s", formats[f]);
+        snprintf(args, sizeof args,
+                 "run --system cloth --param nx=30 --param ny=30 --stepper forward-euler "
+                 "--dt 1e-4 --steps 1 --out %s",
+                 file);
+        EXPECT(args, 0, NULL);
+        FILE *in = fopen(file, "r");
+        ck_assert_ptr_nonnull(in);
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, in));
+        fclose(in);
+        remove(file);
+        const char *sep = f == 0 ? ",\n" : " \n";
+        char *tok = strtok(line, sep);
+        if (f == 1) { /* the comment mark */
+            ck_assert_str_eq(tok, "#");
+            tok = strtok(NULL, sep);
+        }
+        ck_assert_str_eq(tok, "t");
+        char want[32];
+        for (int half = 0; half < 2; half++)
+            for (int i = 0; i < 2700; i++) {
+                snprintf(want, sizeof want, "%c%d", half ? 'v' : 'x', i);
+                tok = strtok(NULL, sep);
+                ck_assert_msg(tok && strcmp(tok, want) == 0, "%s: column %s is %s", file, want,
+                              tok ? tok : "missing");
+            }
+        ck_assert_str_eq(strtok(NULL, sep), "energy");
+        ck_assert_ptr_null(strtok(NULL, sep));
+    }
+}
+END_TEST
+
 /* sweep --levels 1: one step size, said as such (no range, no order) */
 START_TEST(sweep_levels_one_header)
 {
@@ -255,6 +295,7 @@ Suite *cli_suite(void)
     tcase_add_test(tc, list_shows_every_stepper_and_system);
     tcase_add_test(tc, run_csv_trajectory);
     tcase_add_test(tc, run_out_follows_extension);
+    tcase_add_test(tc, run_header_names_every_column);
     tcase_add_test(tc, sweep_levels_one_header);
     tcase_add_test(tc, run_stats_columns);
     tcase_add_test(tc, run_divergence_exit_1);
