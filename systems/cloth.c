@@ -75,6 +75,45 @@ typedef struct {
     int flat;
 } cloth_layout;
 
+/* a spring from a grid particle: to particle q, stiffness k, of kind */
+typedef struct {
+    size_t q;
+    double k;
+    int kind;
+} grid_spring;
+
+/* The springs whose first particle is (i, j) of the grid, in the order of
+ * their second particle, so that the network's springs arrive sorted
+ * (ts_springs_finish then has nothing to sort): structural to (i + 1, j)
+ * and (i, j + 1), shear to (i + 1, j + 1) and from (i, j) to (i - 1, j + 1)
+ * (the second diagonal of the square left of (i, j)), bending to (i + 2, j)
+ * and (i, j + 2). */
+static int grid_particle_springs(ts_springs *s, const cloth_layout *g, const cloth_springs *c,
+                                 size_t i, size_t j)
+{
+    size_t nx = g->nx, ny = g->ny, p = j * nx + i, nq = 0;
+    grid_spring to[6], t;
+    if (i + 1 < nx)
+        to[nq++] = (grid_spring){p + 1, c->k_struct, TS_SPRING_STRETCH};
+    if (j + 1 < ny)
+        to[nq++] = (grid_spring){p + nx, c->k_struct, TS_SPRING_STRETCH};
+    if (i + 1 < nx && j + 1 < ny)
+        to[nq++] = (grid_spring){p + nx + 1, c->k_shear, TS_SPRING_SHEAR};
+    if (i > 0 && j + 1 < ny)
+        to[nq++] = (grid_spring){p + nx - 1, c->k_shear, TS_SPRING_SHEAR};
+    if (i + 2 < nx)
+        to[nq++] = (grid_spring){p + 2, c->k_flex, TS_SPRING_BEND};
+    if (j + 2 < ny)
+        to[nq++] = (grid_spring){p + 2 * nx, c->k_flex, TS_SPRING_BEND};
+    for (size_t a = 1; a < nq; a++) /* insertion sort by the second particle */
+        for (size_t b = a; b > 0 && to[b - 1].q > to[b].q; b--)
+            t = to[b], to[b] = to[b - 1], to[b - 1] = t;
+    int st = TS_OK;
+    for (size_t a = 0; a < nq && !st; a++)
+        st = ts_springs_add(s, p, to[a].q, to[a].k, c->kd, to[a].kind);
+    return st;
+}
+
 static int cloth_grid(ts_springs *s, const cloth_layout *g, const cloth_springs *c)
 {
     size_t nx = g->nx, ny = g->ny;
@@ -89,27 +128,9 @@ static int cloth_grid(ts_springs *s, const cloth_layout *g, const cloth_springs 
             else
                 x[1] = -down;
         }
-#define P(i, j) ((j) * nx + (i))
     for (size_t j = 0; j < ny && !st; j++)
-        for (size_t i = 0; i < nx && !st; i++) {
-            if (i + 1 < nx)
-                st = ts_springs_add(s, P(i, j), P(i + 1, j), c->k_struct, c->kd,
-                                    TS_SPRING_STRETCH);
-            if (!st && j + 1 < ny)
-                st = ts_springs_add(s, P(i, j), P(i, j + 1), c->k_struct, c->kd,
-                                    TS_SPRING_STRETCH);
-            if (!st && i + 1 < nx && j + 1 < ny)
-                st = ts_springs_add(s, P(i, j), P(i + 1, j + 1), c->k_shear, c->kd,
-                                    TS_SPRING_SHEAR);
-            if (!st && i + 1 < nx && j + 1 < ny)
-                st = ts_springs_add(s, P(i + 1, j), P(i, j + 1), c->k_shear, c->kd,
-                                    TS_SPRING_SHEAR);
-            if (!st && i + 2 < nx)
-                st = ts_springs_add(s, P(i, j), P(i + 2, j), c->k_flex, c->kd, TS_SPRING_BEND);
-            if (!st && j + 2 < ny)
-                st = ts_springs_add(s, P(i, j), P(i, j + 2), c->k_flex, c->kd, TS_SPRING_BEND);
-        }
-#undef P
+        for (size_t i = 0; i < nx && !st; i++)
+            st = grid_particle_springs(s, g, c, i, j);
     return st;
 }
 

@@ -619,16 +619,57 @@ START_TEST(grid_cloth_spring_counts)
     ck_assert_uint_eq(ts_springs_count(s, TS_SPRING_BEND), 3 * 4 + 5 * 2);
     ck_assert_uint_eq(sys->frame_row, 5);
     ck_assert_uint_eq(sys->dim, 3);
-    /* sorted by first particle, first < second */
+    /* sorted by first particle, then second, first < second */
     for (size_t e = 0; e < s->ns; e++) {
         ck_assert_uint_lt(s->si[e], s->sj[e]);
         if (e)
-            ck_assert_uint_le(s->si[e - 1], s->si[e]);
+            ck_assert(s->si[e - 1] < s->si[e] ||
+                      (s->si[e - 1] == s->si[e] && s->sj[e - 1] < s->sj[e]));
     }
     /* top corners: particles 0 and 4 */
     for (size_t p = 0; p < 20; p++)
         ck_assert_int_eq(sys->pinned[3 * p], p == 0 || p == 4);
     ts_system_free(sys);
+}
+END_TEST
+
+/* ts_springs_finish orders springs added in any order by (first, second)
+ * particle, the springs of one pair in the order added, each with its own
+ * rest length, stiffness and kind; springs added in that order stay so. */
+START_TEST(springs_finish_orders_any_input)
+{
+    static const struct {
+        size_t i, j;
+        double k;
+        int kind;
+    } add[] = {{4, 5, 1.0, TS_SPRING_STRETCH}, {3, 0, 2.0, TS_SPRING_BEND},
+               {2, 1, 3.0, TS_SPRING_STRETCH}, {0, 1, 4.0, TS_SPRING_SHEAR},
+               {0, 3, 5.0, TS_SPRING_BEND},    {1, 4, 6.0, TS_SPRING_STRETCH}};
+    /* the order wanted: indices into add[] */
+    static const size_t want[] = {3, 1, 4, 2, 5, 0};
+    for (int sorted = 0; sorted < 2; sorted++) {
+        ts_springs *s;
+        ck_assert_int_eq(ts_springs_new(&ts_string, 6, NULL, &s), TS_OK);
+        for (size_t p = 0; p < 6; p++) /* on a parabola: every spring's own length */
+            s->base.x[3 * p] = (double)p, s->base.x[3 * p + 1] = (double)(p * p);
+        for (size_t a = 0; a < 6; a++) {
+            size_t m = sorted ? want[a] : a;
+            ck_assert_int_eq(ts_springs_add(s, add[m].i, add[m].j, add[m].k, 0.5, add[m].kind),
+                             TS_OK);
+        }
+        ck_assert_int_eq(ts_springs_finish(s), TS_OK);
+        for (size_t e = 0; e < 6; e++) {
+            size_t m = want[e], lo = add[m].i < add[m].j ? add[m].i : add[m].j;
+            size_t hi = add[m].i ^ add[m].j ^ lo;
+            double dx = (double)hi - (double)lo, dy = (double)(hi * hi) - (double)(lo * lo);
+            ck_assert_uint_eq(s->si[e], lo);
+            ck_assert_uint_eq(s->sj[e], hi);
+            ck_assert_double_eq(ts_springs_k(s, e), add[m].k);
+            ck_assert_int_eq(s->kind[e], add[m].kind);
+            ck_assert_double_eq_tol(s->rest[e], sqrt(dx * dx + dy * dy), 1e-12);
+        }
+        ts_system_free(&s->base);
+    }
 }
 END_TEST
 
@@ -917,6 +958,7 @@ Suite *springs_suite(void)
 
     tc = tcase_create("topology and input");
     tcase_add_test(tc, grid_cloth_spring_counts);
+    tcase_add_test(tc, springs_finish_orders_any_input);
     tcase_add_test(tc, mesh_cloth_from_shipped_obj);
     tcase_add_loop_test(tc, obj_loader_rejects_bad_files, 0, NBAD);
     tcase_add_test(tc, obj_loader_missing_file_and_cli_exit_2);

@@ -281,6 +281,43 @@ static void permute(void *array, size_t size, const size_t *ord, size_t ns, void
     memcpy(a, t, ns * size);
 }
 
+/* 1 when the springs are in (si, sj) order already, as a grid adds them */
+static int springs_sorted(const ts_springs *s)
+{
+    for (size_t m = 1; m < s->ns; m++)
+        if (s->si[m] < s->si[m - 1] || (s->si[m] == s->si[m - 1] && s->sj[m] <= s->sj[m - 1]))
+            return 0;
+    return 1;
+}
+
+/* The springs put in (si, sj) order, those of one pair in the order added.
+ * The order, ord, and tmp, the sort's scratch, then the permutations' (a
+ * double an element at most): in the blocks' cache where there is one,
+ * idle until the first linearization (its pages are then in place), else
+ * on their own.  -1 when out of memory. */
+static int sort_springs(ts_springs *s)
+{
+    size_t ns = s->ns;
+    _Static_assert(sizeof(size_t) <= sizeof(double), "the sort's scratch holds indices");
+    size_t *ord = s->lin_coef ? (size_t *)(void *)s->lin_coef : malloc((ns ? ns : 1) * sizeof *ord);
+    void *tmp = s->lin_coef ? s->lin_coef + ns : malloc((ns ? ns : 1) * sizeof(double));
+    int own = !s->lin_coef, st = -1;
+    if (ord && tmp && order_springs(s, ord, tmp) == 0) {
+        permute(s->si, sizeof *s->si, ord, ns, tmp);
+        permute(s->sj, sizeof *s->sj, ord, ns, tmp);
+        permute(s->rest, sizeof *s->rest, ord, ns, tmp);
+        if (s->k) {
+            permute(s->k, sizeof *s->k, ord, ns, tmp);
+            permute(s->kd, sizeof *s->kd, ord, ns, tmp);
+        }
+        permute(s->kind, sizeof *s->kind, ord, ns, tmp);
+        st = 0;
+    }
+    if (own)
+        free(ord), free(tmp);
+    return st;
+}
+
 /* One stiffness and damping per kind when the springs allow it: then the
  * per-spring arrays go (16 bytes a spring).  Without them (every kind
  * uniform as added: ts_springs_add), a kind without springs gets 0. */
@@ -327,30 +364,8 @@ int ts_springs_finish(ts_springs *s)
      * 1/l per spring (see tstep/springs.h) */
     s->lin_wide = ns <= TS_SPRINGS_WIDE_MAX;
     s->lin_coef = malloc((s->lin_wide ? 4 : 2) * (ns ? ns : 1) * sizeof *s->lin_coef);
-    /* the order, ord, and tmp, the sort's scratch, then the permutations'
-     * (a double an element at most): in the cache, idle until the first
-     * linearization (its pages are then in place), else on their own */
-    _Static_assert(sizeof(size_t) <= sizeof(double), "the sort's scratch holds indices");
-    size_t *ord = s->lin_coef ? (size_t *)(void *)s->lin_coef : malloc((ns ? ns : 1) * sizeof *ord);
-    void *tmp = s->lin_coef ? s->lin_coef + ns : malloc((ns ? ns : 1) * sizeof(double));
-    int own = !s->lin_coef;
-    if (!ord || !tmp || order_springs(s, ord, tmp)) {
-        if (own)
-            free(ord), free(tmp);
+    if (!springs_sorted(s) && sort_springs(s))
         return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
-    }
-    permute(s->si, sizeof *s->si, ord, ns, tmp);
-    permute(s->sj, sizeof *s->sj, ord, ns, tmp);
-    permute(s->rest, sizeof *s->rest, ord, ns, tmp);
-    if (s->k) {
-        permute(s->k, sizeof *s->k, ord, ns, tmp);
-        permute(s->kd, sizeof *s->kd, ord, ns, tmp);
-    }
-    permute(s->kind, sizeof *s->kind, ord, ns, tmp);
-    if (own) {
-        free(ord);
-        free(tmp);
-    }
     if (!s->lin_coef) {
         s->lin_inv = malloc((ns ? ns : 1) * sizeof *s->lin_inv);
         if (!s->lin_inv)
