@@ -32,12 +32,16 @@
 #endif
 #define REPS 5
 
-/* wall time of `tstep run <args> --threads th`, output to /dev/null */
+/* wall time of `tstep run <args> --threads th`, output to /dev/null, in a
+ * user's environment: without the thread settings make bench gives its
+ * own programs, so that the program makes its own choices (src/cli/main.c) */
 static double run_wall(const char *args, int th)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s run %s --threads %d --out /dev/null >/dev/null", TSTEP, args,
-             th);
+    char cmd[640];
+    snprintf(cmd, sizeof cmd,
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS "
+             "%s run %s --threads %d --out /dev/null >/dev/null",
+             TSTEP, args, th);
     double t0 = bench_now();
     int st = system(cmd);
     double t = bench_now() - t0;
