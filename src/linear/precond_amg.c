@@ -30,24 +30,24 @@
  *
  * The set-up's sweeps over a level's rows (the diagonals, the strength
  * test, Gershgorin's bound, D_F and P's rows in step 4, the patterns of
- * A_F, P and A_c, the Galerkin sums) run on the thread team in contiguous
- * chunks of rows, one a thread, each chunk with its own buffers for level
- * 0's rows.  A sweep that makes a list a row (the strong neighbours, a
- * pattern) appends its chunks' lists to arrays of their own, joined in
- * chunk order after (lists_join), so every row's list is the one a serial
- * pass makes; the strong bits in the bytes two chunks share are merged
- * after the strength sweep.  The coarse rows whose fine rows of P^T fall
- * in more than one chunk are summed after the others, over those fine rows
- * in order, so every entry adds its terms in one order and the hierarchy
- * is the same bits for any number of threads (300 x 300 cloth, one step:
- * set-up 0.67 s on 2 threads against 0.80 s with these sweeps on one).
- * The aggregation, the single-precision copies and the Lanczos estimates'
- * vector loops (their products are the levels' own) stay on one thread.
- * The first setup forms level 0's rows in three sweeps with values (the
- * strength test, which also gives D_F^-1 and the bounds the first rebuild
- * reads; P; the Galerkin sums) and two without (the row lengths, A_c's
- * pattern), after one over its diagonal alone (particle_diag); A_F's
- * pattern comes from the strength lists.
+ * A_F, P and A_c, the Galerkin sums, the single-precision copies,
+ * csr_single) run on the thread team in contiguous chunks of rows, one a
+ * thread, each chunk with its own buffers for level 0's rows.  A sweep
+ * that makes a list a row (the strong neighbours, a pattern) appends its
+ * chunks' lists to arrays of their own, joined in chunk order after
+ * (lists_join), so every row's list is the one a serial pass makes; the
+ * strong bits in the bytes two chunks share are merged after the strength
+ * sweep.  The coarse rows whose fine rows of P^T fall in more than one
+ * chunk are summed after the others, over those fine rows in order, so
+ * every entry adds its terms in one order and the hierarchy is the same
+ * bits for any number of threads (300 x 300 cloth, one step: set-up 0.67 s
+ * on 2 threads against 0.80 s with these sweeps on one).  The aggregation
+ * and the Lanczos estimates' vector loops (their products are the levels'
+ * own) stay on one thread.  The first setup forms level 0's rows in three
+ * sweeps with values (the strength test, which also gives D_F^-1 and the
+ * bounds the first rebuild reads; P; the Galerkin sums) and two without
+ * (the row lengths, A_c's pattern), after one over its diagonal alone
+ * (particle_diag); A_F's pattern comes from the strength lists.
  *
  * A spring network's finest A is never assembled: its rows are read from
  * the system's blocks (ts_system_blocks: 3x3 blocks on edges), one
@@ -237,100 +237,6 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
     a->j = malloc((nnz + 1) * sizeof *a->j);
     a->v = calloc(nnz + 1, sizeof *a->v);
     return a->p && a->j && a->v ? TS_OK : TS_ERR_NOMEM;
-}
-
-/* a's values in single precision, which the cycle's products read (8
- * bytes an entry with its column instead of 12, for products bound by
- * memory beyond the caches; a preconditioner needs no more digits, and on the
- * 100x100 and 300x300 cloths the CG iterations are the same).  With sym
- * (a square matrix of symmetric pattern, a coarse level's P^T A P) entry
- * (j, i) takes the rounded value of (i, j), i < j, so that the cycle
- * stays exactly symmetric, as CG needs, though the Galerkin sums of the
- * two differ in their last bits; and the entries that single precision
- * cannot tell from zero beside their diagonals, |a_ij| <= 2^-24
- * sqrt(a_ii a_jj), are left out, their magnitudes added to both
- * diagonals (a positive semidefinite change: the level stays positive
- * definite).  Those are the Galerkin sums' cancellations: on the 100x100
- * falling cloth 41,000 of the first coarse level's 193,000 nonzero
- * entries, all below 10^-15 of their diagonals; without them a run's
- * solves took 6% less time, in as many CG iterations.  diag: a->n
- * doubles of scratch (sym only).  With sym the single copy takes the
- * place of the double values and their pattern, which are gone after
- * (a coarse level keeps 8 bytes an entry, 12 while converting); without,
- * a copy beside them (P, whose values a rebuild sums again). */
-#define AMG_NOISE 0x1p-24
-static int csr_single(csr *a, int sym, double *diag)
-{
-    size_t n = a->n, nnz = a->p[n];
-    float *f = a->f;
-    uint32_t *fj = a->fj;
-    size_t *fp = a->fp;
-    if (sym) /* the diagonals' magnitudes, before the values go */
-        for (size_t i = 0; i < n; i++) {
-            diag[i] = 0.0;
-            for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-                if (a->j[k] == i)
-                    diag[i] = fabs(a->v[k]);
-        }
-    if (sym) { /* in place: f in v's memory (entry k over the first half of v[k/2]) */
-        for (size_t k = 0; k < nnz; k++) {
-            float x = (float)a->v[k];
-            memcpy((char *)a->v + k * sizeof x, &x, sizeof x);
-        }
-        f = (float *)(void *)a->v, fj = a->j, fp = a->p;
-    } else {
-        if ((!f && !(f = a->f = malloc((nnz + 1) * sizeof *f))) ||
-            (!fp && !(fp = a->fp = malloc((n + 1) * sizeof *fp))) ||
-            (!fj && !(fj = a->fj = malloc((nnz + 1) * sizeof *fj))))
-            return TS_ERR_NOMEM;
-        for (size_t k = 0; k < nnz; k++)
-            f[k] = (float)a->v[k];
-    }
-    if (sym)
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
-                size_t j = a->j[k];
-                if (j <= i)
-                    continue;
-                for (size_t q = a->p[j]; q < a->p[j + 1]; q++)
-                    if (a->j[q] == i) {
-                        f[q] = f[k];
-                        break;
-                    }
-            }
-    /* the exact zeros out, f and fj compressed in place: P's pinned rows,
-     * and a cloth lying in a plane has no couplings across it (on the
-     * 100x100 cloth hanging in its plane, a quarter of the first coarse
-     * level's entries); row i's entries are read before position i of
-     * fp and those after c of fj and f are written */
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t k0 = a->p[i], k1 = a->p[i + 1], kd = SIZE_MAX;
-        double lumped = 0.0;
-        fp[i] = c;
-        for (size_t k = k0; k < k1; k++) {
-            size_t j = a->j[k];
-            if (f[k] == 0.0f)
-                continue;
-            if (sym && j != i && fabs(f[k]) <= AMG_NOISE * sqrt(diag[i] * diag[j])) {
-                lumped += fabs(f[k]);
-                continue;
-            }
-            if (j == i)
-                kd = c;
-            fj[c] = a->j[k], f[c++] = f[k];
-        }
-        if (kd != SIZE_MAX)
-            f[kd] = (float)(f[kd] + lumped);
-    }
-    fp[n] = c;
-    if (sym) { /* the double values and their pattern are gone: to size */
-        float *sf = realloc(f, (c + 1) * sizeof *sf);
-        uint32_t *sj = realloc(fj, (c + 1) * sizeof *sj);
-        a->f = sf ? sf : f, a->fj = sj ? sj : fj, a->fp = fp;
-        a->p = NULL, a->j = NULL, a->v = NULL;
-    }
-    return TS_OK;
 }
 
 /* The terms a product adds: its matrix's entries, of the copy it reads. */
@@ -903,6 +809,196 @@ static void marks_put(amg_state *s, int c, size_t *mark, size_t m)
     }
     for (size_t q = 0; q <= m; q++)
         s->pos[q] = SIZE_MAX;
+}
+
+/* a's values in single precision, which the cycle's products read (8
+ * bytes an entry with its column instead of 12, for products bound by
+ * memory beyond the caches; a preconditioner needs no more digits, and on the
+ * 100x100 and 300x300 cloths the CG iterations are the same).  With sym
+ * (a square matrix of symmetric pattern, a coarse level's P^T A P) entry
+ * (j, i) takes the rounded value of (i, j), i < j, so that the cycle
+ * stays exactly symmetric, as CG needs, though the Galerkin sums of the
+ * two differ in their last bits; and the entries that single precision
+ * cannot tell from zero beside their diagonals, |a_ij| <= 2^-24
+ * sqrt(a_ii a_jj), are left out, their magnitudes added to both
+ * diagonals (a positive semidefinite change: the level stays positive
+ * definite).  Those are the Galerkin sums' cancellations: on the 100x100
+ * falling cloth 41,000 of the first coarse level's 193,000 nonzero
+ * entries, all below 10^-15 of their diagonals; without them a run's
+ * solves took 6% less time, in as many CG iterations.  diag: a->n
+ * doubles of scratch (sym only).  With sym the single copy takes the
+ * place of the double values and their pattern, which are gone after
+ * (a coarse level keeps 8 bytes an entry, 12 while converting); without,
+ * a copy beside them (P, whose values a rebuild sums again).  On the
+ * thread team: the diagonals, the symmetric copy and the compaction in
+ * chunks of rows, each chunk compacting its rows within its own entries,
+ * which then move down after the chunks before it (single_join); the
+ * in-place conversion in rounds (single_inplace).  Every entry is what
+ * the serial passes make of it. */
+#define AMG_NOISE 0x1p-24
+
+/* a conversion to single precision (csr_single): its matrix and copy, the
+ * diagonals' magnitudes; each chunk's first entry of a (and the end of
+ * the rows) before the compaction, and its end after it; the in-place
+ * conversion's round */
+typedef struct {
+    csr *a;
+    int sym;
+    float *f;
+    uint32_t *fj;
+    size_t *fp;
+    double *diag;
+    size_t from[AMG_CHUNKS + 1], to[AMG_CHUNKS];
+    size_t lo;
+} single_args;
+
+/* rows [i0, i1): |a_ii| into diag */
+static void single_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
+{
+    const single_args *g = ctx;
+    const csr *a = g->a;
+    (void)s, (void)b, (void)c;
+    for (size_t i = i0; i < i1; i++) {
+        g->diag[i] = 0.0;
+        for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
+            if (a->j[k] == i)
+                g->diag[i] = fabs(a->v[k]);
+    }
+}
+
+/* entries lo + [k0, k1) of v as floats in place: float k in the bytes of v[k / 2] */
+static void single_inplace_range(void *ctx, size_t k0, size_t k1)
+{
+    const single_args *g = ctx;
+    double *v = g->a->v;
+    for (size_t k = g->lo + k0; k < g->lo + k1; k++) {
+        float x = (float)v[k];
+        memcpy((char *)v + k * sizeof x, &x, sizeof x);
+    }
+}
+
+/* v's nnz entries as floats in place: entry 0, then the entries [lo, 2 lo)
+ * for lo = 1, 2, 4, ..., each round on the team: it reads doubles that no
+ * round has written and writes floats over doubles [lo / 2, lo), which
+ * the rounds before it have read. */
+static void single_inplace(single_args *g, size_t nnz)
+{
+    g->lo = 0;
+    single_inplace_range(g, 0, nnz ? 1 : 0);
+    for (g->lo = 1; g->lo < nnz; g->lo *= 2) {
+        size_t len = (2 * g->lo < nnz ? 2 * g->lo : nnz) - g->lo;
+        TS_PARALLEL(len >= ts_threads_min(), len, single_inplace_range, g);
+    }
+}
+
+/* rows [j0, j1) of the symmetric copy: entry (j, i) below the diagonal
+ * takes the float of (i, j) (a Galerkin product's rows hold each column
+ * once, rap_pattern); entries below the diagonal alone are written and
+ * entries above it alone read, so the chunks never meet */
+static void single_sym_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t j0, size_t j1)
+{
+    const single_args *g = ctx;
+    const csr *a = g->a;
+    (void)s, (void)b, (void)c;
+    for (size_t j = j0; j < j1; j++)
+        for (size_t q = a->p[j]; q < a->p[j + 1]; q++) {
+            size_t i = a->j[q];
+            for (size_t k = a->p[i]; i < j && k < a->p[i + 1]; k++)
+                if (a->j[k] == j) {
+                    g->f[q] = g->f[k];
+                    break;
+                }
+        }
+}
+
+/* rows [i0, i1) of chunk ch without their exact zeros (nor, with sym, the
+ * noise, lumped onto the diagonal), moved up within the chunk's own
+ * entries: row i's from fp[i], the chunk's end into to[ch]; without sym
+ * its floats converted first.  Row i's entries are read before fp[i] is
+ * written (fp is a's row pointers with sym) and those after the write
+ * position; the chunk's last row ends at from[ch + 1], which the next
+ * chunk may have overwritten. */
+static void single_compact_rows(amg_state *s, blocks_rows *b, void *ctx, int ch, size_t i0,
+                                size_t i1)
+{
+    single_args *g = ctx;
+    const csr *a = g->a;
+    float *f = g->f;
+    size_t c = g->from[ch];
+    (void)s, (void)b;
+    for (size_t k = c; !g->sym && k < g->from[ch + 1]; k++)
+        f[k] = (float)a->v[k];
+    for (size_t i = i0; i < i1; i++) {
+        size_t k0 = a->p[i], k1 = i + 1 < i1 ? a->p[i + 1] : g->from[ch + 1], kd = SIZE_MAX;
+        double lumped = 0.0;
+        g->fp[i] = c;
+        for (size_t k = k0; k < k1; k++) {
+            size_t j = a->j[k];
+            if (f[k] == 0.0f)
+                continue;
+            if (g->sym && j != i && fabs(f[k]) <= AMG_NOISE * sqrt(g->diag[i] * g->diag[j])) {
+                lumped += fabs(f[k]);
+                continue;
+            }
+            if (j == i)
+                kd = c;
+            g->fj[c] = a->j[k], f[c++] = f[k];
+        }
+        if (kd != SIZE_MAX)
+            f[kd] = (float)(f[kd] + lumped);
+    }
+    g->to[ch] = c;
+}
+
+/* the nc chunks' compacted entries moved down after one another, with
+ * their rows' starts */
+static void single_join(single_args *g, int nc, size_t n)
+{
+    size_t d = 0;
+    for (int c = 0; c < nc; c++) {
+        size_t len = g->to[c] - g->from[c], sh = g->from[c] - d;
+        if (sh) {
+            memmove(g->fj + d, g->fj + g->from[c], len * sizeof *g->fj);
+            memmove(g->f + d, g->f + g->from[c], len * sizeof *g->f);
+            for (size_t i = chunk_start(n, nc, (size_t)c); i < chunk_start(n, nc, (size_t)c + 1);
+                 i++)
+                g->fp[i] -= sh;
+        }
+        d += len;
+    }
+    g->fp[n] = d;
+}
+
+static int csr_single(amg_state *s, csr *a, int sym, double *diag)
+{
+    size_t n = a->n, nnz = a->p[n];
+    single_args g = {.a = a, .sym = sym, .f = a->f, .fj = a->fj, .fp = a->fp, .diag = diag};
+    if (sym) { /* the diagonals' magnitudes, before the values go */
+        sweep_work(s, n, nnz, single_diag_rows, &g);
+        single_inplace(&g, nnz);
+        g.f = (float *)(void *)a->v, g.fj = a->j, g.fp = a->p;
+        sweep_work(s, n, nnz, single_sym_rows, &g);
+    } else if ((!g.f && !(g.f = a->f = malloc((nnz + 1) * sizeof *g.f))) ||
+               (!g.fp && !(g.fp = a->fp = malloc((n + 1) * sizeof *g.fp))) ||
+               (!g.fj && !(g.fj = a->fj = malloc((nnz + 1) * sizeof *g.fj)))) {
+        return TS_ERR_NOMEM;
+    }
+    /* the exact zeros out, f and fj compressed in place: P's pinned rows,
+     * and a cloth lying in a plane has no couplings across it (on the
+     * 100x100 cloth hanging in its plane, a quarter of the first coarse
+     * level's entries) */
+    int nc = sweep_chunks(s, nnz);
+    for (int c = 0; c <= nc; c++)
+        g.from[c] = a->p[chunk_start(n, nc, (size_t)c)];
+    sweep_work(s, n, nnz, single_compact_rows, &g);
+    single_join(&g, nc, n);
+    if (sym) { /* the double values and their pattern are gone: to size */
+        float *sf = realloc(g.f, (g.fp[n] + 1) * sizeof *sf);
+        uint32_t *sj = realloc(g.fj, (g.fp[n] + 1) * sizeof *sj);
+        a->f = sf ? sf : g.f, a->fj = sj ? sj : g.fj, a->fp = g.fp;
+        a->p = NULL, a->j = NULL, a->v = NULL;
+    }
+    return TS_OK;
 }
 
 /* a sweep over a level's rows: its level, its vectors, its chunks' maxima */
@@ -2028,8 +2124,9 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             L->pattern = L->A.p[L->n];
         if (l + 1 < s->nlev)
             restrict_plan_free(&L->rp);
-        if ((l > 0 && csr_single(&L->A, 1, s->acc)) ||
-            (l + 1 < s->nlev && (csr_single(&L->P, 0, NULL) || restrict_plan_new(&L->P, &L->rp))))
+        if ((l > 0 && csr_single(s, &L->A, 1, s->acc)) ||
+            (l + 1 < s->nlev &&
+             (csr_single(s, &L->P, 0, NULL) || restrict_plan_new(&L->P, &L->rp))))
             return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     }
     for (int l = 0; l < s->nlev; l++)
