@@ -28,26 +28,27 @@
  *     positive definite when A is; A_c is summed one fine row of A P at a
  *     time on a pattern found row by row of P^T, never storing A P.
  *
- * The set-up's sweeps over a level's rows (the diagonals, the strength
- * test, Gershgorin's bound, D_F and P's rows in step 4, the patterns of
- * A_F, P and A_c, the Galerkin sums, the single-precision copies,
- * csr_single) run on the thread team in contiguous chunks of rows, one a
- * thread, each chunk with its own buffers for level 0's rows.  A sweep
- * that makes a list a row (the strong neighbours, a pattern) appends its
- * chunks' lists to arrays of their own, joined in chunk order after
- * (lists_join), so every row's list is the one a serial pass makes; the
- * strong bits in the bytes two chunks share are merged after the strength
- * sweep.  The coarse rows whose fine rows of P^T fall in more than one
- * chunk are summed after the others, over those fine rows in order, so
- * every entry adds its terms in one order and the hierarchy is the same
- * bits for any number of threads (300 x 300 cloth, one step: set-up 0.67 s
- * on 2 threads against 0.80 s with these sweeps on one).  The aggregation
- * and the Lanczos estimates' vector loops (their products are the levels'
- * own) stay on one thread.  The first setup forms level 0's rows in three
- * sweeps with values (the strength test, which also gives D_F^-1 and the
- * bounds the first rebuild reads; P; the Galerkin sums) and two without
- * (the row lengths, A_c's pattern), after one over its diagonal alone
- * (particle_diag); A_F's pattern comes from the strength lists.
+ * The set-up's sweeps over a level's rows (level 0's row lengths, the
+ * diagonals, the strength test, Gershgorin's bound, D_F and P's rows in
+ * step 4, the patterns of A_F, P and A_c, the Galerkin sums, the
+ * single-precision copies, csr_single) run on the thread team in
+ * contiguous chunks of rows, one a thread, each chunk with its own buffers
+ * for level 0's rows.  A sweep that makes a list a row (the strong
+ * neighbours, a pattern) appends its chunks' lists to arrays of their own,
+ * joined in chunk order after (lists_join), so every row's list is the one
+ * a serial pass makes; the strong bits in the bytes two chunks share are
+ * merged after the strength sweep.  The coarse rows whose fine rows of P^T
+ * fall in more than one chunk are summed after the others, over those fine
+ * rows in order, so every entry adds its terms in one order and the
+ * hierarchy is the same bits for any number of threads (300 x 300 cloth,
+ * one step: set-up 0.67 s on 2 threads against 0.80 s with these sweeps on
+ * one).  The aggregation and the Lanczos estimates' vector loops (their
+ * products are the levels' own) stay on one thread.  The first setup forms
+ * level 0's rows in three sweeps with values (the strength test, which
+ * also gives D_F^-1 and the bounds the first rebuild reads; P; the
+ * Galerkin sums) and two without (the row lengths, A_c's pattern), after
+ * one over its diagonal alone (particle_diag); A_F's pattern comes from
+ * the strength lists.
  *
  * A spring network's finest A is never assembled: its rows are read from
  * the system's blocks (ts_system_blocks: 3x3 blocks on edges), one
@@ -529,8 +530,8 @@ static void blocks_rows_free(blocks_rows *b)
     memset(b, 0, sizeof *b);
 }
 
-/* The edges by particle (rstart, rev, efirst), the buffers, and level 0's
- * row pointers. */
+/* The edges by particle (rstart, rev, efirst), the buffers, and the array
+ * of level 0's row pointers (blocks_row_starts forms them). */
 static int blocks_rows_new(amg_state *s)
 {
     blocks_rows *b = &s->rows;
@@ -563,18 +564,6 @@ static int blocks_rows_new(amg_state *s)
     b->rv = malloc(3 * b->cap * sizeof *b->rv);
     if (!b->q || !b->blk || !b->rj || !b->rv)
         return TS_ERR_NOMEM;
-    /* the row lengths blocks_row gives, a particle at a time: an unpinned
-     * row holds its particle's neighbours' unpinned unknowns and itself */
-    A->p[0] = 0;
-    for (size_t p = 0; p < np; p++) {
-        size_t pinned = 0;
-        particle_rows(b, s->sys, p, 0);
-        for (size_t t = 0; t < b->nq; t++)
-            for (size_t c = 0; c < 3; c++)
-                pinned += (size_t)pinned_at(s->sys, 3 * (size_t)b->q[t] + c);
-        for (size_t i = 3 * p; i < 3 * p + 3; i++)
-            A->p[i + 1] = A->p[i] + (pinned_at(s->sys, i) ? 1 : 3 * b->nq - pinned);
-    }
     b->cur = SIZE_MAX;
     return TS_OK;
 }
@@ -809,6 +798,36 @@ static void marks_put(amg_state *s, int c, size_t *mark, size_t m)
     }
     for (size_t q = 0; q <= m; q++)
         s->pos[q] = SIZE_MAX;
+}
+
+/* rows [i0, i1) of level 0: the lengths blocks_row gives them into A->p[i
+ * + 1] (an unpinned row holds its particle's neighbours' unpinned
+ * unknowns and itself) */
+static void row_lengths(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
+{
+    size_t *len = s->lev[0].A.p + 1, p = SIZE_MAX, pinned = 0;
+    (void)ctx, (void)c;
+    for (size_t i = i0; i < i1; i++) {
+        if (i / 3 != p) {
+            particle_rows(b, s->sys, p = i / 3, 0);
+            pinned = 0;
+            for (size_t t = 0; t < b->nq; t++)
+                for (size_t a = 0; a < 3; a++)
+                    pinned += (size_t)pinned_at(s->sys, 3 * (size_t)b->q[t] + a);
+        }
+        len[i] = pinned_at(s->sys, i) ? 1 : 3 * b->nq - pinned;
+    }
+}
+
+/* Level 0's row pointers from the blocks: the rows' lengths on the team,
+ * then their sums */
+static void blocks_row_starts(amg_state *s)
+{
+    size_t *rp = s->lev[0].A.p;
+    sweep(s, s->n, row_lengths, NULL);
+    rp[0] = 0;
+    for (size_t i = 0; i < s->n; i++)
+        rp[i + 1] += rp[i];
 }
 
 /* a's values in single precision, which the cycle's products read (8
@@ -1752,6 +1771,8 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     if (!s->from_blocks)
         full_walk(s, ls->A, 1);
     parts_sync(s);
+    if (s->from_blocks)
+        blocks_row_starts(s);
     s->lev[0].n = s->n;
     s->lev[0].comp = malloc(s->n + 1);
     if (!s->lev[0].comp)
