@@ -41,11 +41,13 @@
  * fall in more than one chunk are summed after the others, over those fine
  * rows in order, so every entry adds its terms in one order and the
  * hierarchy is the same bits for any number of threads (300 x 300 cloth,
- * one step: set-up 0.67 s on 2 threads against 0.80 s with these sweeps on
- * one).  The aggregation and the Lanczos estimates' vector loops (their
- * products are the levels' own) stay on one thread.  The first setup forms
- * level 0's rows in three sweeps with values (the strength test, which
- * also gives D_F^-1 and the bounds the first rebuild reads; P; the
+ * one step: set-up 0.63 s on 2 threads against 0.98 s on one; 0.81 s on 2
+ * with the lists, the patterns and the copies on one thread).  The
+ * aggregation (sequential by nature) and the Lanczos estimates' vector
+ * loops (each about as long as starting a parallel region; their products
+ * are the levels' own, on the team) stay on one thread.  The first setup
+ * forms level 0's rows in three sweeps with values (the strength test,
+ * which also gives D_F^-1 and the bounds the first rebuild reads; P; the
  * Galerkin sums) and two without (the row lengths, A_c's pattern), after
  * one over its diagonal alone (particle_diag); A_F's pattern comes from
  * the strength lists.
