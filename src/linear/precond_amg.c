@@ -28,16 +28,24 @@
  *     positive definite when A is; A_c is summed one fine row of A P at a
  *     time on a pattern found row by row of P^T, never storing A P.
  *
- * The set-up's sweeps over a level's rows (the diagonals, Gershgorin's
- * bound, D_F and P's rows in step 4, the Galerkin sums) run on the thread
- * team in contiguous chunks of rows, one a thread, each chunk with its own
- * buffers for level 0's rows; the coarse rows whose fine rows of P^T fall
- * in more than one chunk are summed after the others, over those fine rows
- * in order, so every entry adds its terms in one order and the hierarchy
- * is the same bits for any number of threads (300 x 300 cloth, one step:
- * set-up 0.67 s on 2 threads against 0.80 s with these sweeps on one).
- * The strength lists, the aggregation, the patterns, the single-precision
- * copies and the Lanczos estimates stay on one thread.  The first setup
+ * The set-up's sweeps over a level's rows (level 0's row lengths, the
+ * diagonals, the strength test, Gershgorin's bound, D_F and P's rows in
+ * step 4, the patterns of A_F, P and A_c, the Galerkin sums, the
+ * single-precision copies, csr_single) run on the thread team in
+ * contiguous chunks of rows, one a thread, each chunk with its own buffers
+ * for level 0's rows.  A sweep that makes a list a row (the strong
+ * neighbours, a pattern) appends its chunks' lists to arrays of their own,
+ * joined in chunk order after (lists_join), so every row's list is the one
+ * a serial pass makes; the strong bits in the bytes two chunks share are
+ * merged after the strength sweep.  The coarse rows whose fine rows of P^T
+ * fall in more than one chunk are summed after the others, over those fine
+ * rows in order, so every entry adds its terms in one order and the
+ * hierarchy is the same bits for any number of threads (300 x 300 cloth,
+ * one step: set-up 0.63 s on 2 threads against 0.98 s on one; 0.81 s on 2
+ * with the lists, the patterns and the copies on one thread).  The
+ * aggregation (sequential by nature) and the Lanczos estimates' vector
+ * loops (each about as long as starting a parallel region; their products
+ * are the levels' own, on the team) stay on one thread.  The first setup
  * forms level 0's rows in three sweeps with values (the strength test,
  * which also gives D_F^-1 and the bounds the first rebuild reads; P; the
  * Galerkin sums) and two without (the row lengths, A_c's pattern), after
@@ -234,100 +242,6 @@ static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
     return a->p && a->j && a->v ? TS_OK : TS_ERR_NOMEM;
 }
 
-/* a's values in single precision, which the cycle's products read (8
- * bytes an entry with its column instead of 12, for products bound by
- * memory beyond the caches; a preconditioner needs no more digits, and on the
- * 100x100 and 300x300 cloths the CG iterations are the same).  With sym
- * (a square matrix of symmetric pattern, a coarse level's P^T A P) entry
- * (j, i) takes the rounded value of (i, j), i < j, so that the cycle
- * stays exactly symmetric, as CG needs, though the Galerkin sums of the
- * two differ in their last bits; and the entries that single precision
- * cannot tell from zero beside their diagonals, |a_ij| <= 2^-24
- * sqrt(a_ii a_jj), are left out, their magnitudes added to both
- * diagonals (a positive semidefinite change: the level stays positive
- * definite).  Those are the Galerkin sums' cancellations: on the 100x100
- * falling cloth 41,000 of the first coarse level's 193,000 nonzero
- * entries, all below 10^-15 of their diagonals; without them a run's
- * solves took 6% less time, in as many CG iterations.  diag: a->n
- * doubles of scratch (sym only).  With sym the single copy takes the
- * place of the double values and their pattern, which are gone after
- * (a coarse level keeps 8 bytes an entry, 12 while converting); without,
- * a copy beside them (P, whose values a rebuild sums again). */
-#define AMG_NOISE 0x1p-24
-static int csr_single(csr *a, int sym, double *diag)
-{
-    size_t n = a->n, nnz = a->p[n];
-    float *f = a->f;
-    uint32_t *fj = a->fj;
-    size_t *fp = a->fp;
-    if (sym) /* the diagonals' magnitudes, before the values go */
-        for (size_t i = 0; i < n; i++) {
-            diag[i] = 0.0;
-            for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
-                if (a->j[k] == i)
-                    diag[i] = fabs(a->v[k]);
-        }
-    if (sym) { /* in place: f in v's memory (entry k over the first half of v[k/2]) */
-        for (size_t k = 0; k < nnz; k++) {
-            float x = (float)a->v[k];
-            memcpy((char *)a->v + k * sizeof x, &x, sizeof x);
-        }
-        f = (float *)(void *)a->v, fj = a->j, fp = a->p;
-    } else {
-        if ((!f && !(f = a->f = malloc((nnz + 1) * sizeof *f))) ||
-            (!fp && !(fp = a->fp = malloc((n + 1) * sizeof *fp))) ||
-            (!fj && !(fj = a->fj = malloc((nnz + 1) * sizeof *fj))))
-            return TS_ERR_NOMEM;
-        for (size_t k = 0; k < nnz; k++)
-            f[k] = (float)a->v[k];
-    }
-    if (sym)
-        for (size_t i = 0; i < n; i++)
-            for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
-                size_t j = a->j[k];
-                if (j <= i)
-                    continue;
-                for (size_t q = a->p[j]; q < a->p[j + 1]; q++)
-                    if (a->j[q] == i) {
-                        f[q] = f[k];
-                        break;
-                    }
-            }
-    /* the exact zeros out, f and fj compressed in place: P's pinned rows,
-     * and a cloth lying in a plane has no couplings across it (on the
-     * 100x100 cloth hanging in its plane, a quarter of the first coarse
-     * level's entries); row i's entries are read before position i of
-     * fp and those after c of fj and f are written */
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t k0 = a->p[i], k1 = a->p[i + 1], kd = SIZE_MAX;
-        double lumped = 0.0;
-        fp[i] = c;
-        for (size_t k = k0; k < k1; k++) {
-            size_t j = a->j[k];
-            if (f[k] == 0.0f)
-                continue;
-            if (sym && j != i && fabs(f[k]) <= AMG_NOISE * sqrt(diag[i] * diag[j])) {
-                lumped += fabs(f[k]);
-                continue;
-            }
-            if (j == i)
-                kd = c;
-            fj[c] = a->j[k], f[c++] = f[k];
-        }
-        if (kd != SIZE_MAX)
-            f[kd] = (float)(f[kd] + lumped);
-    }
-    fp[n] = c;
-    if (sym) { /* the double values and their pattern are gone: to size */
-        float *sf = realloc(f, (c + 1) * sizeof *sf);
-        uint32_t *sj = realloc(fj, (c + 1) * sizeof *sj);
-        a->f = sf ? sf : f, a->fj = sj ? sj : fj, a->fp = fp;
-        a->p = NULL, a->j = NULL, a->v = NULL;
-    }
-    return TS_OK;
-}
-
 /* The terms a product adds: its matrix's entries, of the copy it reads. */
 static size_t csr_work(const csr *a)
 {
@@ -497,11 +411,6 @@ static int strong_at(const level *L, size_t k)
     return L->strong[k >> 3] >> (k & 7) & 1;
 }
 
-static void strong_set(level *L, size_t k)
-{
-    L->strong[k >> 3] |= (uint8_t)(1u << (k & 7));
-}
-
 static int pinned_at(const ts_system *sys, size_t i)
 {
     return sys->pinned && sys->pinned[i];
@@ -623,8 +532,8 @@ static void blocks_rows_free(blocks_rows *b)
     memset(b, 0, sizeof *b);
 }
 
-/* The edges by particle (rstart, rev, efirst), the buffers, and level 0's
- * row pointers. */
+/* The edges by particle (rstart, rev, efirst), the buffers, and the array
+ * of level 0's row pointers (blocks_row_starts forms them). */
 static int blocks_rows_new(amg_state *s)
 {
     blocks_rows *b = &s->rows;
@@ -657,18 +566,6 @@ static int blocks_rows_new(amg_state *s)
     b->rv = malloc(3 * b->cap * sizeof *b->rv);
     if (!b->q || !b->blk || !b->rj || !b->rv)
         return TS_ERR_NOMEM;
-    /* the row lengths blocks_row gives, a particle at a time: an unpinned
-     * row holds its particle's neighbours' unpinned unknowns and itself */
-    A->p[0] = 0;
-    for (size_t p = 0; p < np; p++) {
-        size_t pinned = 0;
-        particle_rows(b, s->sys, p, 0);
-        for (size_t t = 0; t < b->nq; t++)
-            for (size_t c = 0; c < 3; c++)
-                pinned += (size_t)pinned_at(s->sys, 3 * (size_t)b->q[t] + c);
-        for (size_t i = 3 * p; i < 3 * p + 3; i++)
-            A->p[i + 1] = A->p[i] + (pinned_at(s->sys, i) ? 1 : 3 * b->nq - pinned);
-    }
     b->cur = SIZE_MAX;
     return TS_OK;
 }
@@ -760,18 +657,369 @@ static void sweep_range(void *ctx, size_t c0, size_t c1)
               chunk_start(g->n, g->nc, c + 1));
 }
 
-/* The chunks a sweep over n rows cuts them into. */
-static int sweep_chunks(const amg_state *s, size_t n)
+/* The chunks a sweep of so much work (its rows, or the entries it reads
+ * where a row's work varies) cuts its rows into. */
+static int sweep_chunks(const amg_state *s, size_t work)
 {
-    return n >= ts_threads_min() && s->nparts > 1 ? s->nparts : 1;
+    return work >= ts_threads_min() && s->nparts > 1 ? s->nparts : 1;
 }
 
-/* fn over rows [0, n) in sweep_chunks(s, n) contiguous chunks, one a
- * thread: each row is computed the same way whichever chunk holds it. */
-static void sweep(amg_state *s, size_t n, sweep_fn fn, void *ctx)
+/* fn over rows [0, n) in sweep_chunks(s, work) contiguous chunks, one a
+ * thread: each row is computed the same way whichever chunk holds it.
+ * Returns the number of chunks. */
+static int sweep_work(amg_state *s, size_t n, size_t work, sweep_fn fn, void *ctx)
 {
-    sweep_args g = {s, n, sweep_chunks(s, n), fn, ctx};
+    sweep_args g = {s, n, sweep_chunks(s, work), fn, ctx};
     TS_PARALLEL(g.nc > 1, (size_t)g.nc, sweep_range, &g);
+    return g.nc;
+}
+
+static int sweep(amg_state *s, size_t n, sweep_fn fn, void *ctx)
+{
+    return sweep_work(s, n, n, fn, ctx);
+}
+
+/* One chunk's part of a sweep's lists: its rows' entries in row order, on
+ * cache lines of its own (its thread writes len at every entry). */
+struct list_part {
+    _Alignas(AMG_LINE) uint32_t *j;
+    size_t len, cap;
+    int nomem;
+};
+
+/* Lists by row built in a sweep (a row's pattern, its strong neighbours):
+ * the chunk of row i appends its entries to its part and their end within
+ * the part to p[i + 1]; lists_join makes one array of them, row i's being
+ * j[p[i] .. p[i + 1]), as a serial pass over the rows appends them. */
+typedef struct {
+    size_t n;  /* rows */
+    int nc;    /* the sweep's chunks (sweep_work's) */
+    size_t *p; /* n + 1, p[0] = 0 */
+    struct list_part part[AMG_CHUNKS];
+} lists;
+
+/* Lists of n rows into p, about hint entries in all. */
+static void lists_init(lists *ls, const amg_state *s, size_t n, size_t *p, size_t hint)
+{
+    memset(ls, 0, sizeof *ls);
+    ls->n = n, ls->p = p;
+    for (int c = 0; c < AMG_CHUNKS; c++)
+        ls->part[c].cap = hint / (size_t)(s->nparts > 1 ? s->nparts : 1) + 16;
+}
+
+/* Append q to the part (its first entry allocates the part's initial cap);
+ * out of memory, the part is marked and q dropped. */
+static void list_push(struct list_part *lp, uint32_t q)
+{
+    if (!lp->j || lp->len == lp->cap) {
+        size_t cap = lp->j ? 2 * lp->cap : lp->cap;
+        uint32_t *nj = lp->nomem ? NULL : realloc(lp->j, cap * sizeof *nj);
+        if (!nj) {
+            lp->nomem = 1;
+            return;
+        }
+        lp->j = nj, lp->cap = cap;
+    }
+    lp->j[lp->len++] = q;
+}
+
+/* Append q to row i's list unless mark[q] == i (there already). */
+static void list_add(struct list_part *lp, size_t *mark, size_t i, uint32_t q)
+{
+    if (mark[q] == i)
+        return;
+    mark[q] = i;
+    list_push(lp, q);
+}
+
+typedef struct {
+    const lists *ls;
+    uint32_t *all;
+    const size_t *off; /* each part's first entry in all */
+} join_args;
+
+/* entries [e0, e1) of those after part 0 copied to all from their parts */
+static void join_range(void *ctx, size_t e0, size_t e1)
+{
+    const join_args *g = ctx;
+    size_t base = g->ls->part[0].len;
+    for (int c = 1; c < g->ls->nc; c++) {
+        size_t a = g->off[c] - base, b = a + g->ls->part[c].len;
+        size_t lo = a > e0 ? a : e0, hi = b < e1 ? b : e1;
+        if (lo < hi)
+            memcpy(g->all + base + lo, g->ls->part[c].j + (lo - a), (hi - lo) * sizeof *g->all);
+    }
+}
+
+/* The parts as one array *j (part 0's, grown to size; the others' entries
+ * copied after it on the team), each row's end in p offset by the parts
+ * before its chunk; out of memory in any part, every part freed and
+ * TS_ERR_NOMEM. */
+static int lists_join(lists *ls, uint32_t **j)
+{
+    size_t total = 0, off[AMG_CHUNKS];
+    int nomem = 0;
+    for (int c = 0; c < ls->nc; c++)
+        off[c] = total, total += ls->part[c].len, nomem |= ls->part[c].nomem;
+    uint32_t *all = nomem ? NULL : realloc(ls->part[0].j, (total + 1) * sizeof *all);
+    if (all) {
+        size_t rest = total - ls->part[0].len;
+        join_args g = {ls, all, off};
+        ls->part[0].j = NULL;
+        TS_PARALLEL(rest >= ts_threads_min(), rest, join_range, &g);
+        for (int c = 1; c < ls->nc; c++)
+            for (size_t i = chunk_start(ls->n, ls->nc, (size_t)c);
+                 i < chunk_start(ls->n, ls->nc, (size_t)c + 1); i++)
+                ls->p[i + 1] += off[c];
+    }
+    for (int c = 0; c < ls->nc; c++)
+        free(ls->part[c].j);
+    if (!all)
+        return TS_ERR_NOMEM;
+    *j = all;
+    return TS_OK;
+}
+
+/* A sweep chunk's scratch of m + 1 positions, all SIZE_MAX: the state's
+ * pos (SIZE_MAX between uses) for chunk 0, its own for the others; NULL
+ * when out of memory. */
+static size_t *marks_get(amg_state *s, int c, size_t m)
+{
+    size_t *mark = c ? malloc((m + 1) * sizeof *mark) : s->pos;
+    for (size_t q = 0; mark && c && q <= m; q++)
+        mark[q] = SIZE_MAX;
+    return mark;
+}
+
+/* marks_get's scratch given back (the state's all SIZE_MAX again) */
+static void marks_put(amg_state *s, int c, size_t *mark, size_t m)
+{
+    if (c) {
+        free(mark);
+        return;
+    }
+    for (size_t q = 0; q <= m; q++)
+        s->pos[q] = SIZE_MAX;
+}
+
+/* rows [i0, i1) of level 0: the lengths blocks_row gives them into A->p[i
+ * + 1] (an unpinned row holds its particle's neighbours' unpinned
+ * unknowns and itself) */
+static void row_lengths(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
+{
+    size_t *len = s->lev[0].A.p + 1, p = SIZE_MAX, pinned = 0;
+    (void)ctx, (void)c;
+    for (size_t i = i0; i < i1; i++) {
+        if (i / 3 != p) {
+            particle_rows(b, s->sys, p = i / 3, 0);
+            pinned = 0;
+            for (size_t t = 0; t < b->nq; t++)
+                for (size_t a = 0; a < 3; a++)
+                    pinned += (size_t)pinned_at(s->sys, 3 * (size_t)b->q[t] + a);
+        }
+        len[i] = pinned_at(s->sys, i) ? 1 : 3 * b->nq - pinned;
+    }
+}
+
+/* Level 0's row pointers from the blocks: the rows' lengths on the team,
+ * then their sums */
+static void blocks_row_starts(amg_state *s)
+{
+    size_t *rp = s->lev[0].A.p;
+    sweep(s, s->n, row_lengths, NULL);
+    rp[0] = 0;
+    for (size_t i = 0; i < s->n; i++)
+        rp[i + 1] += rp[i];
+}
+
+/* a's values in single precision, which the cycle's products read (8
+ * bytes an entry with its column instead of 12, for products bound by
+ * memory beyond the caches; a preconditioner needs no more digits, and on the
+ * 100x100 and 300x300 cloths the CG iterations are the same).  With sym
+ * (a square matrix of symmetric pattern, a coarse level's P^T A P) entry
+ * (j, i) takes the rounded value of (i, j), i < j, so that the cycle
+ * stays exactly symmetric, as CG needs, though the Galerkin sums of the
+ * two differ in their last bits; and the entries that single precision
+ * cannot tell from zero beside their diagonals, |a_ij| <= 2^-24
+ * sqrt(a_ii a_jj), are left out, their magnitudes added to both
+ * diagonals (a positive semidefinite change: the level stays positive
+ * definite).  Those are the Galerkin sums' cancellations: on the 100x100
+ * falling cloth 41,000 of the first coarse level's 193,000 nonzero
+ * entries, all below 10^-15 of their diagonals; without them a run's
+ * solves took 6% less time, in as many CG iterations.  diag: a->n
+ * doubles of scratch (sym only).  With sym the single copy takes the
+ * place of the double values and their pattern, which are gone after
+ * (a coarse level keeps 8 bytes an entry, 12 while converting); without,
+ * a copy beside them (P, whose values a rebuild sums again).  On the
+ * thread team: the diagonals, the symmetric copy and the compaction in
+ * chunks of rows, each chunk compacting its rows within its own entries,
+ * which then move down after the chunks before it (single_join); the
+ * in-place conversion in rounds (single_inplace).  Every entry is what
+ * the serial passes make of it. */
+#define AMG_NOISE 0x1p-24
+
+/* a conversion to single precision (csr_single): its matrix and copy, the
+ * diagonals' magnitudes; each chunk's first entry of a (and the end of
+ * the rows) before the compaction, and its end after it; the in-place
+ * conversion's round */
+typedef struct {
+    csr *a;
+    int sym;
+    float *f;
+    uint32_t *fj;
+    size_t *fp;
+    double *diag;
+    size_t from[AMG_CHUNKS + 1], to[AMG_CHUNKS];
+    size_t lo;
+} single_args;
+
+/* rows [i0, i1): |a_ii| into diag */
+static void single_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
+{
+    const single_args *g = ctx;
+    const csr *a = g->a;
+    (void)s, (void)b, (void)c;
+    for (size_t i = i0; i < i1; i++) {
+        g->diag[i] = 0.0;
+        for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
+            if (a->j[k] == i)
+                g->diag[i] = fabs(a->v[k]);
+    }
+}
+
+/* entries lo + [k0, k1) of v as floats in place: float k in the bytes of v[k / 2] */
+static void single_inplace_range(void *ctx, size_t k0, size_t k1)
+{
+    const single_args *g = ctx;
+    double *v = g->a->v;
+    for (size_t k = g->lo + k0; k < g->lo + k1; k++) {
+        float x = (float)v[k];
+        memcpy((char *)v + k * sizeof x, &x, sizeof x);
+    }
+}
+
+/* v's nnz entries as floats in place: entry 0, then the entries [lo, 2 lo)
+ * for lo = 1, 2, 4, ..., each round on the team: it reads doubles that no
+ * round has written and writes floats over doubles [lo / 2, lo), which
+ * the rounds before it have read. */
+static void single_inplace(single_args *g, size_t nnz)
+{
+    g->lo = 0;
+    single_inplace_range(g, 0, nnz ? 1 : 0);
+    for (g->lo = 1; g->lo < nnz; g->lo *= 2) {
+        size_t len = (2 * g->lo < nnz ? 2 * g->lo : nnz) - g->lo;
+        TS_PARALLEL(len >= ts_threads_min(), len, single_inplace_range, g);
+    }
+}
+
+/* rows [j0, j1) of the symmetric copy: entry (j, i) below the diagonal
+ * takes the float of (i, j) (a Galerkin product's rows hold each column
+ * once, rap_pattern); entries below the diagonal alone are written and
+ * entries above it alone read, so the chunks never meet */
+static void single_sym_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t j0, size_t j1)
+{
+    const single_args *g = ctx;
+    const csr *a = g->a;
+    (void)s, (void)b, (void)c;
+    for (size_t j = j0; j < j1; j++)
+        for (size_t q = a->p[j]; q < a->p[j + 1]; q++) {
+            size_t i = a->j[q];
+            for (size_t k = a->p[i]; i < j && k < a->p[i + 1]; k++)
+                if (a->j[k] == j) {
+                    g->f[q] = g->f[k];
+                    break;
+                }
+        }
+}
+
+/* rows [i0, i1) of chunk ch without their exact zeros (nor, with sym, the
+ * noise, lumped onto the diagonal), moved up within the chunk's own
+ * entries: row i's from fp[i], the chunk's end into to[ch]; without sym
+ * its floats converted first.  Row i's entries are read before fp[i] is
+ * written (fp is a's row pointers with sym) and those after the write
+ * position; the chunk's last row ends at from[ch + 1], which the next
+ * chunk may have overwritten. */
+static void single_compact_rows(amg_state *s, blocks_rows *b, void *ctx, int ch, size_t i0,
+                                size_t i1)
+{
+    single_args *g = ctx;
+    const csr *a = g->a;
+    float *f = g->f;
+    size_t c = g->from[ch];
+    (void)s, (void)b;
+    for (size_t k = c; !g->sym && k < g->from[ch + 1]; k++)
+        f[k] = (float)a->v[k];
+    for (size_t i = i0; i < i1; i++) {
+        size_t k0 = a->p[i], k1 = i + 1 < i1 ? a->p[i + 1] : g->from[ch + 1], kd = SIZE_MAX;
+        double lumped = 0.0;
+        g->fp[i] = c;
+        for (size_t k = k0; k < k1; k++) {
+            size_t j = a->j[k];
+            if (f[k] == 0.0f)
+                continue;
+            if (g->sym && j != i && fabs(f[k]) <= AMG_NOISE * sqrt(g->diag[i] * g->diag[j])) {
+                lumped += fabs(f[k]);
+                continue;
+            }
+            if (j == i)
+                kd = c;
+            g->fj[c] = a->j[k], f[c++] = f[k];
+        }
+        if (kd != SIZE_MAX)
+            f[kd] = (float)(f[kd] + lumped);
+    }
+    g->to[ch] = c;
+}
+
+/* the nc chunks' compacted entries moved down after one another, with
+ * their rows' starts */
+static void single_join(single_args *g, int nc, size_t n)
+{
+    size_t d = 0;
+    for (int c = 0; c < nc; c++) {
+        size_t len = g->to[c] - g->from[c], sh = g->from[c] - d;
+        if (sh) {
+            memmove(g->fj + d, g->fj + g->from[c], len * sizeof *g->fj);
+            memmove(g->f + d, g->f + g->from[c], len * sizeof *g->f);
+            for (size_t i = chunk_start(n, nc, (size_t)c); i < chunk_start(n, nc, (size_t)c + 1);
+                 i++)
+                g->fp[i] -= sh;
+        }
+        d += len;
+    }
+    g->fp[n] = d;
+}
+
+static int csr_single(amg_state *s, csr *a, int sym, double *diag)
+{
+    size_t n = a->n, nnz = a->p[n];
+    single_args g = {.a = a, .sym = sym, .f = a->f, .fj = a->fj, .fp = a->fp, .diag = diag};
+    if (sym) { /* the diagonals' magnitudes, before the values go */
+        sweep_work(s, n, nnz, single_diag_rows, &g);
+        single_inplace(&g, nnz);
+        g.f = (float *)(void *)a->v, g.fj = a->j, g.fp = a->p;
+        sweep_work(s, n, nnz, single_sym_rows, &g);
+    } else if ((!g.f && !(g.f = a->f = malloc((nnz + 1) * sizeof *g.f))) ||
+               (!g.fp && !(g.fp = a->fp = malloc((n + 1) * sizeof *g.fp))) ||
+               (!g.fj && !(g.fj = a->fj = malloc((nnz + 1) * sizeof *g.fj)))) {
+        return TS_ERR_NOMEM;
+    }
+    /* the exact zeros out, f and fj compressed in place: P's pinned rows,
+     * and a cloth lying in a plane has no couplings across it (on the
+     * 100x100 cloth hanging in its plane, a quarter of the first coarse
+     * level's entries) */
+    int nc = sweep_chunks(s, nnz);
+    for (int c = 0; c <= nc; c++)
+        g.from[c] = a->p[chunk_start(n, nc, (size_t)c)];
+    sweep_work(s, n, nnz, single_compact_rows, &g);
+    single_join(&g, nc, n);
+    if (sym) { /* the double values and their pattern are gone: to size */
+        float *sf = realloc(g.f, (g.fp[n] + 1) * sizeof *sf);
+        uint32_t *sj = realloc(g.fj, (g.fp[n] + 1) * sizeof *sj);
+        a->f = sf ? sf : g.f, a->fj = sj ? sj : g.fj, a->fp = g.fp;
+        a->p = NULL, a->j = NULL, a->v = NULL;
+    }
+    return TS_OK;
 }
 
 /* a sweep over a level's rows: its level, its vectors, its chunks' maxima */
@@ -793,48 +1041,50 @@ static double chunks_max(const double *mx)
     return m;
 }
 
-/* The pattern of C = A B (Gustavson), columns of each row in first-seen order. */
-static int spgemm_pattern(const csr *a, const csr *b, csr *c, int values)
+/* a pattern sweep (spgemm_rows, rap_pattern_rows, filtered_rows): its
+ * level, its matrices and its lists */
+typedef struct {
+    int l;
+    const csr *a, *b; /* C = a b; rap_pattern: a = P^T */
+    lists out;
+} pattern_args;
+
+/* rows [i0, i1) of a b's pattern */
+static void spgemm_rows(amg_state *s, blocks_rows *rows, void *ctx, int c, size_t i0, size_t i1)
 {
-    size_t n = a->n, m = b->m, cap = a->p[n] + n + 16, nnz = 0;
-    size_t *mark = malloc((m + 1) * sizeof *mark);
-    c->n = n, c->m = m;
-    c->p = calloc(n + 1, sizeof *c->p);
-    c->j = malloc(cap * sizeof *c->j);
-    if (!mark || !c->p || !c->j)
-        goto nomem;
-    for (size_t q = 0; q < m; q++)
-        mark[q] = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t k = a->p[i]; k < a->p[i + 1]; k++) {
-            size_t r = a->j[k];
-            for (size_t l = b->p[r]; l < b->p[r + 1]; l++) {
-                size_t q = b->j[l];
-                if (mark[q] == i)
-                    continue;
-                mark[q] = i;
-                if (nnz == cap) {
-                    cap *= 2;
-                    uint32_t *nj = realloc(c->j, cap * sizeof *nj);
-                    if (!nj)
-                        goto nomem;
-                    c->j = nj;
-                }
-                c->j[nnz++] = (uint32_t)q;
-            }
-        }
-        c->p[i + 1] = nnz;
+    pattern_args *g = ctx;
+    const csr *a = g->a, *b = g->b;
+    struct list_part *lp = &g->out.part[c];
+    size_t *mark = marks_get(s, c, b->m);
+    (void)rows;
+    if (!mark) {
+        lp->nomem = 1;
+        return;
     }
-    free(mark);
-    uint32_t *nj = realloc(c->j, (nnz + 1) * sizeof *nj); /* to size */
-    c->j = nj ? nj : c->j;
-    if (!values)
-        return TS_OK;
-    c->v = calloc(nnz + 1, sizeof *c->v);
+    for (size_t i = i0; i < i1; i++) {
+        for (size_t k = a->p[i]; k < a->p[i + 1]; k++)
+            for (size_t e = b->p[a->j[k]]; e < b->p[a->j[k] + 1]; e++)
+                list_add(lp, mark, i, b->j[e]);
+        g->out.p[i + 1] = lp->len;
+    }
+    marks_put(s, c, mark, b->m);
+}
+
+/* The pattern of C = A B (Gustavson), columns of each row in first-seen
+ * order, with zero values; its rows on the thread team (spgemm_rows). */
+static int spgemm_pattern(amg_state *s, const csr *a, const csr *b, csr *c)
+{
+    size_t n = a->n;
+    pattern_args g = {.a = a, .b = b};
+    c->n = n, c->m = b->m;
+    if (!(c->p = calloc(n + 1, sizeof *c->p)))
+        return TS_ERR_NOMEM;
+    lists_init(&g.out, s, n, c->p, a->p[n] + n + 16);
+    g.out.nc = sweep_work(s, n, a->p[n], spgemm_rows, &g);
+    if (lists_join(&g.out, &c->j))
+        return TS_ERR_NOMEM;
+    c->v = calloc(c->p[n] + 1, sizeof *c->v);
     return c->v ? TS_OK : TS_ERR_NOMEM;
-nomem:
-    free(mark);
-    return TS_ERR_NOMEM;
 }
 
 /* t = a^T (pattern); map (or NULL)[k]: t.v[k] = a.v[map[k]] */
@@ -864,61 +1114,54 @@ static int csr_transpose(const csr *a, csr *t, uint32_t **map)
     return TS_OK;
 }
 
-/* Append q to row i of c (grown as needed) unless mark[q] == i. */
-static int pattern_add(csr *c, size_t *cap, size_t *mark, size_t i, uint32_t q)
+/* rows [i0, i1) of the Galerkin product's pattern (rap_pattern) */
+static void rap_pattern_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
 {
-    if (mark[q] == i)
-        return TS_OK;
-    mark[q] = i;
-    size_t nnz = c->p[i + 1];
-    if (nnz == *cap) {
-        uint32_t *nj = realloc(c->j, (*cap *= 2) * sizeof *nj);
-        if (!nj)
-            return TS_ERR_NOMEM;
-        c->j = nj;
+    pattern_args *g = ctx;
+    const csr *P = &s->lev[g->l].P, *r = g->a;
+    struct list_part *lp = &g->out.part[c];
+    size_t *mark = marks_get(s, c, P->m);
+    if (!mark) {
+        lp->nomem = 1;
+        return;
     }
-    c->j[c->p[i + 1]++] = q;
-    return TS_OK;
+    for (size_t i = i0; i < i1; i++) {
+        for (size_t f = r->p[i]; f < r->p[i + 1]; f++) {
+            row_view a;
+            row_get_in(s, b, g->l, r->j[f], 0, &a);
+            for (size_t t = 0; t < a.len; t++)
+                for (size_t e = P->p[a.j[t]]; e < P->p[a.j[t] + 1]; e++)
+                    list_add(lp, mark, i, P->j[e]);
+        }
+        g->out.p[i + 1] = lp->len;
+    }
+    marks_put(s, c, mark, P->m);
 }
 
 /* The pattern of the Galerkin product C = P^T A P of level l, row by row
  * of P^T: row i holds, in the order first seen, the columns of P's rows j
  * over A's rows k in P's column i, its columns j ascending; nothing of
- * size nnz(A P) is stored. */
+ * size nnz(A P) is stored.  Its rows on the thread team. */
 static int rap_pattern(amg_state *s, int l, csr *c)
 {
-    const level *L = &s->lev[l];
-    const csr *P = &L->P;
-    size_t nc = P->m, cap = 2 * P->p[P->n] + nc + 16;
-    size_t *mark = s->pos; /* SIZE_MAX between uses */
+    const csr *P = &s->lev[l].P;
+    size_t nc = P->m;
     csr r = {0};
     int st = csr_transpose(P, &r, NULL);
     c->n = c->m = nc;
     c->p = calloc(nc + 1, sizeof *c->p);
-    c->j = malloc(cap * sizeof *c->j);
-    if (st || !c->p || !c->j) {
+    if (st || !c->p) {
         csr_free(&r);
         return TS_ERR_NOMEM;
     }
-    for (size_t i = 0; i < nc && !st; i++) {
-        c->p[i + 1] = c->p[i];
-        for (size_t f = r.p[i]; f < r.p[i + 1] && !st; f++) {
-            row_view a;
-            row_get(s, l, r.j[f], 0, &a);
-            for (size_t t = 0; t < a.len && !st; t++)
-                for (size_t e = P->p[a.j[t]]; e < P->p[a.j[t] + 1] && !st; e++)
-                    st = pattern_add(c, &cap, mark, i, P->j[e]);
-        }
-    }
-    for (size_t q = 0; q <= nc; q++)
-        mark[q] = SIZE_MAX;
+    pattern_args g = {.l = l, .a = &r};
+    lists_init(&g.out, s, nc, c->p, 2 * P->p[P->n] + nc + 16);
+    g.out.nc = sweep_work(s, nc, P->p[P->n], rap_pattern_rows, &g);
     csr_free(&r);
-    if (!st) { /* to its size */
-        uint32_t *nj = realloc(c->j, (c->p[nc] + 1) * sizeof *nj);
-        c->j = nj ? nj : c->j;
-        st = (c->v = calloc(c->p[nc] + 1, sizeof *c->v)) ? TS_OK : TS_ERR_NOMEM;
-    }
-    return st;
+    if (lists_join(&g.out, &c->j))
+        return TS_ERR_NOMEM;
+    c->v = calloc(c->p[nc] + 1, sizeof *c->v);
+    return c->v ? TS_OK : TS_ERR_NOMEM;
 }
 
 /* owner[] of a coarse row: the chunk of its fine rows, or RAP_SHARED */
@@ -1011,14 +1254,15 @@ static int rap_chunks(const csr *P, int nc, uint8_t *owner, rap_args *g)
  * of size nnz(A P) stored.  On the team, in chunks of fine rows, one a
  * thread: a coarse row that P gives fine rows of one chunk only is summed
  * by that chunk; the few whose fine rows lie in more than one chunk are
- * summed after, on one thread, over all their fine rows, so every entry adds its terms in the order of the
- * fine rows whatever the number of chunks. */
+ * summed after, on one thread, over all their fine rows, so every entry
+ * adds its terms in the order of the fine rows whatever the number of
+ * chunks. */
 static void rap_values(amg_state *s, int l, csr *c)
 {
     const csr *P = &s->lev[l].P;
     rap_args g = {.l = l, .c = c};
     g.pos[0] = s->pos, g.acc[0] = s->acc, g.list[0] = s->list;
-    memset(c->v, 0, c->p[c->n] * sizeof *c->v);
+    ts_vec_zero(c->p[c->n], c->v); /* on the team: the first touch of its pages */
     int nc = sweep_chunks(s, P->n);
     uint8_t *owner = nc > 1 ? malloc(P->m + 1) : NULL;
     if (owner && rap_chunks(P, nc, owner, &g) == 0) {
@@ -1159,9 +1403,11 @@ static double inverse_or_one(double d)
     return d > 0.0 ? 1.0 / d : 1.0;
 }
 
-/* D_F^-1 of row i (r, with its values and strong bits) into L->dinv, and
- * the row's sum of |D_F^-1 A_F| (see smooth_prolongator) */
-static double filtered_diag_row(level *L, size_t i, const row_view *r)
+/* D_F^-1 of row i (r, with its values) into L->dinv, and the row's sum of
+ * |D_F^-1 A_F| (see smooth_prolongator); its strong couplings are those
+ * of the strong bits, or with mark the columns j with mark[j] < 0 (the
+ * strength sweep's, before it sets the bits) */
+static double filtered_diag_row(level *L, size_t i, const row_view *r, const double *mark)
 {
     const uint8_t *comp = L->comp;
     double d = 0.0, off = 0.0;
@@ -1169,7 +1415,7 @@ static double filtered_diag_row(level *L, size_t i, const row_view *r)
         size_t j = r->j[t];
         if (j == i)
             d += r->v[t];
-        else if (strong_at(L, r->k0 + t))
+        else if (mark ? mark[j] < 0.0 : strong_at(L, r->k0 + t))
             off += fabs(r->v[t]);
         else if (comp[j] == comp[i])
             d -= r->v[t]; /* lumped */
@@ -1178,74 +1424,138 @@ static double filtered_diag_row(level *L, size_t i, const row_view *r)
     return (fabs(d) + off) * L->dinv[i];
 }
 
+/* a strength sweep (strong_rows): its level, threshold, |A_ii| and lists;
+ * each chunk's strong bits in the bytes it may share with the chunks
+ * beside it (its first and last entries'), its Gershgorin bound (level 0)
+ * and its largest row sum of |D_F^-1 A_F| */
+typedef struct {
+    int l;
+    double theta;
+    const double *dn;
+    lists out;
+    uint8_t edge[AMG_CHUNKS][2];
+    double gersh[AMG_CHUNKS], lam[AMG_CHUNKS];
+} strong_args;
+
+/* one chunk of a strength sweep: its sums by column (zeros between rows),
+ * the columns a row reaches, its entries [k0, k1) of A, its maxima */
+typedef struct {
+    strong_args *g;
+    level *L;
+    struct list_part *lp;
+    uint8_t *edge;
+    double *acc;
+    uint32_t *touched;
+    size_t k0, k1;
+    double gersh, lam;
+} strong_chunk;
+
+/* entry k's strong bit, in the chunk's edge bytes where its byte may hold
+ * entries of the chunks beside it (strong_neighbours merges them) */
+static void strong_set(strong_chunk *w, size_t k)
+{
+    uint8_t bit = (uint8_t)(1u << (k & 7));
+    if (k >> 3 == w->k0 >> 3)
+        w->edge[0] |= bit;
+    else if (k >> 3 == (w->k1 - 1) >> 3)
+        w->edge[1] |= bit;
+    else
+        w->L->strong[k >> 3] |= bit;
+}
+
+/* Row ia's strong neighbours (r: its values) onto the chunk's list, their
+ * entries' bits, D_F^-1 and the row's bounds; its sum of |a_ij| returned. */
+static double strong_row(strong_chunk *w, size_t ia, const row_view *r)
+{
+    const strong_args *g = w->g;
+    const uint8_t *comp = w->L->comp;
+    double *acc = w->acc, row = 0.0;
+    size_t nt = 0;
+    for (size_t t = 0; t < r->len; t++) {
+        size_t ja = r->j[t];
+        row += fabs(r->v[t]);
+        if (ja == ia || comp[ia] != comp[ja])
+            continue;
+        if (acc[ja] == 0.0)
+            w->touched[nt++] = (uint32_t)ja;
+        acc[ja] += r->v[t] * r->v[t] + 1e-300;
+    }
+    for (size_t t = 0; t < nt; t++) {
+        size_t ja = w->touched[t];
+        if (!(acc[ja] >= g->theta * g->theta * g->dn[ia] * g->dn[ja] && g->dn[ia] > 0.0 &&
+              g->dn[ja] > 0.0))
+            continue;
+        list_push(w->lp, (uint32_t)ja);
+        acc[ja] = -1.0;
+    }
+    for (size_t t = 0; t < r->len; t++)
+        if (r->j[t] != ia && comp[ia] == comp[r->j[t]] && acc[r->j[t]] < 0.0)
+            strong_set(w, r->k0 + t);
+    w->lam = fmax(w->lam, filtered_diag_row(w->L, ia, r, acc));
+    for (size_t t = 0; t < nt; t++)
+        acc[w->touched[t]] = 0.0;
+    return row;
+}
+
+/* rows [i0, i1) of a strength sweep (strong_neighbours) */
+static void strong_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
+{
+    strong_args *g = ctx;
+    level *L = &s->lev[g->l];
+    const unsigned char *pinned = g->l == 0 && s->sys ? s->sys->pinned : NULL;
+    strong_chunk w = {.g = g, .L = L, .lp = &g->out.part[c], .edge = g->edge[c]};
+    w.k0 = L->A.p[i0], w.k1 = L->A.p[i1];
+    /* the sums on pages of their own, returned before the peak of the
+     * set-up (the Galerkin sums); chunk 0's columns in the state's scratch */
+    w.acc = calloc(L->n + 1, sizeof *w.acc);
+    w.touched = c ? malloc((L->n + 1) * sizeof *w.touched) : s->list;
+    for (size_t ia = i0; ia < i1 && w.acc && w.touched; ia++) {
+        row_view r;
+        row_get_in(s, b, g->l, ia, 1, &r);
+        double row = strong_row(&w, ia, &r);
+        g->out.p[ia + 1] = w.lp->len;
+        if (g->l == 0 && !(pinned && pinned[ia]))
+            w.gersh = fmax(w.gersh, row * fabs(inverse_or_one(s->diag0[ia])));
+    }
+    w.lp->nomem |= !w.acc || !w.touched;
+    g->gersh[c] = w.gersh, g->lam[c] = w.lam;
+    free(w.acc);
+    if (c)
+        free(w.touched);
+}
+
 /* The strong neighbours of each unknown of level l: unknowns of the same
  * axis with |a_ij| >= theta sqrt(|a_ii a_jj|), as lists sj[sp[i] .. sp[i+1])
- * (sp: n + 1 zeros; *sj grown as needed) and as bits on A's entries
- * (L->strong: zeros).  On level 0 the same sweeps give what the first
- * rebuild reads of it: its diagonal (s->diag0) and Gershgorin's bound
- * (s->gersh0, as gershgorin sums and compares its rows).  0, or -1 when
- * out of memory. */
+ * (sp: n + 1 zeros) and as bits on A's entries (L->strong: zeros), in a
+ * sweep on the thread team.  On level 0 the same sweeps give what the
+ * first rebuild reads of it: its diagonal (s->diag0) and Gershgorin's
+ * bound (s->gersh0, as gershgorin sums and compares its rows).  0, or -1
+ * when out of memory. */
 static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint32_t **sj)
 {
     level *L = &s->lev[l];
-    size_t nn = L->n, cap = 8 * nn + 16, ns = 0;
-    const uint8_t *comp = L->comp;
-    /* |A_ii| and the sums by column (zeros between rows) on pages of
-     * their own, returned before the peak of the set-up (the Galerkin
-     * sums); the columns found in a row in the state's scratch */
-    double *dn = calloc(nn + 1, sizeof *dn), *acc = calloc(nn + 1, sizeof *acc);
-    uint32_t *touched = s->list;
-    row_view r;
-    int st = -1;
-    if (!dn || !acc || !(*sj = malloc(cap * sizeof **sj)))
-        goto out;
-    rows_args g = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
-    sweep(s, nn, abs_diag_rows, &g);
-    const unsigned char *pinned = s->sys ? s->sys->pinned : NULL;
-    if (l == 0)
-        s->gersh0 = 0.0, s->diag0_swept = 1;
-    s->lam_f = 0.0;
-    for (size_t ia = 0; ia < nn; ia++) {
-        size_t nt = 0;
-        double row = 0.0;
-        row_get(s, l, ia, 1, &r);
-        for (size_t t = 0; t < r.len; t++) {
-            size_t ja = r.j[t];
-            row += fabs(r.v[t]);
-            if (ja == ia || comp[ia] != comp[ja])
-                continue;
-            if (acc[ja] == 0.0)
-                touched[nt++] = (uint32_t)ja;
-            acc[ja] += r.v[t] * r.v[t] + 1e-300;
-        }
-        for (size_t t = 0; t < nt; t++) {
-            size_t ja = touched[t];
-            if (!(acc[ja] >= theta * theta * dn[ia] * dn[ja] && dn[ia] > 0.0 && dn[ja] > 0.0))
-                continue;
-            if (ns == cap) {
-                uint32_t *nj = realloc(*sj, (cap *= 2) * sizeof *nj);
-                if (!nj)
-                    goto out;
-                *sj = nj;
-            }
-            (*sj)[ns++] = (uint32_t)ja;
-            acc[ja] = -1.0;
-        }
-        for (size_t t = 0; t < r.len; t++)
-            if (r.j[t] != ia && comp[ia] == comp[r.j[t]] && acc[r.j[t]] < 0.0)
-                strong_set(L, r.k0 + t);
-        for (size_t t = 0; t < nt; t++)
-            acc[touched[t]] = 0.0;
-        sp[ia + 1] = ns;
-        if (l == 0 && !(pinned && pinned[ia]))
-            s->gersh0 = fmax(s->gersh0, row * fabs(inverse_or_one(s->diag0[ia])));
-        s->lam_f = fmax(s->lam_f, filtered_diag_row(L, ia, &r));
-    }
-    st = 0;
-out:
+    size_t nn = L->n;
+    double *dn = calloc(nn + 1, sizeof *dn); /* |A_ii| */
+    if (!dn)
+        return -1;
+    rows_args d = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
+    sweep(s, nn, abs_diag_rows, &d);
+    strong_args g = {.l = l, .theta = theta, .dn = dn};
+    lists_init(&g.out, s, nn, sp, 8 * nn + 16);
+    g.out.nc = sweep(s, nn, strong_rows, &g);
     free(dn);
-    free(acc);
-    return st;
+    if (lists_join(&g.out, sj))
+        return -1;
+    for (int c = 0; c < g.out.nc; c++) { /* the bytes chunks may share */
+        size_t k0 = L->A.p[chunk_start(nn, g.out.nc, (size_t)c)];
+        size_t k1 = L->A.p[chunk_start(nn, g.out.nc, (size_t)c + 1)];
+        L->strong[k0 >> 3] |= g.edge[c][0];
+        L->strong[(k1 ? k1 - 1 : 0) >> 3] |= g.edge[c][1];
+    }
+    if (l == 0)
+        s->gersh0 = chunks_max(g.gersh), s->diag0_swept = 1;
+    s->lam_f = chunks_max(g.lam);
+    return 0;
 }
 
 /* The greedy aggregation of Vanek et al. (sec. 3) over the strength graph
@@ -1405,42 +1715,41 @@ static int filtered_from_strength(size_t n, strength *gs, csr *af)
     return TS_OK;
 }
 
+/* rows [i0, i1) of A_F's pattern: the diagonal and the strong couplings */
+static void filtered_rows(amg_state *s, blocks_rows *b, void *ctx, int c, size_t i0, size_t i1)
+{
+    pattern_args *g = ctx;
+    const level *L = &s->lev[g->l];
+    struct list_part *lp = &g->out.part[c];
+    row_view r;
+    for (size_t i = i0; i < i1; i++) {
+        row_get_in(s, b, g->l, i, 0, &r);
+        for (size_t t = 0; t < r.len; t++)
+            if (r.j[t] == i || strong_at(L, r.k0 + t))
+                list_push(lp, r.j[t]);
+        g->out.p[i + 1] = lp->len;
+    }
+}
+
 /* The pattern of A_F Pt, A_F the diagonal and the strong couplings of
  * level l's A; gs, level l's strength graph, is freed. */
 static int filtered_pattern(amg_state *s, int l, const csr *pt, csr *p, strength *gs)
 {
     level *L = &s->lev[l];
-    csr af = {0};
-    row_view r;
-    size_t w = 0;
+    csr af = {.n = L->n, .m = L->n};
+    int st;
     if (l == 0 && s->from_blocks) {
-        int st = filtered_from_strength(L->n, gs, &af);
-        st = st ? st : spgemm_pattern(&af, pt, p, 1);
-        csr_free(&af);
-        return st;
+        st = filtered_from_strength(L->n, gs, &af);
+    } else {
+        strength_free(gs);
+        pattern_args g = {.l = l};
+        if (!(af.p = calloc(L->n + 1, sizeof *af.p)))
+            return TS_ERR_NOMEM;
+        lists_init(&g.out, s, L->n, af.p, 4 * L->n);
+        g.out.nc = sweep(s, L->n, filtered_rows, &g);
+        st = lists_join(&g.out, &af.j);
     }
-    strength_free(gs);
-    for (int pass = 0; pass < 2; pass++, w = 0) {
-        for (size_t i = 0; i < L->n; i++) {
-            row_get(s, l, i, 0, &r);
-            for (size_t t = 0; t < r.len; t++)
-                if (r.j[t] == i || strong_at(L, r.k0 + t)) {
-                    if (pass)
-                        af.j[w] = r.j[t];
-                    w++;
-                }
-            if (pass)
-                af.p[i + 1] = w;
-        }
-        if (pass)
-            break;
-        af.n = af.m = L->n;
-        af.p = calloc(L->n + 1, sizeof *af.p);
-        af.j = malloc((w + 1) * sizeof *af.j);
-        if (!af.p || !af.j)
-            break;
-    }
-    int st = af.p && af.j ? spgemm_pattern(&af, pt, p, 1) : TS_ERR_NOMEM;
+    st = st ? st : spgemm_pattern(s, &af, pt, p);
     csr_free(&af);
     return st;
 }
@@ -1464,6 +1773,8 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     if (!s->from_blocks)
         full_walk(s, ls->A, 1);
     parts_sync(s);
+    if (s->from_blocks)
+        blocks_row_starts(s);
     s->lev[0].n = s->n;
     s->lev[0].comp = malloc(s->n + 1);
     if (!s->lev[0].comp)
@@ -1723,7 +2034,7 @@ static void filtered_diag_rows(amg_state *s, blocks_rows *b, void *ctx, int c, s
     row_view r;
     for (size_t i = i0; i < i1; i++) {
         row_get_in(s, b, g->l, i, 1, &r);
-        lam = fmax(lam, filtered_diag_row(L, i, &r));
+        lam = fmax(lam, filtered_diag_row(L, i, &r, NULL));
     }
     g->mx[c] = lam;
 }
@@ -1836,8 +2147,9 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             L->pattern = L->A.p[L->n];
         if (l + 1 < s->nlev)
             restrict_plan_free(&L->rp);
-        if ((l > 0 && csr_single(&L->A, 1, s->acc)) ||
-            (l + 1 < s->nlev && (csr_single(&L->P, 0, NULL) || restrict_plan_new(&L->P, &L->rp))))
+        if ((l > 0 && csr_single(s, &L->A, 1, s->acc)) ||
+            (l + 1 < s->nlev &&
+             (csr_single(s, &L->P, 0, NULL) || restrict_plan_new(&L->P, &L->rp))))
             return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     }
     for (int l = 0; l < s->nlev; l++)
