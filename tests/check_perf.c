@@ -628,9 +628,9 @@ static void threads_stats(const char *env, char *err, size_t size)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd,
-             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS %s %s run --system cloth --param nx=10 "
-             "--param ny=10 --stepper rk4 --dt 0.001 --steps 2 --threads 2 --stats "
-             "--out /dev/null 2>&1",
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS %s %s run "
+             "--system cloth --param nx=10 --param ny=10 --stepper rk4 --dt 0.001 --steps 2 "
+             "--threads 2 --stats --out /dev/null 2>&1",
              env, TSTEP_BIN);
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
