@@ -673,6 +673,36 @@ START_TEST(springs_finish_orders_any_input)
 }
 END_TEST
 
+/* Springs added in (first, second) order stay in it, each with its own
+ * stiffness; added with the first particles in order but a second one
+ * out of it, they are sorted by the second too. */
+START_TEST(springs_finish_sorts_by_second_particle)
+{
+    static const size_t pair[5][2] = {{0, 1}, {0, 3}, {1, 2}, {1, 4}, {4, 5}};
+    static const size_t orders[2][5] = {{0, 1, 2, 3, 4}, {1, 0, 3, 2, 4}};
+    for (int o = 0; o < 2; o++) {
+        ts_springs *s;
+        ck_assert_int_eq(ts_springs_new(&ts_string, 6, NULL, &s), TS_OK);
+        for (size_t p = 0; p < 6; p++)
+            s->base.x[3 * p] = (double)p;
+        for (size_t a = 0; a < 5; a++) {
+            size_t m = orders[o][a];
+            ck_assert_int_eq(ts_springs_add(s, pair[m][0], pair[m][1], 10.0 + (double)m, 0.5,
+                                            TS_SPRING_STRETCH),
+                             TS_OK);
+        }
+        ck_assert_int_eq(ts_springs_finish(s), TS_OK);
+        for (size_t e = 0; e < 5; e++) {
+            ck_assert_uint_eq(s->si[e], pair[e][0]);
+            ck_assert_uint_eq(s->sj[e], pair[e][1]);
+            ck_assert_double_eq(ts_springs_k(s, e), 10.0 + (double)e);
+            ck_assert_double_eq(s->rest[e], (double)(pair[e][1] - pair[e][0]));
+        }
+        ts_system_free(&s->base);
+    }
+}
+END_TEST
+
 START_TEST(mesh_cloth_from_shipped_obj)
 {
     ts_obj_mesh *m;
@@ -959,6 +989,7 @@ Suite *springs_suite(void)
     tc = tcase_create("topology and input");
     tcase_add_test(tc, grid_cloth_spring_counts);
     tcase_add_test(tc, springs_finish_orders_any_input);
+    tcase_add_test(tc, springs_finish_sorts_by_second_particle);
     tcase_add_test(tc, mesh_cloth_from_shipped_obj);
     tcase_add_loop_test(tc, obj_loader_rejects_bad_files, 0, NBAD);
     tcase_add_test(tc, obj_loader_missing_file_and_cli_exit_2);

@@ -158,8 +158,9 @@ static void json_table_begin(cli_table *t, FILE *out, const char *const *cols, i
 }
 
 /* The columns prefix0 .. prefix{n-1}, each after its separator, formed in
- * a buffer (a million-column header in milliseconds, not a call of
- * snprintf and two of stdio a column). */
+ * a buffer and written a block at a time: a large system's header has
+ * millions of names, and a formatting call and two stdio calls a name
+ * cost 0.1 s at 300 x 300. */
 static void put_indexed(const writer *w, char prefix, size_t n)
 {
     char buf[8192], digits[24];

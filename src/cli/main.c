@@ -9,13 +9,15 @@
  * OpenBLAS (the coarse multigrid level's Cholesky solve, the Ritz values)
  * starts a thread a core when it is loaded, and after every call those
  * threads spin too: 10 backward-Euler steps of the 100^2 cloth on 2 threads
- * used 0.7 s of processor time against 0.55 s with OPENBLAS_NUM_THREADS=1,
- * for matrices far too small to share.  Both libraries read these settings
+ * used 0.74 s of processor time against 0.65 s with OPENBLAS_NUM_THREADS=1
+ * (docs/performance.md, Threads, with the command), for matrices far too
+ * small to share.  Both libraries read these settings
  * once, when they are loaded, before main: so unless the user chose them
  * (OMP_WAIT_POLICY or GOMP_SPINCOUNT; OPENBLAS_NUM_THREADS), the program
  * sets OMP_WAIT_POLICY=passive and OPENBLAS_NUM_THREADS=1 and executes its
  * own file again, once: a second start of the program and its libraries
- * (`tstep --version` takes 30 ms so, 15 ms with both variables set).
+ * (`tstep --version` takes 30 ms so, 15 ms with both variables set; the
+ * same section).
  * Where that fails (no /proc) it goes on as it is. */
 #include <stdlib.h>
 #include <unistd.h>

@@ -41,8 +41,7 @@
  * fall in more than one chunk are summed after the others, over those fine
  * rows in order, so every entry adds its terms in one order and the
  * hierarchy is the same bits for any number of threads (300 x 300 cloth,
- * one step: set-up 0.63 s on 2 threads against 0.98 s on one; 0.81 s on 2
- * with the lists, the patterns and the copies on one thread).  The
+ * one step: set-up 0.63 s on 2 threads against 0.98 s on one).  The
  * aggregation (sequential by nature) and the Lanczos estimates' vector
  * loops (each about as long as starting a parallel region; their products
  * are the levels' own, on the team) stay on one thread.  The first setup
@@ -90,6 +89,7 @@
  * where the system has one.  docs/solvers.md (Multigrid) gives the figures
  * behind each choice and what was tried instead. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +220,14 @@ typedef struct {
 static size_t chunk_start(size_t n, int nc, size_t c)
 {
     return n * c / (size_t)nc;
+}
+
+/* rows[i] += by for the rows i of chunk c of nc over [0, n): a chunk's
+ * list starts moved where its lists were joined */
+static void chunk_rows_shift(size_t *rows, size_t n, int nc, int c, ptrdiff_t by)
+{
+    for (size_t i = chunk_start(n, nc, (size_t)c); i < chunk_start(n, nc, (size_t)c + 1); i++)
+        rows[i] = (size_t)((ptrdiff_t)rows[i] + by);
 }
 
 static void csr_free(csr *a)
@@ -768,9 +776,7 @@ static int lists_join(lists *ls, uint32_t **j)
         ls->part[0].j = NULL;
         TS_PARALLEL(rest >= ts_threads_min(), rest, join_range, &g);
         for (int c = 1; c < ls->nc; c++)
-            for (size_t i = chunk_start(ls->n, ls->nc, (size_t)c);
-                 i < chunk_start(ls->n, ls->nc, (size_t)c + 1); i++)
-                ls->p[i + 1] += off[c];
+            chunk_rows_shift(ls->p + 1, ls->n, ls->nc, c, (ptrdiff_t)off[c]);
     }
     for (int c = 0; c < ls->nc; c++)
         free(ls->part[c].j);
@@ -780,14 +786,21 @@ static int lists_join(lists *ls, uint32_t **j)
     return TS_OK;
 }
 
+/* positions [0, m] of mark unused (SIZE_MAX), as the scatters expect them */
+static void marks_clear(size_t *mark, size_t m)
+{
+    for (size_t q = 0; q <= m; q++)
+        mark[q] = SIZE_MAX;
+}
+
 /* A sweep chunk's scratch of m + 1 positions, all SIZE_MAX: the state's
  * pos (SIZE_MAX between uses) for chunk 0, its own for the others; NULL
  * when out of memory. */
 static size_t *marks_get(amg_state *s, int c, size_t m)
 {
     size_t *mark = c ? malloc((m + 1) * sizeof *mark) : s->pos;
-    for (size_t q = 0; mark && c && q <= m; q++)
-        mark[q] = SIZE_MAX;
+    if (mark && c)
+        marks_clear(mark, m);
     return mark;
 }
 
@@ -798,8 +811,7 @@ static void marks_put(amg_state *s, int c, size_t *mark, size_t m)
         free(mark);
         return;
     }
-    for (size_t q = 0; q <= m; q++)
-        s->pos[q] = SIZE_MAX;
+    marks_clear(s->pos, m);
 }
 
 /* rows [i0, i1) of level 0: the lengths blocks_row gives them into A->p[i
@@ -981,9 +993,7 @@ static void single_join(single_args *g, int nc, size_t n)
         if (sh) {
             memmove(g->fj + d, g->fj + g->from[c], len * sizeof *g->fj);
             memmove(g->f + d, g->f + g->from[c], len * sizeof *g->f);
-            for (size_t i = chunk_start(n, nc, (size_t)c); i < chunk_start(n, nc, (size_t)c + 1);
-                 i++)
-                g->fp[i] -= sh;
+            chunk_rows_shift(g->fp, n, nc, c, -(ptrdiff_t)sh);
         }
         d += len;
     }
@@ -1244,8 +1254,7 @@ static int rap_chunks(const csr *P, int nc, uint8_t *owner, rap_args *g)
         g->list[c] = malloc((m + 1) * sizeof *g->list[c]);
         if (!g->pos[c] || !g->acc[c] || !g->list[c])
             return -1;
-        for (size_t q = 0; q <= m; q++)
-            g->pos[c][q] = SIZE_MAX;
+        marks_clear(g->pos[c], m);
     }
     return 0;
 }
@@ -1343,8 +1352,7 @@ static void full_walk(amg_state *s, const ts_sparse *lo, int values)
                     A->j[d] = (uint32_t)i;
             }
         }
-    for (size_t i = 0; i <= lo->n; i++)
-        fill[i] = SIZE_MAX;
+    marks_clear(fill, lo->n);
 }
 
 static int full_pattern(amg_state *s, const ts_sparse *lo)
@@ -1766,8 +1774,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     s->diag0 = malloc((s->n + 1) * sizeof *s->diag0);
     if (!s->pos || !s->acc || !s->list || !s->diag0)
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
-    for (size_t i = 0; i <= s->n; i++)
-        s->pos[i] = SIZE_MAX;
+    marks_clear(s->pos, s->n);
     if (s->from_blocks ? blocks_rows_new(s) : full_pattern(s, ls->A))
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
     if (!s->from_blocks)
