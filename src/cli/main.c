@@ -39,6 +39,12 @@ static void quiet_libraries(char **argv)
     if ((!policy || setenv("OMP_WAIT_POLICY", "passive", 1) == 0) &&
         (!blas || setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0))
         execv(self, argv);
+    /* still here: the libraries keep what they read at load, and the
+     * environment (which run --stats reports) says so again */
+    if (policy)
+        unsetenv("OMP_WAIT_POLICY");
+    if (blas)
+        unsetenv("OPENBLAS_NUM_THREADS");
 }
 
 int main(int argc, char **argv)
