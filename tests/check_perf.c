@@ -623,12 +623,13 @@ START_TEST(threads_option)
 END_TEST
 
 /* stderr of `tstep run` (a 10^2 cloth, rk4, --threads 2 --stats) with the
- * environment changes env (shell assignments after env -u of the three names) */
+ * environment changes env (shell assignments after env -u of the four names) */
 static void threads_stats(const char *env, char *err, size_t size)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd,
-             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS %s %s run "
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS "
+             "-u TSTEP_WAIT_CHOICE %s %s run "
              "--system cloth --param nx=10 --param ny=10 --stepper rk4 --dt 0.001 --steps 2 "
              "--threads 2 --stats --out /dev/null 2>&1",
              env, TSTEP_BIN);
@@ -639,17 +640,26 @@ static void threads_stats(const char *env, char *err, size_t size)
     ck_assert_int_eq(pclose(p), 0);
 }
 
-/* Threads wait passively and OpenBLAS keeps to one unless the user chose
- * otherwise (src/cli/main.c): the program itself, started without the
- * variables, runs with OMP_WAIT_POLICY=passive and OPENBLAS_NUM_THREADS=1;
- * a policy, spin count or OpenBLAS thread count given is kept. */
+/* How the threads wait, and OpenBLAS on one thread, unless the user chose
+ * (src/cli/main.c): the program itself, started without the variables,
+ * waits passively when fewer than two processors are free of other
+ * running tasks and spins briefly (GOMP_SPINCOUNT 10000) otherwise, and
+ * says which and why; a policy, spin count or OpenBLAS thread count given
+ * is kept. */
 START_TEST(threads_wait_passively)
 {
     char err[2048];
     threads_stats("", err, sizeof err);
-    ck_assert_msg(strstr(err, "threads 2, waiting passive (OMP_WAIT_POLICY); OpenBLAS threads 1 "
-                              "(OPENBLAS_NUM_THREADS)"),
+    const char *c = strstr(err, "(chosen at start: ");
+    long others = -2, cpus = -2;
+    ck_assert_msg(c && sscanf(c, "(chosen at start: %ld other tasks running, %ld processors)",
+                              &others, &cpus) == 2,
                   "%s", err);
+    ck_assert_msg(others >= 0 && cpus >= 1, "%s", err);
+    const char *want = cpus - others >= 2 ? "threads 2, waiting GOMP_SPINCOUNT 10000 (chosen"
+                                          : "threads 2, waiting passive (OMP_WAIT_POLICY) (chosen";
+    ck_assert_msg(strstr(err, want), "want '%s': %s", want, err);
+    ck_assert_msg(strstr(err, "processors); OpenBLAS threads 1 (OPENBLAS_NUM_THREADS)"), "%s", err);
     threads_stats("OMP_WAIT_POLICY=active", err, sizeof err);
     ck_assert_msg(strstr(err, "threads 2, waiting active (OMP_WAIT_POLICY); OpenBLAS threads 1 "),
                   "%s", err);
@@ -657,8 +667,8 @@ START_TEST(threads_wait_passively)
     ck_assert_msg(strstr(err, "threads 2, waiting GOMP_SPINCOUNT 1000; OpenBLAS threads 1 "),
                   "%s", err);
     threads_stats("OPENBLAS_NUM_THREADS=2", err, sizeof err);
-    ck_assert_msg(strstr(err, "threads 2, waiting passive (OMP_WAIT_POLICY); OpenBLAS threads 2 "
-                              "(OPENBLAS_NUM_THREADS)"),
+    ck_assert_msg(strstr(err, "(chosen at start: ") &&
+                      strstr(err, "; OpenBLAS threads 2 (OPENBLAS_NUM_THREADS)"),
                   "%s", err);
 }
 END_TEST
