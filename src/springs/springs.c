@@ -787,20 +787,31 @@ typedef struct {
 } product_case;
 
 /* Prefetch, at the first spring e of a particle, what the springs a few
- * particles on read: their cache entries, and x, u and out of the particle
- * 8 beyond the second particle of spring e + 8 (on a cloth, the farthest
- * row's); without it the loop waits on them.  Clamped to the arrays. */
+ * particles on read: x, u and out of the particle PREFETCH_AHEAD beyond the
+ * second particle of spring e + PREFETCH_AHEAD (on a cloth, the farthest
+ * row's), and the two cache lines of entries PREFETCH_CACHE springs on (a
+ * particle's six springs take 96 bytes of the narrow cache).  Without it
+ * the loop waits on them; the entries' stream, read in order, is still
+ * worth prefetching this far ahead of the hardware's own (docs/performance.md,
+ * Kernels).  Clamped to the arrays. */
+#define PREFETCH_AHEAD 16
+#define PREFETCH_CACHE 256
 static inline __attribute__((always_inline)) void
 product_prefetch(const ts_springs *s, size_t e, size_t e1, const spring_args *a, int mode)
 {
-    size_t p = (size_t)s->sj[e + 8 < e1 ? e + 8 : e1 - 1] + 8, f = e + 32;
-    size_t j = 3 * (p < s->np ? p : s->np - 1);
+    size_t ep = e + PREFETCH_AHEAD < e1 ? e + PREFETCH_AHEAD : e1 - 1;
+    size_t p = (size_t)s->sj[ep] + PREFETCH_AHEAD, j = 3 * (p < s->np ? p : s->np - 1);
     __builtin_prefetch(a->u + j);
     __builtin_prefetch(a->out + j, 1);
     if (mode != COEF_QW)
         __builtin_prefetch(s->lin_x + j);
-    if (mode != COEF_NONE)
-        __builtin_prefetch(s->lin_coef + (mode == COEF_QW ? 4 : 2) * (f < s->ns ? f : e));
+    if (mode != COEF_NONE) {
+        size_t width = mode == COEF_QW ? 4 : 2;
+        size_t f = e + PREFETCH_CACHE < s->ns ? e + PREFETCH_CACHE : e;
+        size_t c = width * f, c2 = c + 8 < width * s->ns ? c + 8 : c;
+        __builtin_prefetch(s->lin_coef + c);
+        __builtin_prefetch(s->lin_coef + c2);
+    }
 }
 
 /* out_i -= B (u_i - u_j), out_j += B (u_i - u_j) (with neg the other way
