@@ -98,6 +98,10 @@
 #include "core/lapack.h"
 #include "tstep/linsolve.h"
 #include "core/parallel.h"
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(TS_NO_AVX2)
+#include <immintrin.h>
+#define AMG_AVX2 1
+#endif
 
 #define AMG_MAX_LEVELS 12
 #define AMG_COARSE_MIN 60    /* coarsen while a level has more unknowns */
@@ -268,6 +272,45 @@ typedef struct {
     int add;
 } mul_args;
 
+/* 0: the products' plain loops on any processor (ts_amg_csr_simd) */
+static int csr_simd = 1;
+
+void ts_amg_csr_simd(int on) { csr_simd = on; }
+
+#ifdef AMG_AVX2
+/* csr_mul_range's rows [i0, i1) of a single-precision copy with AVX2's
+ * gathers, four entries at once: lane l sums the entries k0 + l, k0 + l + 4,
+ * ... of a row as s_l does there, each product rounded before it is added
+ * (no FMA), and the rest goes into s0: the same operations in the same
+ * order, the same bits.  Column indices below 2^31 (the gather's are
+ * signed). */
+__attribute__((target("avx2"))) static void csr_single_rows_avx2(const mul_args *g, size_t i0,
+                                                                 size_t i1)
+{
+    const csr *a = g->a;
+    const float *f = a->f;
+    const size_t *rows = a->fp;
+    const uint32_t *col = a->fj;
+    const double *u = g->u;
+    for (size_t i = i0; i < i1; i++) {
+        size_t k = rows[i], e = rows[i + 1];
+        __m256d acc = _mm256_setzero_pd();
+        for (; k + 4 <= e; k += 4) {
+            __m128i idx = _mm_loadu_si128((const __m128i *)(const void *)(col + k));
+            __m256d x = _mm256_i32gather_pd(u, idx, 8);
+            __m256d w = _mm256_cvtps_pd(_mm_loadu_ps(f + k));
+            acc = _mm256_add_pd(acc, _mm256_mul_pd(w, x));
+        }
+        double sum[4];
+        _mm256_storeu_pd(sum, acc);
+        for (; k < e; k++)
+            sum[0] += (double)f[k] * u[col[k]];
+        double t = (sum[0] + sum[1]) + (sum[2] + sum[3]);
+        g->out[i] = g->add ? g->out[i] + t : t;
+    }
+}
+#endif
+
 static void csr_mul_range(void *c, size_t i0, size_t i1)
 {
     const mul_args *g = c;
@@ -275,6 +318,12 @@ static void csr_mul_range(void *c, size_t i0, size_t i1)
     const double *u = g->u;
     double *out = g->out;
     int add = g->add;
+#ifdef AMG_AVX2
+    if (csr_simd && a->f && a->m < ((size_t)1 << 31) && __builtin_cpu_supports("avx2")) {
+        csr_single_rows_avx2(g, i0, i1);
+        return;
+    }
+#endif
     const float *f = a->f;
     const double *v = a->v;
     /* the single-precision copy has its own rows and columns (no zeros) */

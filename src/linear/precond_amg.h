@@ -16,4 +16,9 @@ size_t ts_amg_level_nonzeros(const void *state, int l, size_t *pattern);
  * strength flags, the coarse factor, set-up scratch). */
 void ts_amg_bytes(const void *state, size_t part[3]);
 
+/* on = 0: the cycle's single-precision products take their plain loop even
+ * where the processor has AVX2 (whose loop gives the same bits: the tests
+ * compare the two); 1, the default: the processor's fastest. */
+void ts_amg_csr_simd(int on);
+
 #endif
