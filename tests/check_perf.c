@@ -19,9 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "cli_run.h"
 #include "core/numfmt.h"
+#include "core/parallel.h"
 #include "json_valid.h"
 #include "tests.h"
 #include "tstep/linsolve.h"
@@ -622,17 +625,15 @@ START_TEST(threads_option)
 }
 END_TEST
 
-/* stderr of `tstep run` (a 10^2 cloth, rk4, --threads 2 --stats) with the
- * environment changes env (shell assignments after env -u of the four names) */
-static void threads_stats(const char *env, char *err, size_t size)
+/* stderr of `tstep run ARGS --threads 2 --stats` with the environment
+ * changes env (shell assignments after env -u of the three names) */
+static void threads_stats_of(const char *env, const char *args, char *err, size_t size)
 {
-    char cmd[512];
+    char cmd[768];
     snprintf(cmd, sizeof cmd,
-             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS "
-             "-u TSTEP_WAIT_CHOICE %s %s run "
-             "--system cloth --param nx=10 --param ny=10 --stepper rk4 --dt 0.001 --steps 2 "
-             "--threads 2 --stats --out /dev/null 2>&1",
-             env, TSTEP_BIN);
+             "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT -u OPENBLAS_NUM_THREADS %s %s run %s "
+             "--threads 2 --stats 2>&1",
+             env, TSTEP_BIN, args);
     FILE *p = popen(cmd, "r");
     ck_assert_ptr_nonnull(p);
     size_t n = fread(err, 1, size - 1, p);
@@ -640,36 +641,106 @@ static void threads_stats(const char *env, char *err, size_t size)
     ck_assert_int_eq(pclose(p), 0);
 }
 
+static void threads_stats(const char *env, char *err, size_t size)
+{
+    threads_stats_of(env,
+                     "--system cloth --param nx=10 --param ny=10 --stepper rk4 --dt 0.001 "
+                     "--steps 2 --out /dev/null",
+                     err, size);
+}
+
 /* How the threads wait, and OpenBLAS on one thread, unless the user chose
  * (src/cli/main.c): the program itself, started without the variables,
- * waits passively when fewer than two processors are free of other
- * running tasks and spins briefly (GOMP_SPINCOUNT 10000) otherwise, and
- * says which and why; a policy, spin count or OpenBLAS thread count given
- * is kept. */
-START_TEST(threads_wait_passively)
+ * spins briefly (GOMP_SPINCOUNT 10000) and says how many loops took fewer
+ * threads; a policy, spin count or OpenBLAS thread count given is kept. */
+START_TEST(threads_wait_briefly)
 {
     char err[2048];
+    long fewer = -1, loops = -1;
     threads_stats("", err, sizeof err);
-    const char *c = strstr(err, "(chosen at start: ");
-    long others = -2, cpus = -2;
-    ck_assert_msg(c && sscanf(c, "(chosen at start: %ld other tasks running, %ld processors)",
-                              &others, &cpus) == 2,
+    const char *c = strstr(err, "threads 2, waiting GOMP_SPINCOUNT 10000; on fewer threads");
+    ck_assert_msg(c && sscanf(c, "threads 2, waiting GOMP_SPINCOUNT 10000; on fewer threads "
+                                 "while other tasks held processors: %ld of %ld loops",
+                              &fewer, &loops) == 2,
                   "%s", err);
-    ck_assert_msg(others >= 0 && cpus >= 1, "%s", err);
-    const char *want = cpus - others >= 2 ? "threads 2, waiting GOMP_SPINCOUNT 10000 (chosen"
-                                          : "threads 2, waiting passive (OMP_WAIT_POLICY) (chosen";
-    ck_assert_msg(strstr(err, want), "want '%s': %s", want, err);
-    ck_assert_msg(strstr(err, "processors); OpenBLAS threads 1 (OPENBLAS_NUM_THREADS)"), "%s", err);
+    ck_assert_msg(fewer >= 0 && fewer <= loops, "%s", err);
+    ck_assert_msg(strstr(err, " loops; OpenBLAS threads 1 (OPENBLAS_NUM_THREADS)"), "%s", err);
     threads_stats("OMP_WAIT_POLICY=active", err, sizeof err);
-    ck_assert_msg(strstr(err, "threads 2, waiting active (OMP_WAIT_POLICY); OpenBLAS threads 1 "),
-                  "%s", err);
+    ck_assert_msg(strstr(err, "threads 2, waiting active (OMP_WAIT_POLICY); on fewer"), "%s", err);
     threads_stats("GOMP_SPINCOUNT=1000", err, sizeof err);
-    ck_assert_msg(strstr(err, "threads 2, waiting GOMP_SPINCOUNT 1000; OpenBLAS threads 1 "),
-                  "%s", err);
+    ck_assert_msg(strstr(err, "threads 2, waiting GOMP_SPINCOUNT 1000; on fewer"), "%s", err);
     threads_stats("OPENBLAS_NUM_THREADS=2", err, sizeof err);
-    ck_assert_msg(strstr(err, "(chosen at start: ") &&
+    ck_assert_msg(strstr(err, "GOMP_SPINCOUNT 10000; on fewer") &&
                       strstr(err, "; OpenBLAS threads 2 (OPENBLAS_NUM_THREADS)"),
                   "%s", err);
+}
+END_TEST
+
+/* The rule of the team that follows the load (src/ext/threads.c): the
+ * processors left over by the other running tasks, at least one, at most
+ * the threads asked for; unknown load: as asked. */
+START_TEST(threads_for_load_rule)
+{
+    ck_assert_int_eq(ts_threads_for_load(2, 2, 0), 2);
+    ck_assert_int_eq(ts_threads_for_load(2, 2, 1), 1);
+    ck_assert_int_eq(ts_threads_for_load(2, 2, 7), 1);
+    ck_assert_int_eq(ts_threads_for_load(4, 8, 3), 4);
+    ck_assert_int_eq(ts_threads_for_load(4, 8, 6), 2);
+    ck_assert_int_eq(ts_threads_for_load(1, 8, 0), 1);
+    ck_assert_int_eq(ts_threads_for_load(3, 2, -1), 3);
+    ck_assert_int_eq(ts_threads_for_load(3, 0, 0), 3);
+}
+END_TEST
+
+/* 1 when the two files hold the same bytes */
+static int files_equal(const char *a, const char *b)
+{
+    FILE *f = fopen(a, "rb"), *g = fopen(b, "rb");
+    int same = f && g, c;
+    while (same && (c = fgetc(f)) == fgetc(g))
+        if (c == EOF)
+            break;
+    same = same && feof(f) && feof(g);
+    if (f)
+        fclose(f);
+    if (g)
+        fclose(g);
+    return same;
+}
+
+/* With a spinning process on every processor, the program's loops take
+ * one thread after the first looks (--stats counts them), and its output
+ * is the same bytes as with TSTEP_FOLLOW_LOAD=0, which keeps the two
+ * threads in every loop. */
+START_TEST(threads_follow_the_load)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    pid_t spin[64];
+    int nspin = cpus < 1 ? 1 : cpus > 64 ? 64 : (int)cpus;
+    for (int k = 0; k < nspin; k++)
+        if ((spin[k] = fork()) == 0)
+            for (volatile unsigned long i = 0;; i++)
+                ;
+    char err[2][2048], path[2][64], args[256];
+    long fewer[2] = {-1, -1}, loops[2] = {-1, -1};
+    for (int f = 0; f < 2; f++) {
+        snprintf(path[f], sizeof path[f], "/tmp/tstep_follow_%d_%d.dat", (int)getpid(), f);
+        snprintf(args, sizeof args,
+                 "--system cloth --param nx=80 --param ny=80 --stepper rk4 --dt 1e-4 --steps 300 "
+                 "--every 100 --out %s",
+                 path[f]);
+        threads_stats_of(f ? "TSTEP_FOLLOW_LOAD=0" : "", args, err[f], sizeof err[f]);
+        const char *c = strstr(err[f], "while other tasks held processors: ");
+        ck_assert_msg(c && sscanf(c, "while other tasks held processors: %ld of %ld loops",
+                                  &fewer[f], &loops[f]) == 2,
+                      "%s", err[f]);
+    }
+    for (int k = 0; k < nspin; k++)
+        kill(spin[k], SIGKILL), waitpid(spin[k], NULL, 0);
+    ck_assert_msg(loops[0] > 100 && fewer[0] >= loops[0] / 2, "following: %s", err[0]);
+    ck_assert_msg(fewer[1] == 0 && loops[1] == loops[0], "not following: %s", err[1]);
+    ck_assert_msg(files_equal(path[0], path[1]), "the outputs differ");
+    unlink(path[0]), unlink(path[1]);
 }
 END_TEST
 
@@ -683,7 +754,9 @@ Suite *perf_suite(void)
     tcase_add_test(tc, reductions_same_bits_any_threads);
     tcase_add_test(tc, threads_option);
     tcase_add_test(tc, text_rows_same_bytes_any_threads);
-    tcase_add_test(tc, threads_wait_passively);
+    tcase_add_test(tc, threads_wait_briefly);
+    tcase_add_test(tc, threads_for_load_rule);
+    tcase_add_test(tc, threads_follow_the_load);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_set_timeout(tc, 60);

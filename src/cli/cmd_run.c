@@ -950,14 +950,14 @@ static void print_totals(const run_job *r, const ts_run_result *res)
             tot->newton_iters, tot->linear_iters, tot->accepted, tot->rejected);
     if (ts_threads_get() > 1) {
         const char *policy = getenv("OMP_WAIT_POLICY"), *spin = getenv("GOMP_SPINCOUNT");
-        const char *blas = getenv("OPENBLAS_NUM_THREADS"), *why = getenv("TSTEP_WAIT_CHOICE");
-        fprintf(stderr, "tstep run: threads %d, waiting %s%s%s", ts_threads_get(),
-                policy ? policy : spin ? "GOMP_SPINCOUNT " : "libgomp's default",
-                !policy && spin ? spin : "", policy ? " (OMP_WAIT_POLICY)" : "");
-        if (why && (policy || spin))
-            fprintf(stderr, " (chosen at start: %s)", why);
-        fprintf(stderr, "; OpenBLAS threads %s%s\n", blas ? blas : "OpenBLAS's default",
-                blas ? " (OPENBLAS_NUM_THREADS)" : "");
+        const char *blas = getenv("OPENBLAS_NUM_THREADS");
+        long loops, fewer;
+        ts_threads_usage(&loops, &fewer);
+        fprintf(stderr, "tstep run: threads %d, waiting %s%s%s; on fewer threads while other "
+                        "tasks held processors: %ld of %ld loops; OpenBLAS threads %s%s\n",
+                ts_threads_get(), policy ? policy : spin ? "GOMP_SPINCOUNT " : "libgomp's default",
+                !policy && spin ? spin : "", policy ? " (OMP_WAIT_POLICY)" : "", fewer, loops,
+                blas ? blas : "OpenBLAS's default", blas ? " (OPENBLAS_NUM_THREADS)" : "");
     }
     if (!(r->itype->flags & TS_IMPLICIT))
         return;

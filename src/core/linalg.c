@@ -36,6 +36,7 @@ double ts_memory_physical(void)
 /* The extension's thread team: the one linked or loaded at the first
  * loop, else the one ts_threads_set loads; NULL: every loop on the caller. */
 static const ts_threads_ops *team;
+static int follow_load; /* ts_threads_follow_load's, for a team loaded later */
 static pthread_once_t team_once = PTHREAD_ONCE_INIT;
 
 static void team_find(void) { team = ts_ext_find("threads", 0); }
@@ -55,6 +56,7 @@ int ts_threads_set(int n)
         if (!(t = ts_ext_need("threads", "threads above 1", "OpenMP")))
             return TS_ERR_UNSUPPORTED;
         team = t;
+        t->follow(follow_load);
     }
     if (t)
         t->set(n);
@@ -91,6 +93,30 @@ int ts_threads_get(void)
 {
     const ts_threads_ops *t = team_get();
     return t ? t->get() : 1;
+}
+
+void ts_threads_follow_load(int on)
+{
+    const ts_threads_ops *t = team_get();
+    follow_load = on;
+    if (t)
+        t->follow(on);
+}
+
+void ts_threads_usage(long *loops, long *fewer)
+{
+    const ts_threads_ops *t = team_get();
+    *loops = *fewer = 0;
+    if (t)
+        t->usage(loops, fewer);
+}
+
+int ts_threads_for_load(int asked, long cpus, long others)
+{
+    if (others < 0 || cpus < 1)
+        return asked;
+    long free = cpus - others;
+    return free < 1 ? 1 : free < asked ? (int)free : asked;
 }
 
 #define RED_PARTS 512

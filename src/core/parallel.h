@@ -31,10 +31,18 @@ typedef void (*ts_pass_fn)(void *ctx, int pass, size_t i0, size_t i1);
 /* The extension's thread team (the entry "threads"). */
 typedef struct {
     void (*set)(int n);  /* threads from now on */
-    int (*get)(void);    /* threads a loop gets */
+    int (*get)(void);    /* threads asked for: a loop takes at most these */
     void (*run_for)(size_t n, ts_range_fn fn, void *ctx);
     void (*run_passes)(int npass, const size_t *count, ts_pass_fn fn, void *ctx);
+    void (*follow)(int on);                  /* ts_threads_follow_load */
+    void (*usage)(long *loops, long *fewer); /* ts_threads_usage */
 } ts_threads_ops;
+
+/* The threads a loop takes when following the load: with `others` tasks
+ * running besides the process's own threads on `cpus` processors and
+ * `asked` threads asked for, the processors left over, at least 1 and at
+ * most asked (others < 0, unknown: asked). */
+int ts_threads_for_load(int asked, long cpus, long others);
 
 void ts_parallel_for(size_t n, ts_range_fn fn, void *ctx);
 void ts_parallel_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx);
