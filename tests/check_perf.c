@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli_run.h"
@@ -718,9 +719,11 @@ START_TEST(threads_follow_the_load)
     pid_t spin[64];
     int nspin = cpus < 1 ? 1 : cpus > 64 ? 64 : (int)cpus;
     for (int k = 0; k < nspin; k++)
-        if ((spin[k] = fork()) == 0)
+        if ((spin[k] = fork()) == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, whatever happens */
             for (volatile unsigned long i = 0;; i++)
                 ;
+        }
     char err[2][2048], path[2][64], args[256];
     long fewer[2] = {-1, -1}, loops[2] = {-1, -1};
     for (int f = 0; f < 2; f++) {
