@@ -38,7 +38,7 @@ CFLAGS  ?= -O2 -g
 # OMP_NUM_THREADS or --threads).  The core compiles with -fopenmp-simd (its
 # simd loops), only the extension with $(OPENMP).
 OPENMP  ?= -fopenmp
-TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -fPIC -Wall -Wextra -pedantic -Iinclude -Isrc -fopenmp-simd -MMD -MP $(CFLAGS)
+TS_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -ffp-contract=off -fPIC -Wall -Wextra -pedantic -Iinclude -Isrc -fopenmp-simd -MMD -MP $(CFLAGS)
 CORE_LIBS = -lm
 EXT_LIBS  = -lcholmod -llapacke -llapack -larpack -lseccomp -lm
 BUILD   ?= build
@@ -188,7 +188,8 @@ demo: deps $(BUILD)/tstep
 	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
 # make bench: every bench program (OpenBLAS on one thread, OpenMP threads
-# waiting passively as the tstep program's do: src/cli/main.c); bench_sundials
+# waiting passively, so that a figure of one thread count is not spent
+# spinning; bench_process runs the tstep program as a user does); bench_sundials
 # needs SUNDIALS (ARKODE, its serial vector and PCG), installed by the deps
 # step and built when its headers are there.
 BENCH_SRC := $(filter-out bench/bench_sundials.c,$(wildcard bench/bench_*.c))

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,9 +61,12 @@ static double run_wall(const char *args, int th)
  * CPU-bound process */
 static pid_t spinner(double delay)
 {
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid == 0) {
         volatile unsigned long sink = 0;
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the bench, whatever happens */
+        if (getppid() != parent)
+            _exit(0);
         time_t whole = (time_t)delay;
         if (delay > 0.0)
             nanosleep(&(struct timespec){whole, (long)(1e9 * (delay - (double)whole))}, NULL);

@@ -669,18 +669,6 @@ START_TEST(test_amg_reuse_exact)
 }
 END_TEST
 
-/* The set-up's row sweeps (diagonals, the strength lists, bounds, the
- * prolongator's smoothing, the patterns, the Galerkin sums, the single-
- * precision copies) run in chunks of rows, one a thread, and so does the
- * restriction P^T r (its plan: the columns one chunk of rows alone
- * reaches, then the shared ones): the cycle gives the same bits with 1, 2
- * and 3 threads, after the first setup and after a rebuild on the kept
- * patterns (ts_threads_set_min(1): chunks even on this small cloth's
- * levels), as the serial passes (th = 0: one thread and the default
- * minimum, under which this cloth's levels have no chunks and no plan).
- * On the cloth in its plane (_i = 1) the coarse levels' couplings across
- * the plane are exact zeros, which the single-precision copies leave out,
- * each chunk's entries then moving down after the chunks before it. */
 /* The cycle's coarse products with AVX2's gathers (where the processor has
  * them) and with the plain loop: the same bits, on a hierarchy whose rows
  * have every length mod 4.  On a processor without AVX2 both are the
@@ -718,6 +706,18 @@ START_TEST(test_amg_gathers_same_bits)
 }
 END_TEST
 
+/* The set-up's row sweeps (diagonals, the strength lists, bounds, the
+ * prolongator's smoothing, the patterns, the Galerkin sums, the single-
+ * precision copies) run in chunks of rows, one a thread, and so does the
+ * restriction P^T r (its plan: the columns one chunk of rows alone
+ * reaches, then the shared ones): the cycle gives the same bits with 1, 2
+ * and 3 threads, after the first setup and after a rebuild on the kept
+ * patterns (ts_threads_set_min(1): chunks even on this small cloth's
+ * levels), as the serial passes (th = 0: one thread and the default
+ * minimum, under which this cloth's levels have no chunks and no plan).
+ * On the cloth in its plane (_i = 1) the coarse levels' couplings across
+ * the plane are exact zeros, which the single-precision copies leave out,
+ * each chunk's entries then moving down after the chunks before it. */
 START_TEST(test_amg_same_bits_any_threads)
 {
     ts_system *sys = make_cloth(24, 1.01, 0.5);

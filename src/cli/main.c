@@ -10,8 +10,9 @@
  * as on one.
  * So the workers spin briefly (10,000 rounds) and then sleep, and the team
  * follows the machine's load (ts_threads_follow_load, src/ext/threads.c):
- * while another process holds a processor, a loop takes fewer threads, so
- * that no worker spins waiting for a processor that is not free
+ * while other processes hold processors, a loop takes only as many threads
+ * as processors are left over, so that no worker spins waiting for a
+ * processor that is not free
  * (docs/performance.md, Threads, with the figures and commands).
  * TSTEP_FOLLOW_LOAD=0 keeps the threads asked for.  OpenBLAS (the coarse
  * multigrid level's Cholesky solve, the Ritz values) starts a thread a

@@ -37,6 +37,8 @@ static void usage(FILE *f)
                "  --help         this text\n"
                "\nEnvironment:\n"
                "  TSTEP_PLUGINS  colon-separated plugin files, loaded before --plugin ones\n"
+               "  TSTEP_FOLLOW_LOAD=0  every loop on the threads asked for (by default a\n"
+               "                 loop takes fewer while other processes hold processors)\n"
                "\n'tstep COMMAND --help' describes a command.\n"
                "Exit status: 0 success, 1 the computation failed (diverged, solver did\n"
                "not converge), 2 usage or input error.\n");

@@ -111,6 +111,13 @@ void ts_threads_usage(long *loops, long *fewer)
         t->usage(loops, fewer);
 }
 
+void ts_threads_load_probe(ts_load_probe p)
+{
+    const ts_threads_ops *t = team_get();
+    if (t)
+        t->load_probe(p);
+}
+
 int ts_threads_for_load(int asked, long cpus, long others)
 {
     if (others < 0 || cpus < 1)

@@ -28,6 +28,11 @@
 typedef void (*ts_range_fn)(void *ctx, size_t i0, size_t i1);
 typedef void (*ts_pass_fn)(void *ctx, int pass, size_t i0, size_t i1);
 
+/* The tasks running besides the process's own threads (-1: unknown), as
+ * a team that follows the load looks at them; cpus and asked let it stop
+ * early once asked threads are sure to fit. */
+typedef long (*ts_load_probe)(long cpus, int asked);
+
 /* The extension's thread team (the entry "threads"). */
 typedef struct {
     void (*set)(int n);  /* threads from now on */
@@ -36,7 +41,12 @@ typedef struct {
     void (*run_passes)(int npass, const size_t *count, ts_pass_fn fn, void *ctx);
     void (*follow)(int on);                  /* ts_threads_follow_load */
     void (*usage)(long *loops, long *fewer); /* ts_threads_usage */
+    void (*load_probe)(ts_load_probe p);     /* ts_threads_load_probe */
 } ts_threads_ops;
+
+/* The tests' hook: the team's looks at the load call p (NULL: the
+ * machine's own count again). */
+void ts_threads_load_probe(ts_load_probe p);
 
 /* The threads a loop takes when following the load: with `others` tasks
  * running besides the process's own threads on `cpus` processors and

@@ -7,19 +7,21 @@
  * turns it on): every LOOK_EVERY seconds, at the start of a loop, the team
  * counts the tasks running or ready to run on the machine besides its own
  * threads (/proc/loadavg's running count less this process's threads in
- * state R), and a loop takes as many threads as processors are left over,
- * at least one and at most the threads asked for; a change waits until two
- * looks in a row agree, so that a task passing by (the other end of a pipe)
- * does not move it.  A worker that waits for a processor another process
+ * state R), and a loop takes as many threads as that leaves of the
+ * processors it may run on (its affinity), at least one and at most the
+ * threads asked for; a change waits until two looks in a row agree, so
+ * that a task passing by (the other end of a pipe) does not move it.  A worker that waits for a processor another process
  * holds makes every loop wait for it: on a 2-core machine with one other
  * CPU-bound process, ten backward-Euler steps of the 100^2 cloth took
  * 0.43-0.55 s on 2 spinning threads against 0.25-0.26 s on one
  * (docs/performance.md, Threads).  Every loop computes the same bits on any
  * number of threads, so the choice changes no result. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ext/ext.h"
 #ifdef _OPENMP /* built with OPENMP= (make's variable): no team, the core's loops serial */
 #include <dirent.h>
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -27,14 +29,20 @@
 
 #define LOOK_EVERY 0.02 /* seconds between looks at the machine */
 
+/* The team's state, kept by the thread that calls the loops (one at a
+ * time, as every caller of the library's loops is) */
 static struct {
     int asked;  /* threads asked for (set) */
     int active; /* threads the loops take now */
     int want;   /* the last look's choice */
     int follow; /* follow the load (ts_threads_follow_load) */
+    long cpus;  /* processors this process may run on */
     double next_look;
     long loops, fewer; /* loops with more than one thread asked; of them, on fewer */
 } team;
+
+static long others_running(long cpus, int asked);
+static ts_load_probe probe = others_running; /* ts_threads_load_probe */
 
 /* this thread's piece of [0, n) */
 static void piece(size_t n, size_t *i0, size_t *i1)
@@ -82,16 +90,32 @@ static long own_running(void)
     return n;
 }
 
-/* The tasks running or ready to run besides this process's threads, or -1 */
-static long others_running(void)
+/* The tasks running or ready to run besides this process's threads, or
+ * -1.  /proc/loadavg's count first: a worker that goes to sleep between the
+ * two reads then counts as another task, never the other way round, so a
+ * look errs towards fewer threads.  When that count less this thread leaves
+ * asked processors free, the threads need not be looked at. */
+static long others_running(long cpus, int asked)
 {
     char line[128];
     long running, total;
     if (first_line("/proc/loadavg", line, sizeof line) ||
         sscanf(line, "%*f %*f %*f %ld/%ld", &running, &total) != 2)
         return -1;
+    if (running - 1 <= cpus - asked)
+        return running > 1 ? running - 1 : 0;
     long own = own_running();
     return own < 0 ? -1 : running > own ? running - own : 0;
+}
+
+/* The processors this process may run on */
+static long usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? n : 1;
 }
 
 /* The threads the next loop takes; every LOOK_EVERY a look at the machine */
@@ -105,7 +129,7 @@ static int threads_now(void)
         double t = seconds();
         if (t >= team.next_look) {
             team.next_look = t + LOOK_EVERY;
-            int w = ts_threads_for_load(n, sysconf(_SC_NPROCESSORS_ONLN), others_running());
+            int w = ts_threads_for_load(n, team.cpus, probe(team.cpus, n));
             if (w == team.want)
                 team.active = w;
             team.want = w;
@@ -151,17 +175,30 @@ static void run_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx)
     }
 }
 
+/* a fresh start: every thread asked for until two looks agree on fewer */
+static void restart(int n)
+{
+    team.asked = team.active = team.want = n;
+    team.cpus = usable_cpus();
+    team.next_look = 0.0;
+}
+
 static void set(int n)
 {
     omp_set_num_threads(n);
-    team.asked = team.active = team.want = n;
-    team.next_look = 0.0;
+    restart(n);
     team.loops = team.fewer = 0;
 }
 
 static int get(void) { return omp_get_max_threads(); }
 
-static void follow(int on) { team.follow = on; }
+static void follow(int on)
+{
+    team.follow = on;
+    restart(team.asked > 0 ? team.asked : omp_get_max_threads());
+}
+
+static void load_probe(ts_load_probe p) { probe = p ? p : others_running; }
 
 static void usage(long *loops, long *fewer) { *loops = team.loops, *fewer = team.fewer; }
 
@@ -170,5 +207,6 @@ const ts_threads_ops ts_ext_threads = {.set = set,
                                        .run_for = run_for,
                                        .run_passes = run_passes,
                                        .follow = follow,
-                                       .usage = usage};
+                                       .usage = usage,
+                                       .load_probe = load_probe};
 #endif
