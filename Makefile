@@ -187,9 +187,9 @@ demo: deps $(BUILD)/tstep
 	@start=$$(date +%s); sh tools/plots.sh --out $(BUILD)/plots && \
 	    echo "demo: done in $$(( $$(date +%s) - start )) s; open the figures above"
 
-# make bench: every bench program (OpenBLAS on one thread, OpenMP threads
-# waiting passively, so that a figure of one thread count is not spent
-# spinning; bench_process runs the tstep program as a user does); bench_sundials
+# make bench: every bench program (OpenBLAS on one thread, OpenMP workers
+# spinning briefly before they sleep, as the tstep program's do:
+# src/cli/main.c; bench_process runs the tstep program as a user does); bench_sundials
 # needs SUNDIALS (ARKODE, its serial vector and PCG), installed by the deps
 # step and built when its headers are there.
 BENCH_SRC := $(filter-out bench/bench_sundials.c,$(wildcard bench/bench_*.c))
@@ -207,7 +207,7 @@ bench:
 bench-run: $(BUILD)/tstep $(BENCH_BIN) $(if $(HAVE_SUNDIALS),$(BUILD)/bench/bench_sundials)
 	@rm -f $(BUILD)/bench/*.csv
 	@for b in $(filter $(BUILD)/bench/%,$^); do echo "== $$b"; \
-	    OPENBLAS_NUM_THREADS=1 OMP_WAIT_POLICY=passive $$b || exit 1; done
+	    OPENBLAS_NUM_THREADS=1 GOMP_SPINCOUNT=10000 $$b || exit 1; done
 	@echo "== summary: figure, size, value, baseline, ratio (build/bench/*.csv)"
 	@for f in $(BUILD)/bench/*.csv; do \
 	    if head -1 $$f | grep -q '^figure,size,value,unit,baseline,ratio,goal$$'; then tail -n +2 $$f | \
