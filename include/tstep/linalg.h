@@ -25,10 +25,10 @@
 #define TS_PAR_MIN 16384
 int ts_threads_set(int n);
 int ts_threads_get(void);
-/* With on, a loop takes fewer than ts_threads_get() threads while other
- * tasks hold the machine's processors: as many as are left over, at least
- * one, looked at every 20 ms (a change once two looks agree); the same
- * bits either way.  Off by default; the tstep program turns it on.
+/* With on, a loop takes no more threads than the processors the process
+ * may run on that other running tasks leave over (at least one, at most
+ * ts_threads_get()), looked at every 20 ms (a change once two looks
+ * agree); the same bits either way.  Off by default; the tstep program turns it on.
  * ts_threads_usage: the loops that asked for more than one thread since the
  * last ts_threads_set, and how many of them took fewer. */
 void ts_threads_follow_load(int on);

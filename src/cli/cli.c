@@ -493,8 +493,8 @@ int cli_parse_threads(const char *cmd, const char *arg, void *unused)
     long procs = sysconf(_SC_NPROCESSORS_ONLN);
     if (procs > 0 && n > procs)
         fprintf(stderr, "tstep %s: note: --threads %ld is more than the %ld processors here: "
-                        "the threads share them (slower; the results are the same)\n",
-                cmd, n, procs);
+                        "at most %ld work at once (the results are the same)\n",
+                cmd, n, procs, procs);
     int s = ts_threads_set((int)n); /* more than 1 without libtstep-ext: refused */
     return s ? cli_fail(cmd, s) : 0;
 }

@@ -953,8 +953,8 @@ static void print_totals(const run_job *r, const ts_run_result *res)
         const char *blas = getenv("OPENBLAS_NUM_THREADS");
         long loops, fewer;
         ts_threads_usage(&loops, &fewer);
-        fprintf(stderr, "tstep run: threads %d, waiting %s%s%s; on fewer threads while other "
-                        "tasks held processors: %ld of %ld loops; OpenBLAS threads %s%s\n",
+        fprintf(stderr, "tstep run: threads %d, waiting %s%s%s; on fewer threads, the "
+                        "processors busy or too few: %ld of %ld loops; OpenBLAS threads %s%s\n",
                 ts_threads_get(), policy ? policy : spin ? "GOMP_SPINCOUNT " : "libgomp's default",
                 !policy && spin ? spin : "", policy ? " (OMP_WAIT_POLICY)" : "", fewer, loops,
                 blas ? blas : "OpenBLAS's default", blas ? " (OPENBLAS_NUM_THREADS)" : "");

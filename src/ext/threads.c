@@ -175,11 +175,13 @@ static void run_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx)
     }
 }
 
-/* a fresh start: every thread asked for until two looks agree on fewer */
+/* a fresh start: every thread asked for, or one a processor when there are
+ * fewer processors, until two looks agree on fewer */
 static void restart(int n)
 {
-    team.asked = team.active = team.want = n;
     team.cpus = usable_cpus();
+    team.asked = n;
+    team.active = team.want = n < team.cpus ? n : (int)team.cpus;
     team.next_look = 0.0;
 }
 
