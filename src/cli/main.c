@@ -6,8 +6,8 @@
  * (GOMP_SPINCOUNT 300000) before they sleep; sleeping at once
  * (OMP_WAIT_POLICY=passive) costs a system call to sleep and one to wake at
  * every parallel region instead, which on a quiet machine made thirty
- * backward-Euler steps of the 100^2 cloth take twice as long on 2 threads
- * as on one.
+ * backward-Euler steps of the 100^2 cloth take 1.8-1.9 times as long on 2
+ * threads as on one.
  * So the workers spin briefly (10,000 rounds) and then sleep, and the team
  * follows the machine's load (ts_threads_follow_load, src/ext/threads.c):
  * while other processes hold processors, a loop takes only as many threads

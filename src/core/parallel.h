@@ -49,9 +49,10 @@ typedef struct {
 void ts_threads_load_probe(ts_load_probe p);
 
 /* The threads a loop takes when following the load: with `others` tasks
- * running besides the process's own threads on `cpus` processors and
- * `asked` threads asked for, the processors left over, at least 1 and at
- * most asked (others < 0, unknown: asked). */
+ * running besides the process's own threads on the machine's `cpus`
+ * processors and `asked` threads asked for, the processors left over, at
+ * least 1 and at most asked (others < 0, unknown: asked); the team caps it
+ * at the processors of its affinity. */
 int ts_threads_for_load(int asked, long cpus, long others);
 
 void ts_parallel_for(size_t n, ts_range_fn fn, void *ctx);

@@ -8,14 +8,16 @@
  * counts the tasks running or ready to run on the machine besides its own
  * threads (/proc/loadavg's running count less this process's threads in
  * state R), and a loop takes as many threads as that leaves of the
- * processors it may run on (its affinity), at least one and at most the
- * threads asked for; a change waits until two looks in a row agree, so
- * that a task passing by (the other end of a pipe) does not move it.  A worker that waits for a processor another process
- * holds makes every loop wait for it: on a 2-core machine with one other
- * CPU-bound process, ten backward-Euler steps of the 100^2 cloth took
+ * machine's processors, at most the processors it may run on (its
+ * affinity) and the threads asked for, at least one; a change waits until
+ * two looks in a row agree, so that a task passing by (the other end of a
+ * pipe) does not move it.  A worker that waits for a processor another
+ * process holds makes every loop wait for it: on a 2-core machine with one
+ * other CPU-bound process, ten backward-Euler steps of the 100^2 cloth took
  * 0.43-0.55 s on 2 spinning threads against 0.25-0.26 s on one
- * (docs/performance.md, Threads).  Every loop computes the same bits on any
- * number of threads, so the choice changes no result. */
+ * (docs/performance.md, The team follows the load).  Every loop computes
+ * the same bits on any number of threads, so the choice changes no
+ * result. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ext/ext.h"
 #ifdef _OPENMP /* built with OPENMP= (make's variable): no team, the core's loops serial */
