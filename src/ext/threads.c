@@ -38,7 +38,8 @@ static struct {
     int active; /* threads the loops take now */
     int want;   /* the last look's choice */
     int follow; /* follow the load (ts_threads_follow_load) */
-    long cpus;  /* processors this process may run on */
+    long cpus;   /* processors this process may run on (its affinity) */
+    long online; /* processors of the machine, whose load /proc/loadavg counts */
     double next_look;
     long loops, fewer; /* loops with more than one thread asked; of them, on fewer */
 } team;
@@ -131,7 +132,8 @@ static int threads_now(void)
         double t = seconds();
         if (t >= team.next_look) {
             team.next_look = t + LOOK_EVERY;
-            int w = ts_threads_for_load(n, team.cpus, probe(team.cpus, n));
+            int w = ts_threads_for_load(n, team.online, probe(team.online, n));
+            w = w < team.cpus ? w : (int)team.cpus;
             if (w == team.want)
                 team.active = w;
             team.want = w;
@@ -181,7 +183,9 @@ static void run_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx)
  * fewer processors, until two looks agree on fewer */
 static void restart(int n)
 {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
     team.cpus = usable_cpus();
+    team.online = online > 0 ? online : team.cpus;
     team.asked = n;
     team.active = team.want = n < team.cpus ? n : (int)team.cpus;
     team.next_look = 0.0;
