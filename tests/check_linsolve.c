@@ -681,13 +681,7 @@ START_TEST(test_amg_gathers_same_bits)
     for (size_t q = 0; q < n; q++)
         r[q] = sin(0.3 * (double)q) + (q % 7 == 0 ? 0.25 : 0.0);
     ts_system_filter(sys, r);
-    ts_solver_options o = ts_default_solver_options();
-    o.precond = &ts_precond_amg;
-    ts_linsolve *ls;
-    ck_assert_int_eq(ts_linsolve_new(sys, &o, &ls), TS_OK);
-    ts_step_stats stats = {0};
-    ts_linear_point at = {0.0, sys->x, sys->v, H * H, H};
-    ck_assert_int_eq(ts_linsolve_setup(ls, sys, &at, &stats), TS_OK);
+    ts_linsolve *ls = amg_at_state(sys);
     size_t pattern;
     ck_assert_uint_gt(ts_amg_level_nonzeros(ls->pstate, 1, &pattern), 0);
     for (int simd = 0; simd < 2; simd++) {
