@@ -689,7 +689,7 @@ START_TEST(test_amg_gathers_same_bits)
         z[simd] = malloc(n * sizeof **z);
         ls->ptype->apply(ls->pstate, r, z[simd]);
     }
-    ts_amg_csr_simd(1);
+    ts_amg_csr_simd(-1);
     for (size_t q = 0; q < n; q++)
         ck_assert_msg(memcmp(&z[0][q], &z[1][q], sizeof(double)) == 0,
                       "entry %zu: %.17g with the gathers, %.17g with the plain loop", q, z[1][q],

@@ -16,9 +16,10 @@ size_t ts_amg_level_nonzeros(const void *state, int l, size_t *pattern);
  * strength flags, the coarse factor, set-up scratch). */
 void ts_amg_bytes(const void *state, size_t part[3]);
 
-/* on = 0: the cycle's single-precision products take their plain loop even
- * where the processor has AVX2 (whose loop gives the same bits: the tests
- * compare the two); 1, the default: the processor's fastest. */
-void ts_amg_csr_simd(int on);
+/* The loop of the cycle's single-precision products: mode 0 the plain
+ * loop, 1 AVX2's gathers where the processor has AVX2 (the same bits: the
+ * tests compare the two), -1 (the default) the gathers on Intel's
+ * processors with AVX2 and the plain loop elsewhere. */
+void ts_amg_csr_simd(int mode);
 
 #endif
