@@ -29,6 +29,7 @@
 #include "cli_run.h"
 #include "core/numfmt.h"
 #include "core/parallel.h"
+#include "ext/ext.h"
 #include "json_valid.h"
 #include "tests.h"
 #include "tstep/linsolve.h"
@@ -809,6 +810,57 @@ static double test_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Scripted reads for ts_threads_others: the machine's counts and the
+ * process's running threads, in the order the look reads them */
+typedef struct {
+    const long *machine, *own;
+    int m, o;
+} count_script;
+
+static long scripted_machine(void *ctx)
+{
+    count_script *c = ctx;
+    return c->machine[c->m++];
+}
+
+static long scripted_own(void *ctx)
+{
+    count_script *c = ctx;
+    return c->own[c->o++];
+}
+
+static long others_of(long cpus, int asked, const long *machine, const long *own)
+{
+    count_script c = {machine, own, 0, 0};
+    return ts_threads_others(cpus, asked, scripted_machine, scripted_own, &c);
+}
+
+/* A look at the machine (ts_threads_others) on 2 processors with 2
+ * threads asked: the machine's count is taken between two looks at the
+ * process's threads that agree.  A worker that falls asleep after the
+ * first count (2 running, then the process's 1) is not another task, nor
+ * one that falls asleep between the first look and the second count; a
+ * spinning process beside the two threads is one; a count that leaves a
+ * processor free needs no look at the threads; a reader that fails gives
+ * -1. */
+START_TEST(threads_others_count)
+{
+    /* quiet, the worker spinning through the look */
+    ck_assert_int_eq(others_of(2, 2, (long[]){2, 2}, (long[]){2, 2}), 0);
+    /* quiet, the worker asleep before the threads are looked at */
+    ck_assert_int_eq(others_of(2, 2, (long[]){2, 1}, (long[]){1, 1}), 0);
+    /* quiet, the worker asleep between the first look and the second count */
+    ck_assert_int_eq(others_of(2, 2, (long[]){2, 1, 1}, (long[]){2, 1, 1}), 0);
+    /* a spinning process beside both threads, and beside the main one */
+    ck_assert_int_eq(others_of(2, 2, (long[]){3, 3}, (long[]){2, 2}), 1);
+    ck_assert_int_eq(others_of(2, 2, (long[]){3, 2, 2}, (long[]){2, 1, 1}), 1);
+    /* room without looking at the threads: the process's reader unread */
+    ck_assert_int_eq(others_of(4, 2, (long[]){2}, (long[]){-1}), 1);
+    ck_assert_int_eq(others_of(2, 2, (long[]){-1}, (long[]){2}), -1);
+    ck_assert_int_eq(others_of(2, 2, (long[]){3, 3}, (long[]){2, -1}), -1);
+}
+END_TEST
+
 /* loops for 0.1 s on `threads` with others running (-1: alternating),
  * and with until_fewer on until one took fewer threads (at most 3 s, so
  * that a stalled machine still sees two looks); fewer, of loops */
@@ -869,6 +921,7 @@ Suite *perf_suite(void)
     tcase_add_test(tc, threads_for_load_rule);
     tcase_add_test(tc, threads_follow_the_load);
     tcase_add_test(tc, threads_follow_probe);
+    tcase_add_test(tc, threads_others_count);
     suite_add_tcase(s, tc);
     tc = tcase_create("output");
     tcase_set_timeout(tc, 60);

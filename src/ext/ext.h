@@ -13,4 +13,12 @@ extern const ts_lapack ts_ext_lapack;          /* "lapack": lapack.c */
 extern const ts_threads_ops ts_ext_threads;    /* "threads": threads.c */
 extern const ts_seccomp_ops ts_ext_seccomp;    /* "seccomp": seccomp.c */
 
+/* threads.c's count of the tasks running besides the process's own threads
+ * (a look at the machine), from a reader of the machine's count
+ * (/proc/loadavg's) and one of the process's threads running: what the
+ * tests check with scripted readers; ctx goes to both.  -1 when a reader
+ * fails. */
+typedef long (*ts_count_fn)(void *ctx);
+long ts_threads_others(long cpus, int asked, ts_count_fn machine, ts_count_fn own, void *ctx);
+
 #endif
