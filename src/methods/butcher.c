@@ -291,6 +291,15 @@ BLOCK_KERNEL void sum_block(const butcher_scratch *b, const ts_system *sys, cons
         const double *from = g->j == 0 ? y[half] : sum;
         if (g->j < b->tab->stages - 1) {
             combine_block(len, from, &w, &k[half], sum);
+        } else if (w.c[0] != 0.0) { /* combine_block's product and add, and the swap */
+            double f = w.h * w.c[0], *yh = y[half];
+            const double *kj = k[half];
+#pragma omp simd
+            for (size_t i = 0; i < len; i++) {
+                double z = from[i] + f * kj[i];
+                sum[i] = yh[i];
+                yh[i] = z;
+            }
         } else {
             double z[BLOCK];
             combine_block(len, from, &w, &k[half], z);
