@@ -811,53 +811,62 @@ static double test_seconds(void)
 }
 
 /* Scripted reads for ts_threads_others: the machine's counts and the
- * process's running threads, in the order the look reads them */
+ * process's running threads, in the order the look reads them; a read past
+ * a script fails the test, and every script must be read to its end */
 typedef struct {
     const long *machine, *own;
-    int m, o;
+    int nm, no, m, o;
 } count_script;
 
 static long scripted_machine(void *ctx)
 {
     count_script *c = ctx;
+    ck_assert_msg(c->m < c->nm, "the machine's count read %d times, scripted %d", c->m + 1, c->nm);
     return c->machine[c->m++];
 }
 
 static long scripted_own(void *ctx)
 {
     count_script *c = ctx;
+    ck_assert_msg(c->o < c->no, "the threads looked at %d times, scripted %d", c->o + 1, c->no);
     return c->own[c->o++];
 }
 
-static long others_of(long cpus, int asked, const long *machine, const long *own)
+static long others_of(long cpus, int asked, const long *machine, int nm, const long *own, int no)
 {
-    count_script c = {machine, own, 0, 0};
-    return ts_threads_others(cpus, asked, scripted_machine, scripted_own, &c);
+    count_script c = {machine, own, nm, no, 0, 0};
+    long r = ts_threads_others(cpus, asked, scripted_machine, scripted_own, &c);
+    ck_assert_msg(c.m == nm && c.o == no, "read %d counts and %d looks, scripted %d and %d", c.m,
+                  c.o, nm, no);
+    return r;
 }
 
 /* A look at the machine (ts_threads_others) on 2 processors with 2
  * threads asked: the machine's count is taken between two looks at the
- * process's threads that agree.  A worker that falls asleep after the
- * first count (2 running, then the process's 1) is not another task, nor
- * one that falls asleep between the first look and the second count; a
- * spinning process beside the two threads is one; a count that leaves a
- * processor free needs no look at the threads; a reader that fails gives
- * -1. */
+ * process's threads that agree, reading no more than it needs.  A worker
+ * that falls asleep before the threads are looked at, between the first
+ * look and the second count, or between the second count and the second
+ * look is not another task; a spinning process beside the threads is one;
+ * four unequal pairs leave the last look's count, towards fewer threads; a
+ * count that leaves a processor free needs no look at the threads; a
+ * reader that fails gives -1. */
 START_TEST(threads_others_count)
 {
-    /* quiet, the worker spinning through the look */
-    ck_assert_int_eq(others_of(2, 2, (long[]){2, 2}, (long[]){2, 2}), 0);
-    /* quiet, the worker asleep before the threads are looked at */
-    ck_assert_int_eq(others_of(2, 2, (long[]){2, 1}, (long[]){1, 1}), 0);
-    /* quiet, the worker asleep between the first look and the second count */
-    ck_assert_int_eq(others_of(2, 2, (long[]){2, 1, 1}, (long[]){2, 1, 1}), 0);
-    /* a spinning process beside both threads, and beside the main one */
-    ck_assert_int_eq(others_of(2, 2, (long[]){3, 3}, (long[]){2, 2}), 1);
-    ck_assert_int_eq(others_of(2, 2, (long[]){3, 2, 2}, (long[]){2, 1, 1}), 1);
-    /* room without looking at the threads: the process's reader unread */
-    ck_assert_int_eq(others_of(4, 2, (long[]){2}, (long[]){-1}), 1);
-    ck_assert_int_eq(others_of(2, 2, (long[]){-1}, (long[]){2}), -1);
-    ck_assert_int_eq(others_of(2, 2, (long[]){3, 3}, (long[]){2, -1}), -1);
+    /* quiet: the worker spinning, or falling asleep during the look */
+    ck_assert_int_eq(others_of(2, 2, (const long[]){2, 2}, 2, (const long[]){2, 2}, 2), 0);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){2, 1}, 2, (const long[]){1, 1}, 2), 0);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){2, 1, 1}, 3, (const long[]){2, 1, 1}, 3), 0);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){2, 2, 1}, 3, (const long[]){2, 1, 1}, 3), 0);
+    /* a spinning process beside the threads */
+    ck_assert_int_eq(others_of(2, 2, (const long[]){3, 3}, 2, (const long[]){2, 2}, 2), 1);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){3, 2, 2}, 3, (const long[]){2, 1, 1}, 3), 1);
+    ck_assert_int_eq(
+        others_of(2, 2, (const long[]){3, 3, 3, 3, 3}, 5, (const long[]){2, 1, 2, 1, 2}, 5), 1);
+    /* room for the threads asked: no look at them; readers that fail */
+    ck_assert_int_eq(others_of(4, 2, (const long[]){2}, 1, NULL, 0), 1);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){-1}, 1, NULL, 0), -1);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){3}, 1, (const long[]){-1}, 1), -1);
+    ck_assert_int_eq(others_of(2, 2, (const long[]){3, 3}, 2, (const long[]){2, -1}, 2), -1);
 }
 END_TEST
 

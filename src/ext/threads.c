@@ -20,18 +20,18 @@
  * result. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ext/ext.h"
+
 /* The tasks running or ready to run besides this process's threads, from
  * the machine's count and this process's running threads, or -1.  When the
  * machine's count less the calling thread leaves asked processors free,
  * the threads need not be looked at.  Else the count is read between two
  * looks at the threads, until both find as many running: while the calling
  * thread looks, a worker can only go to sleep (its spin running out), never
- * wake, so equal looks are the threads the count saw.  With one count and
- * one look a worker that fell asleep between them counted as another task:
- * on a quiet 2-core machine 7 of 30 one-step runs of the 300^2 cloth took
- * one thread in some of their loops, up to 161 of 979 (docs/performance.md,
- * The team follows the load).  After 4 unequal pairs (more than a worker a
- * pair) the last look counts, erring towards fewer threads. */
+ * wake, so equal looks are the threads the count saw, and a worker that
+ * fell asleep during the look does not count as another task
+ * (docs/performance.md, The team follows the load).  After 4 unequal pairs
+ * (more than a worker a pair) the last look counts, erring towards fewer
+ * threads. */
 long ts_threads_others(long cpus, int asked, ts_count_fn machine, ts_count_fn own_fn, void *ctx)
 {
     long running = machine(ctx);
@@ -51,7 +51,6 @@ long ts_threads_others(long cpus, int asked, ts_count_fn machine, ts_count_fn ow
     }
     return own < 0 ? -1 : running > own ? running - own : 0;
 }
-
 
 #ifdef _OPENMP /* built with OPENMP= (make's variable): no team, the core's loops serial */
 #include <dirent.h>

@@ -274,10 +274,10 @@ typedef struct {
 
 /* The coarse products' loop (ts_amg_csr_simd): 0 the plain loop, 1 the
  * gathers where the processor has AVX2, -1 (the default) the gathers on
- * Intel's processors only.  The same bits either way; the speed differs:
- * in 60 steps of the 100x100 cloth the solves took 3-6% less time with
- * the gathers on an Intel Xeon and 13% more on an AMD EPYC, whose gathers
- * are slower than four loads (docs/performance.md). */
+ * Intel's processors only.  The same bits either way; the gathers shorten
+ * the solves on Intel's processors and lengthen them on AMD's, whose
+ * gathers are slower than scalar loads (docs/performance.md, The coarse
+ * products with gathers). */
 static int csr_simd = -1;
 
 void ts_amg_csr_simd(int mode) { csr_simd = mode; }
