@@ -14,6 +14,7 @@
 #include "tstep/springs.h"
 #include "core/v2d.h"
 #include "core/parallel.h"
+#include "springs/springs.h"
 
 #define TS_PI 3.14159265358979323846
 
@@ -21,6 +22,7 @@
  * has __builtin_shufflevector */
 #if defined(__x86_64__) && (defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12))
 #define TS_SPRINGS_AVX2 1
+#include <immintrin.h>
 #endif
 
 static const ts_system_ops springs_ops;
@@ -707,6 +709,118 @@ typedef struct {
     int sign, wcache;
 } lin_args;
 
+/* The linearization's loop (ts_springs_lanes): 0 one spring at a time, 1
+ * four at a time with AVX2 (linearize_lanes) where the processor has it,
+ * -1 (the default) four at a time on AMD's processors with AVX2 only.  The
+ * same bits either way.  A spring takes two square roots and a division;
+ * AMD's divider does four lanes at about the time of one, Intel's did not
+ * gain (docs/performance.md, The linearization four springs at a time). */
+static int lin_lanes = -1;
+
+void ts_springs_lanes(int mode)
+{
+    lin_lanes = mode;
+}
+
+#ifdef TS_SPRINGS_AVX2
+typedef double v4d __attribute__((vector_size(32)));
+typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
+typedef long long v4l __attribute__((vector_size(32)));
+/* four doubles from p (a particle's x y z and the number after it, in
+ * product_range4) */
+#define LOAD4(p) (*(const v4du *)(p))
+
+/* lanes where mask (all ones or zeros) is set from a, the others from b */
+#define V4_PICK(mask, a, b) ((v4d)(((v4l)(a) & (mask)) | ((v4l)(b) & ~(mask))))
+
+/* Four springs' (q, w) or (q, g) rows in the cache from the lanes of q and
+ * w0..w2 (w0 alone: g): a 4x4 (or 4x2) transpose */
+__attribute__((target("avx2"))) static void lanes_store(double *coef, size_t e, int wcache, v4d q,
+                                                        v4d w0, v4d w1, v4d w2)
+{
+    if (!wcache) {
+        v4d lo = __builtin_shufflevector(q, w0, 0, 4, 1, 5),
+            hi = __builtin_shufflevector(q, w0, 2, 6, 3, 7);
+        __builtin_memcpy(coef + 2 * e, &lo, sizeof lo);
+        __builtin_memcpy(coef + 2 * e + 4, &hi, sizeof hi);
+        return;
+    }
+    v4d a = __builtin_shufflevector(q, w0, 0, 4, 2, 6),
+        b = __builtin_shufflevector(q, w0, 1, 5, 3, 7);
+    v4d c = __builtin_shufflevector(w1, w2, 0, 4, 2, 6),
+        d = __builtin_shufflevector(w1, w2, 1, 5, 3, 7);
+    v4d r0 = __builtin_shufflevector(a, c, 0, 1, 4, 5),
+        r1 = __builtin_shufflevector(b, d, 0, 1, 4, 5);
+    v4d r2 = __builtin_shufflevector(a, c, 2, 3, 6, 7),
+        r3 = __builtin_shufflevector(b, d, 2, 3, 6, 7);
+    __builtin_memcpy(coef + 4 * e, &r0, sizeof r0);
+    __builtin_memcpy(coef + 4 * e + 4, &r1, sizeof r1);
+    __builtin_memcpy(coef + 4 * e + 8, &r2, sizeof r2);
+    __builtin_memcpy(coef + 4 * e + 12, &r3, sizeof r3);
+}
+
+/* linearize_range's springs [e0, e0 + 4k) four at a time, for a network
+ * with stiffness and damping per kind: lane by lane spring_coef's and
+ * spring_w's operations (the square roots and the division correctly
+ * rounded in every lane, no FMA), the same bits.  Returns the first spring
+ * left to do. */
+__attribute__((target("avx2"))) static size_t linearize_lanes(const lin_args *a, size_t e0,
+                                                              size_t e1)
+{
+    const ts_springs *s = a->s;
+    const double *x = a->x;
+    const uint32_t *si = s->si, *sj = s->sj;
+    const v4d zero = {0.0, 0.0, 0.0, 0.0}, one = zero + 1.0, sg = zero + (double)a->sign;
+    const v4l sbit = (v4l)(v4d){-0.0, -0.0, -0.0, -0.0}; /* the sign bits */
+    size_t e = e0;
+    const double *lak = s->lin_ak, *lbkd = s->lin_bkd;
+    const unsigned char *kind = s->kind;
+    for (; e + 4 <= e1; e += 4) {
+        /* the lanes from registers (a lane written to memory and the
+         * vector read back would wait on the store) */
+        const double *a0 = x + 3 * (size_t)si[e], *b0 = x + 3 * (size_t)sj[e];
+        const double *a1 = x + 3 * (size_t)si[e + 1], *b1 = x + 3 * (size_t)sj[e + 1];
+        const double *a2 = x + 3 * (size_t)si[e + 2], *b2 = x + 3 * (size_t)sj[e + 2];
+        const double *a3 = x + 3 * (size_t)si[e + 3], *b3 = x + 3 * (size_t)sj[e + 3];
+        v4d d0 = {a0[0] - b0[0], a1[0] - b1[0], a2[0] - b2[0], a3[0] - b3[0]};
+        v4d d1 = {a0[1] - b0[1], a1[1] - b1[1], a2[1] - b2[1], a3[1] - b3[1]};
+        v4d d2 = {a0[2] - b0[2], a1[2] - b1[2], a2[2] - b2[2], a3[2] - b3[2]};
+        v4d rest = LOAD4(s->rest + e);
+        v4d ak = {lak[kind[e]], lak[kind[e + 1]], lak[kind[e + 2]], lak[kind[e + 3]]};
+        v4d bkd = {lbkd[kind[e]], lbkd[kind[e + 1]], lbkd[kind[e + 2]], lbkd[kind[e + 3]]};
+        v4d l = _mm256_sqrt_pd(d0 * d0 + d1 * d1 + d2 * d2);
+        v4l ok = (v4l)(l > zero); /* else no term: q = g = 0 below */
+        v4d inv = one / l;
+        v4d c = one - rest * inv;
+        if (s->lin_clamp)
+            c = V4_PICK((v4l)(c < zero), zero, c);
+        v4d p = ak * (one - c) + bkd, q = V4_PICK(ok, ak * c, zero);
+        v4d t = _mm256_sqrt_pd((v4d)((v4l)p & ~sbit)) * inv;
+        v4d g = V4_PICK(ok, (v4d)(((v4l)t & ~sbit) | ((v4l)p & sbit)), zero);
+        if (!a->wcache) {
+            lanes_store(s->lin_coef, e, 0, q, g, zero, zero);
+            continue;
+        }
+        v4d m = a->sign ? g * sg : (v4d)((v4l)g & ~sbit);
+        lanes_store(s->lin_coef, e, 1, q, m * d0, m * d1, m * d2);
+    }
+    return e;
+}
+#endif
+
+/* Whether linearize_range takes linearize_lanes (see lin_lanes) */
+static int lanes_for(const ts_springs *s)
+{
+#ifdef TS_SPRINGS_AVX2
+    if (!s->lin_coef || s->k || s->kd || !lin_lanes)
+        return 0;
+    return (lin_lanes > 0 || __builtin_cpu_is("amd")) && __builtin_cpu_supports("avx2");
+#else
+    (void)s;
+    return 0;
+#endif
+}
+
 /* per spring of [e0, e1): q and w (or g), else 1/l (springs_linearize) */
 static void linearize_range(void *ctx, size_t e0, size_t e1)
 {
@@ -716,6 +830,10 @@ static void linearize_range(void *ctx, size_t e0, size_t e1)
     const uint32_t *si = s->si, *sj = s->sj;
     int sign = a->sign, wcache = a->wcache;
     double *coef = s->lin_coef, *linv = s->lin_inv;
+#ifdef TS_SPRINGS_AVX2
+    if (lanes_for(s))
+        e0 = linearize_lanes(a, e0, e1);
+#endif
     for (size_t e = e0; e < e1; e++) {
         const double *xi = x + 3 * (size_t)si[e], *xj = x + 3 * (size_t)sj[e];
         double d0 = xi[0] - xj[0], d1 = xi[1] - xj[1], d2 = xi[2] - xj[2];
@@ -877,11 +995,6 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, p
 }
 
 #ifdef TS_SPRINGS_AVX2
-/* Four doubles in one register: a particle's x y z and the number after
- * it, for product_range4 (AVX2, or lowered to pairs) */
-typedef double v4d __attribute__((vector_size(32)));
-typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
-#define LOAD4(p) (*(const v4du *)(p))
 
 /* product_range with x y z in one v4d (the fourth lane's number, loaded
  * with them, never stored): lane by lane the same operations, the same
