@@ -466,19 +466,54 @@ START_TEST(fast_products_equal_plain_loop)
 END_TEST
 
 /* The linearization four springs at a time (ts_springs_lanes(1), where the
- * processor has AVX2) against one at a time: the cache's numbers bit for
- * bit, wide (q, w) and narrow (q, g), for g of either sign and of both,
- * clamped or not, on networks whose length is not a multiple of four, with
- * a spring of length zero (no term) and one compressed. */
+ * processor has AVX2; without AVX2 both are the one-at-a-time loop)
+ * against one at a time: the cache's numbers bit for bit, wide (q, w) and
+ * narrow (q, g), for g of either sign and of both, clamped or not, on 1 and
+ * 2 threads (chunks of springs starting anywhere), on networks whose length
+ * is not a multiple of four, with a spring of length zero (no term) and
+ * one compressed. */
+static void lanes_against_one(ts_system *sys, int sysno, double *one)
+{
+    static const double ab[][2] = {{1e-3, 0.03}, {-1e-3, -0.03}, {1e-5, -0.03}};
+    ts_springs *s = ts_springs_of(sys);
+    int wide0 = s->lin_wide;
+    for (int c = 0; c < 3; c++)
+        for (int fix = 0; fix < 2; fix++)
+            for (int wide = 0; wide < 2 && wide <= wide0; wide++)
+                for (int th = 1; th <= 2; th++) {
+                    sys->definite_fix = fix;
+                    s->lin_wide = wide;
+                    size_t len = (wide && c < 2 ? 4 : 2) * s->ns;
+                    ts_springs_lanes(0);
+                    ck_assert_int_eq(
+                        ts_system_linearize(sys, 0.0, sys->x, sys->v, ab[c][0], ab[c][1]), TS_OK);
+                    memcpy(one, s->lin_coef, len * sizeof *one);
+                    ts_springs_lanes(1);
+                    ts_threads_set_min(1);
+                    ts_threads_set(th);
+                    int st = ts_system_linearize(sys, 0.0, sys->x, sys->v, ab[c][0], ab[c][1]);
+                    ts_threads_set(1);
+                    ts_threads_set_min(TS_PAR_MIN);
+                    ts_springs_lanes(-1);
+                    s->lin_wide = wide0;
+                    ck_assert_int_eq(st, TS_OK);
+                    for (size_t k = 0; k < len; k++)
+                        ck_assert_msg(memcmp(&one[k], &s->lin_coef[k], sizeof *one) == 0,
+                                      "system %d, signs %d, fix %d, wide %d, threads %d, number "
+                                      "%zu: %.17g four at a time, %.17g one at a time",
+                                      sysno, c, fix, wide, th, k, s->lin_coef[k], one[k]);
+                }
+}
+
 START_TEST(linearize_lanes_same_bits)
 {
     static const char *const cloth[] = {"nx=41", "ny=30", "damping=0.3", NULL};
     static const char *const hair[] = {"n=301", "curl=2", NULL};
-    static const double ab[][2] = {{1e-3, 0.03}, {-1e-3, -0.03}, {1e-5, -0.03}};
     for (int sysno = 0; sysno < 2; sysno++) {
         ts_system *sys = sysno == 0 ? make(&ts_cloth, cloth) : make(&ts_hair, hair);
         ts_springs *s = ts_springs_of(sys);
-        ck_assert_msg(!s->k && !s->kd && s->ns % 4 != 0, "system %d: %zu springs", sysno, s->ns);
+        ck_assert_msg(!s->k && !s->kd && s->ns % 4 != 0 && s->lin_wide, "system %d: %zu springs",
+                      sysno, s->ns);
         perturb(sys, 11u + (unsigned)sysno, 0.05, 0.2);
         size_t a = 3 * (size_t)s->si[5], b = 3 * (size_t)s->sj[5];
         memcpy(sys->x + b, sys->x + a, 3 * sizeof *sys->x); /* spring 5: length zero */
@@ -486,27 +521,8 @@ START_TEST(linearize_lanes_same_bits)
         for (int q = 0; q < 3; q++) /* spring 9: compressed to a tenth */
             sys->x[b9 + q] = sys->x[a9 + q] + 0.1 * (sys->x[b9 + q] - sys->x[a9 + q]);
         double *one = malloc(4 * s->ns * sizeof *one);
-        for (int c = 0; c < 3; c++)
-            for (int fix = 0; fix < 2; fix++)
-                for (int wide = 0; wide < 2; wide++) {
-                    sys->definite_fix = fix;
-                    s->lin_wide = wide;
-                    size_t len = (s->lin_wide && c < 2 ? 4 : 2) * s->ns;
-                    ts_springs_lanes(0);
-                    ck_assert_int_eq(
-                        ts_system_linearize(sys, 0.0, sys->x, sys->v, ab[c][0], ab[c][1]), TS_OK);
-                    memcpy(one, s->lin_coef, len * sizeof *one);
-                    ts_springs_lanes(1);
-                    ck_assert_int_eq(
-                        ts_system_linearize(sys, 0.0, sys->x, sys->v, ab[c][0], ab[c][1]), TS_OK);
-                    ts_springs_lanes(-1);
-                    for (size_t k = 0; k < len; k++)
-                        ck_assert_msg(memcmp(&one[k], &s->lin_coef[k], sizeof *one) == 0,
-                                      "system %d, signs %d, fix %d, wide %d, number %zu: %.17g "
-                                      "four at a time, %.17g one at a time",
-                                      sysno, c, fix, wide, k, s->lin_coef[k], one[k]);
-                }
-        s->lin_wide = 1;
+        ck_assert_ptr_nonnull(one);
+        lanes_against_one(sys, sysno, one);
         free(one);
         ts_system_free(sys);
     }

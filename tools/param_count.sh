@@ -8,7 +8,8 @@
 # tools/function_length.sh does): the signature from a line at column 0 with
 # a '(' to the opening brace alone on a line at column 0.  Parameters are the
 # commas at the top level of the signature's parentheses plus one; '(void)'
-# and '()' are none, and a function pointer's own parameters do not count.
+# and '()' are none, and a function pointer's own parameters do not count;
+# __attribute__((...)) groups are left out.
 # A callback whose signature a library fixes is not counted when the
 # comment just above it says so: "(its signature is PETSc's)".
 set -eu
@@ -42,9 +43,24 @@ awk -v max="$max" '
         gsub(/[ \t]/, "", body)
         return body == "" || body == "void" ? 0 : n + 1
     }
+    # the signature without its __attribute__((...)) groups, whose
+    # parentheses come before the parameters
+    function plain(sig,    at, i, c, depth) {
+        while ((at = index(sig, "__attribute__")) > 0) {
+            i = at + length("__attribute__"); depth = 0
+            for (; i <= length(sig); i++) {
+                c = substr(sig, i, 1)
+                if (c == "(") depth++
+                else if (c == ")") { depth--; if (depth == 0) break }
+            }
+            sig = substr(sig, 1, at - 1) substr(sig, i + 1)
+        }
+        return sig
+    }
     FNR == 1 { head = 0 }
     /^\{$/ {
         if (head) {
+            sig = plain(sig)
             name = sig; sub(/\(.*/, "", name); k = split(name, w, /[ *]+/); name = w[k]
             n = count(sig)
             if (n > max && fixed != head - 1) { printf "%s:%d: %s: %d parameters\n", FILENAME, head, name, n; bad = 1 }

@@ -712,9 +712,10 @@ typedef struct {
 /* The linearization's loop (ts_springs_lanes): 0 one spring at a time, 1
  * four at a time with AVX2 (linearize_lanes) where the processor has it,
  * -1 (the default) four at a time on AMD's processors with AVX2 only.  The
- * same bits either way.  A spring takes two square roots and a division;
- * AMD's divider does four lanes at about the time of one, Intel's did not
- * gain (docs/performance.md, The linearization four springs at a time). */
+ * same bits either way.  A spring takes two square roots and a division,
+ * which AMD's divider does four lanes at about the time of one; on Intel's
+ * processors this loop has not been measured (docs/performance.md, The
+ * linearization four springs at a time). */
 static int lin_lanes = -1;
 
 void ts_springs_lanes(int mode)
@@ -726,37 +727,36 @@ void ts_springs_lanes(int mode)
 typedef double v4d __attribute__((vector_size(32)));
 typedef double v4du __attribute__((vector_size(32), aligned(8), may_alias));
 typedef long long v4l __attribute__((vector_size(32)));
-/* four doubles from p (a particle's x y z and the number after it, in
- * product_range4) */
+/* four doubles from p, unaligned (a particle's x y z and the number after
+ * it in product_range4, four springs' rest lengths in linearize_lanes) */
 #define LOAD4(p) (*(const v4du *)(p))
 
 /* lanes where mask (all ones or zeros) is set from a, the others from b */
 #define V4_PICK(mask, a, b) ((v4d)(((v4l)(a) & (mask)) | ((v4l)(b) & ~(mask))))
 
-/* Four springs' (q, w) or (q, g) rows in the cache from the lanes of q and
- * w0..w2 (w0 alone: g): a 4x4 (or 4x2) transpose */
-__attribute__((target("avx2"))) static void lanes_store(double *coef, size_t e, int wcache, v4d q,
-                                                        v4d w0, v4d w1, v4d w2)
+/* Four springs' (q, g) rows of the narrow cache from the lanes of q and g:
+ * a 4x2 transpose */
+__attribute__((target("avx2"))) static void lanes_store_qg(double *coef, size_t e, v4d q, v4d g)
 {
-    if (!wcache) {
-        v4d lo = __builtin_shufflevector(q, w0, 0, 4, 1, 5),
-            hi = __builtin_shufflevector(q, w0, 2, 6, 3, 7);
-        __builtin_memcpy(coef + 2 * e, &lo, sizeof lo);
-        __builtin_memcpy(coef + 2 * e + 4, &hi, sizeof hi);
-        return;
-    }
-    v4d a = __builtin_shufflevector(q, w0, 0, 4, 2, 6),
-        b = __builtin_shufflevector(q, w0, 1, 5, 3, 7);
-    v4d c = __builtin_shufflevector(w1, w2, 0, 4, 2, 6),
-        d = __builtin_shufflevector(w1, w2, 1, 5, 3, 7);
-    v4d r0 = __builtin_shufflevector(a, c, 0, 1, 4, 5),
-        r1 = __builtin_shufflevector(b, d, 0, 1, 4, 5);
-    v4d r2 = __builtin_shufflevector(a, c, 2, 3, 6, 7),
-        r3 = __builtin_shufflevector(b, d, 2, 3, 6, 7);
-    __builtin_memcpy(coef + 4 * e, &r0, sizeof r0);
-    __builtin_memcpy(coef + 4 * e + 4, &r1, sizeof r1);
-    __builtin_memcpy(coef + 4 * e + 8, &r2, sizeof r2);
-    __builtin_memcpy(coef + 4 * e + 12, &r3, sizeof r3);
+    v4d lo = __builtin_shufflevector(q, g, 0, 4, 1, 5),
+        hi = __builtin_shufflevector(q, g, 2, 6, 3, 7);
+    __builtin_memcpy(coef + 2 * e, &lo, sizeof lo);
+    __builtin_memcpy(coef + 2 * e + 4, &hi, sizeof hi);
+}
+
+/* Four springs' (q, w) rows of the wide cache from the lanes of q and w's
+ * components: a 4x4 transpose */
+__attribute__((target("avx2"))) static void lanes_store_qw(double *coef, size_t e, v4d q,
+                                                           const v4d w[3])
+{
+    v4d a = __builtin_shufflevector(q, w[0], 0, 4, 2, 6),
+        b = __builtin_shufflevector(q, w[0], 1, 5, 3, 7);
+    v4d c = __builtin_shufflevector(w[1], w[2], 0, 4, 2, 6),
+        d = __builtin_shufflevector(w[1], w[2], 1, 5, 3, 7);
+    v4d r[4] = {
+        __builtin_shufflevector(a, c, 0, 1, 4, 5), __builtin_shufflevector(b, d, 0, 1, 4, 5),
+        __builtin_shufflevector(a, c, 2, 3, 6, 7), __builtin_shufflevector(b, d, 2, 3, 6, 7)};
+    __builtin_memcpy(coef + 4 * e, r, sizeof r);
 }
 
 /* linearize_range's springs [e0, e0 + 4k) four at a time, for a network
@@ -798,28 +798,23 @@ __attribute__((target("avx2"))) static size_t linearize_lanes(const lin_args *a,
         v4d t = _mm256_sqrt_pd((v4d)((v4l)p & ~sbit)) * inv;
         v4d g = V4_PICK(ok, (v4d)(((v4l)t & ~sbit) | ((v4l)p & sbit)), zero);
         if (!a->wcache) {
-            lanes_store(s->lin_coef, e, 0, q, g, zero, zero);
+            lanes_store_qg(s->lin_coef, e, q, g);
             continue;
         }
         v4d m = a->sign ? g * sg : (v4d)((v4l)g & ~sbit);
-        lanes_store(s->lin_coef, e, 1, q, m * d0, m * d1, m * d2);
+        lanes_store_qw(s->lin_coef, e, q, (const v4d[3]){m * d0, m * d1, m * d2});
     }
     return e;
 }
-#endif
 
 /* Whether linearize_range takes linearize_lanes (see lin_lanes) */
 static int lanes_for(const ts_springs *s)
 {
-#ifdef TS_SPRINGS_AVX2
     if (!s->lin_coef || s->k || s->kd || !lin_lanes)
         return 0;
     return (lin_lanes > 0 || __builtin_cpu_is("amd")) && __builtin_cpu_supports("avx2");
-#else
-    (void)s;
-    return 0;
-#endif
 }
+#endif
 
 /* per spring of [e0, e1): q and w (or g), else 1/l (springs_linearize) */
 static void linearize_range(void *ctx, size_t e0, size_t e1)
