@@ -29,7 +29,8 @@ int ts_threads_get(void);
  * the machine's processors, nor than the processors the process may run on
  * (at least one, at most ts_threads_get()), looked at every 20 ms (a change
  * once two looks agree); the same bits either way.  The state is the
- * team's: call the loops from one thread at a time.  Off by default; the tstep program turns it on.
+ * team's: call the loops from one thread at a time.  Off by default; the
+ * tstep program turns it on.
  * ts_threads_usage: the loops that asked for more than one thread since the
  * last ts_threads_set, and how many of them took fewer. */
 void ts_threads_follow_load(int on);

@@ -288,9 +288,7 @@ static int csr_gathers(void)
     return (csr_simd > 0 || (csr_simd < 0 && __builtin_cpu_is("intel"))) &&
            __builtin_cpu_supports("avx2");
 }
-#endif
 
-#ifdef AMG_AVX2
 /* csr_mul_range's rows [i0, i1) of a single-precision copy with AVX2's
  * gathers, four entries at once: lane l sums the entries k0 + l, k0 + l + 4,
  * ... of a row as s_l does there, each product rounded before it is added

@@ -990,7 +990,6 @@ product_range(const ts_springs *s, size_t e0, size_t e1, const spring_args *a, p
 }
 
 #ifdef TS_SPRINGS_AVX2
-
 /* product_range with x y z in one v4d (the fourth lane's number, loaded
  * with them, never stored): lane by lane the same operations, the same
  * bits.  Only for springs whose second particle is not the last one, so
