@@ -159,6 +159,10 @@ static const struct {
     /* positional arguments */
     {"region --stepper rk4 extra", 2, "unexpected argument 'extra'"},
     {"list extra", 2, "unexpected argument 'extra'"},
+    /* an option where a value belongs: the option missing its value named */
+    {"run --system oscillator --stepper --dt 0.1 --t-end 1", 2,
+     "--stepper needs a value (got the option '--dt')"},
+    {"sweep --system --stepper rk4", 2, "--system needs a value (got the option '--stepper')"},
     /* --help and -h print the help and nothing else */
     {"check-system -h", 0, NULL},
 };
@@ -565,6 +569,11 @@ START_TEST(write_errors_plugins_and_outputs)
                       to_full[i], st);
     }
     EXPECT("--plugin libm.so.6 list", 2, "libm.so.6: no such file here");
+    /* grade opens its plugins in a worker: the same refusal, naming the file */
+    EXPECT("grade --plugin ./tstep-no-such.so --stepper ralston --order 2", 2,
+           "--plugin ./tstep-no-such.so: No such file");
+    EXPECT("--plugin ./tstep-no-such.so grade --stepper ralston --order 2", 2,
+           "--plugin ./tstep-no-such.so: No such file");
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(cmd, sizeof cmd,
              "run --system test1d --stepper rk4 --dt 0.1 --steps 2 --out %s/o1 --error %s/o1",

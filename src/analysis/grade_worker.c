@@ -948,8 +948,10 @@ int ts_grade_worker_open(const ts_grade_options *opt, char *why, size_t size)
     W.nplugins = 0;
     for (int i = 0; i < opt->nplugins && i < 16; i++) {
         W.plugins[i] = realpath(opt->plugins[i], NULL);
-        if (!W.plugins[i])
-            return ts_error(TS_ERR_INPUT, "--plugin %s: %s", opt->plugins[i], strerror(errno));
+        if (!W.plugins[i]) {
+            snprintf(why, size, "%s: %s", opt->plugins[i], strerror(errno));
+            return ts_error(TS_ERR_INPUT, "--plugin %s", why);
+        }
         W.nplugins++;
     }
     W.sandboxed = opt->sandbox;

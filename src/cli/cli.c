@@ -1,4 +1,5 @@
 /* Command-line helpers: parsing, lookups with valid-name lists, errors. */
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
@@ -631,6 +632,11 @@ int cli_options(const char *cmd, int argc, char **argv, const cli_opt *opts, int
             e->help(opts);
             return 1;
         }
+        /* `--stepper --dt 0.1`: getopt takes the next option as the value */
+        if (optarg && optarg[0] == '-' && optarg[1] == '-' && isalpha((unsigned char)optarg[2]))
+            return *rc = cli_usage_error(cmd, "--%s needs a value (got the option '%s')",
+                                         e->name, optarg),
+                   1;
         if ((*rc = refuse_repeat(cmd, e, &seen[e - opts], optarg)))
             return 1;
         if ((*rc = parse_value(cmd, e, optarg)))
