@@ -468,12 +468,19 @@ static int find_graded(const char *cmd, grade_job *g, const char *name,
     return cli_find_steppers(cmd, name, out, 1, &got);
 }
 
-/* A reference (like=): a built-in first, the trusted one, then the
- * submission's. */
+/* A reference (like=, stages=): a built-in first, the trusted one, then
+ * one the submission's worker says it has; any other name is a mistake in
+ * the command or the spec (exit 2), unless the worker died before it said
+ * (then its placeholder: the graded stepper fails with the worker's fate). */
 static int find_reference(const char *cmd, grade_job *g, const char *name,
                           const ts_stepper_type **out)
 {
-    return (*out = ts_stepper_find(name)) ? 0 : find_graded(cmd, g, name, out);
+    int got;
+    if ((*out = ts_stepper_find(name)) || (*out = ts_grade_worker_find(name)))
+        return 0;
+    if (g->worker_failed && (*out = ts_grade_worker_placeholder(name)))
+        return 0;
+    return cli_find_steppers(cmd, name, out, 1, &got);
 }
 
 /* The submission's plugins: refused without a working sandbox (unless
