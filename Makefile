@@ -59,7 +59,7 @@ EXT_SONAME := libtstep-ext.so.$(SOMAJOR)
 # neither library exports them.  Every object is position-independent, for
 # the shared library.
 LAYERS   := core linear springs methods analysis
-CLI_SRC  := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+CLI_SRC  := $(filter-out src/cli/main.c src/cli/worker_main.c,$(wildcard src/cli/*.c))
 CORE_SRC := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) \
             $(wildcard steppers/*.c) $(wildcard systems/*.c)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -91,7 +91,8 @@ DEB_PKGS = build-essential pkg-config check $(GNUPLOT_PKG) xvfb xauth x11-apps \
            bubblewrap libseccomp-dev
 
 .PHONY: all test test-long check-fast layers lint demo plots deps clean bench bench-run install uninstall FORCE petsc deps-petsc test-petsc bench-petsc assignment
-all: $(BUILD)/tstep $(BUILD)/$(SONAME) $(BUILD)/$(EXT_SONAME) $(BUILD)/tstep.1
+all: $(BUILD)/tstep $(BUILD)/tstep-grade-worker $(BUILD)/$(SONAME) $(BUILD)/$(EXT_SONAME) \
+     $(BUILD)/tstep.1
 
 # Objects are rebuilt when the compiler or its flags change (build/.cflags).
 $(BUILD)/.cflags: FORCE
@@ -135,6 +136,27 @@ $(BUILD)/tstep: $(BUILD)/src/cli/main.o $(BUILD)/libtstep.a $(BUILD)/libtstep-ex
 	$(CC) $(TS_CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/src/cli/main.o \
 	    -Wl,--whole-archive $(BUILD)/libtstep-ext.a $(BUILD)/libtstep.a -Wl,--no-whole-archive \
 	    $(OPENMP) $(EXT_LIBS) $(LDLIBS)
+
+# The grader's worker (tstep grade runs a submission in it, sandboxed): the
+# library without the built-in steppers (a registry of none; the public
+# layers whole, so that a plugin finds what a student may use, the analysis
+# only as far as the worker needs it), so no submission can reach a
+# reference solution from inside it.  A reference named in a plugin is an
+# undefined symbol there, and a link that pulled one in would fail here.
+WORKER_API := $(filter $(foreach l,core linear springs methods,$(BUILD)/src/$(l)/%) \
+                $(BUILD)/systems/%,$(CORE_OBJ))
+WORKER_OBJ := $(filter-out $(BUILD)/steppers/% $(BUILD)/src/analysis/registry.o $(WORKER_API), \
+                $(CORE_OBJ)) $(BUILD)/src/analysis/registry_worker.o
+$(BUILD)/src/analysis/registry_worker.o: src/analysis/registry.c $(BUILD)/.cflags
+	@mkdir -p $(@D)
+	$(CC) $(TS_CFLAGS) -DTS_NO_BUILTIN_STEPPERS -c $< -o $@
+$(BUILD)/libtstep-worker.a: $(WORKER_OBJ)
+	rm -f $@ && $(AR) rcs $@ $^
+$(BUILD)/tstep-grade-worker: $(BUILD)/src/cli/worker_main.o $(WORKER_API) $(BUILD)/libtstep-worker.a \
+                             $(BUILD)/libtstep-ext.a
+	$(CC) $(TS_CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(BUILD)/src/cli/worker_main.o \
+	    -Wl,--whole-archive $(BUILD)/libtstep-ext.a -Wl,--no-whole-archive $(WORKER_API) \
+	    $(BUILD)/libtstep-worker.a $(OPENMP) $(EXT_LIBS) $(LDLIBS)
 
 # The man page, from the --help texts.
 $(BUILD)/tstep.1: $(BUILD)/tstep tools/manpage.sh
@@ -237,6 +259,7 @@ bench-petsc: $(BUILD)/tstep $(BUILD)/tstep-petsc
 	@sh petsc/bench.sh
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
+LIBEXECDIR = $(DESTDIR)$(PREFIX)/libexec/tstep
 INCDIR = $(DESTDIR)$(PREFIX)/include/tstep
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 DATADIR = $(DESTDIR)$(PREFIX)/share/tstep
@@ -255,6 +278,8 @@ $(addprefix $(BUILD)/,$(PC_FILES)): $(BUILD)/%.pc: tools/%.pc.in include/tstep/v
 install: all $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a $(addprefix $(BUILD)/,$(PC_FILES))
 	install -d $(BINDIR) $(LIBDIR)/pkgconfig $(INCDIR) $(MANDIR) $(DATADIR)
 	install -m 755 $(BUILD)/tstep $(BINDIR)/tstep
+	install -d $(LIBEXECDIR)
+	install -m 755 $(BUILD)/tstep-grade-worker $(LIBEXECDIR)/tstep-grade-worker
 	for l in $(LIBS_INSTALLED); do \
 	    install -m 644 $(BUILD)/$$l.a $(LIBDIR)/$$l.a && \
 	    install -m 755 $(BUILD)/$$l.so.$(SOMAJOR) $(LIBDIR)/$$l.so.$(VERSION) && \
@@ -266,12 +291,12 @@ install: all $(BUILD)/libtstep.a $(BUILD)/libtstep-ext.a $(addprefix $(BUILD)/,$
 	install -m 644 plots/*.gp $(DATADIR)
 
 uninstall:
-	rm -f $(BINDIR)/tstep $(addprefix $(LIBDIR)/pkgconfig/,$(PC_FILES)) \
+	rm -f $(BINDIR)/tstep $(LIBEXECDIR)/tstep-grade-worker $(addprefix $(LIBDIR)/pkgconfig/,$(PC_FILES)) \
 	    $(foreach l,$(LIBS_INSTALLED),$(LIBDIR)/$(l).a $(LIBDIR)/$(l).so.$(VERSION) \
 	        $(LIBDIR)/$(l).so.$(SOMAJOR) $(LIBDIR)/$(l).so) \
 	    $(MANDIR)/tstep.1 $(addprefix $(INCDIR)/,$(notdir $(HEADERS))) \
 	    $(addprefix $(DATADIR)/,$(notdir $(wildcard plots/*.gp)))
-	-rmdir $(INCDIR) $(DATADIR) 2>/dev/null
+	-rmdir $(INCDIR) $(DATADIR) $(LIBEXECDIR) 2>/dev/null
 
 assignment:
 	@sh tools/assignment.sh --steppers "$(STEPPERS)" --systems "$(SYSTEMS)" --keep "$(KEEP)" \
@@ -280,4 +305,4 @@ assignment:
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(wildcard $(BUILD)/bench/*.d)
+-include $(CORE_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(BUILD)/src/cli/worker_main.d $(wildcard $(BUILD)/bench/*.d)

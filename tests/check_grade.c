@@ -1048,7 +1048,7 @@ typedef struct {
     char dir[64];
     char so[128];
     long memory;   /* its workers' memory limit in MB, this test process's own */
-    char mark[64]; /* so their command line: "__grade-worker --memory MB " */
+    char mark[64]; /* so their command line: "tstep-grade-worker --memory MB " */
 } attack;
 
 /* Build plugin `name` with `code` at the start of the step and `extra` at
@@ -1059,7 +1059,7 @@ static int attack_build(attack *a, const char *name, const char *extra, const ch
     /* other tests may be grading beside this one: its workers are told
        from theirs by a memory limit of this process's own */
     a->memory = 2048 + getpid() % 4096;
-    snprintf(a->mark, sizeof a->mark, "__grade-worker --memory %ld ", a->memory);
+    snprintf(a->mark, sizeof a->mark, "tstep-grade-worker --memory %ld ", a->memory);
     snprintf(a->dir, sizeof a->dir, "/tmp/tstep-attack-XXXXXX");
     if (!mkdtemp(a->dir))
         return 0;
@@ -1147,17 +1147,96 @@ START_TEST(sandbox_forged_report_fails)
 }
 END_TEST
 
-/* alarm(0), SIGALRM ignored, then a spin: stopped by the grader's clock
- * within the limit, and nothing of it left running. */
-/* The worker mode refuses to start unless the grader started it: by hand
- * it would limit and filter the calling process itself. */
-START_TEST(worker_mode_refused_by_hand)
+/* What a submission prints reaches the student and the instructor's
+ * terminal: none of the grader's environment is in it (a secret in a
+ * variable), and it is printable UTF-8 in the report, the JSON and on the
+ * terminal (NUL, the terminal's escape, a byte that is not UTF-8: '?'). */
+START_TEST(sandbox_output_is_clean_text)
 {
-    ck_assert_int_eq(cli_run("__grade-worker -- /dev/null", out, sizeof out, err, sizeof err),
-                     2);
-    ck_assert_ptr_nonnull(strstr(err, "is started by 'tstep grade', not by hand"));
+    attack a;
+    ck_assert(attack_build(&a, "leak", "#include <stdlib.h>",
+                           "{ const char *e = getenv(\"TSTEP_TEST_SECRET\");"
+                           " printf(\"secret=%s\\n\", e ? e : \"none\");"
+                           " fwrite(\"A\\0B\\033[2J\\377C\\n\", 1, 9, stdout);"
+                           " fflush(stdout); }"));
+    setenv("TSTEP_TEST_SECRET", "s3cr3t-token", 1);
+    attack_grade(&a, "leak", "--format json");
+    unsetenv("TSTEP_TEST_SECRET");
+    assert_json(out);
+    ck_assert_msg(!strstr(out, "s3cr3t") && !strstr(err, "s3cr3t"), "%s%s", out, err);
+    ck_assert_msg(strstr(err, "secret=none") && strstr(err, "A?B?[2J?C"), "%s", err);
+    ck_assert_msg(strstr(out, "A?B?[2J?C"), "%s", out);
+    ck_assert_msg(!strchr(out, '\033') && !strchr(err, '\033') && !strchr(out, '\377') &&
+                      !strchr(err, '\377'),
+                  "%s%s", out, err);
+    attack_done(&a);
 }
 END_TEST
+
+/* The worker program refuses to start unless the grader started it: by
+ * hand it would limit and filter the calling process itself. */
+START_TEST(worker_mode_refused_by_hand)
+{
+    FILE *p = popen(TSTEP_BIN "-grade-worker -- /dev/null 2>&1", "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 2, "status %d: %s", st, out);
+    ck_assert_msg(strstr(out, "is started by 'tstep grade', not by hand"), "%s", out);
+}
+END_TEST
+
+/* No reference solution is inside the worker: a submission whose table
+ * names tstep's own rk4 (an empty rk4.c beside a hand-out's table) does not
+ * load, and one that looks rk4 up, by the registry or by the loader, finds
+ * nothing; none of them passes. */
+START_TEST(sandbox_no_reference_inside)
+{
+    tests_need("rk4");
+    static const char *const sources[] = {
+        "#include <tstep/tstep.h>\n"
+        "const ts_stepper_type *const tstep_plugin_steppers[] = {&ts_rk4, NULL};\n"
+        "TSTEP_PLUGIN();\n",
+        "#include <tstep/tstep.h>\n#include <dlfcn.h>\n"
+        "static const ts_stepper_type *r;\n"
+        "static int a(const ts_system *s, const ts_solver_options *o, void **w) {\n"
+        "  if (!(r = ts_stepper_find(\"rk4\")))\n"
+        "    r = dlsym(dlopen(NULL, RTLD_NOW), \"ts_rk4\");\n"
+        "  return r ? r->alloc(s, o, w) : TS_ERR_UNSUPPORTED; }\n"
+        "static int st(void *w, ts_system *s, double t, double h, ts_step_stats *x) {\n"
+        "  return r->step(w, s, t, h, x); }\n"
+        "static void fr(void *w) { if (r) r->free(w); }\n"
+        "static const ts_stepper_type t = {.name = \"mine\", .order = 4, .alloc = a,\n"
+        "  .step = st, .free = fr};\n"
+        "const ts_stepper_type *const tstep_plugin_steppers[] = {&t, NULL};\n"
+        "TSTEP_PLUGIN();\n",
+    };
+    static const char *const names[] = {"rk4", "mine"};
+    for (int i = 0; i < 2; i++) {
+        char dir[] = "/tmp/tstep-noref-XXXXXX", cmd[1024];
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        snprintf(cmd, sizeof cmd, "%s/p.c", dir);
+        FILE *f = fopen(cmd, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(sources[i], f);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wall -Werror -Iinclude %s/p.c -o %s/p.so -ldl",
+                 dir, dir);
+        ck_assert_int_eq(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "--plugin %s/p.so grade --stepper %s --order 4", dir,
+                 names[i]);
+        int rc = cli_run(cmd, out, sizeof out, err, sizeof err);
+        ck_assert_msg(rc != 0 && !strstr(out, "implemented       pass"), "case %d: exit %d: %s%s",
+                      i, rc, out, err);
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+}
+END_TEST
+
+/* alarm(0), SIGALRM ignored, then a spin: stopped by the grader's clock
+ * within the limit, and nothing of it left running. */
 
 START_TEST(sandbox_spin_stopped_by_time_limit)
 {
@@ -1737,6 +1816,49 @@ static void kit_handout_runs(const char *dir)
                   "the demo's figures: %s", log);
 }
 
+/* A student who writes the midpoint rule where the hand-out's skeleton
+ * says, in its scratch vectors, gets every midpoint check (the other two
+ * files left as handed out fail theirs): the skeleton's type describes the
+ * student's step, not the solution's engine. */
+static void kit_student_midpoint(const char *dir)
+{
+    static const char body[] =
+        "    size_t m = ts_system_ydim(sys);\n"
+        "    double *y = scratch, *k = y + m, *ym = k + m;\n"
+        "    int s;\n"
+        "    (void)stats;\n"
+        "    ts_system_get_y(sys, y);\n"
+        "    if ((s = ts_system_deriv(sys, t, y, k)))\n"
+        "        return s;\n"
+        "    ts_vec_copy(m, y, ym);\n"
+        "    ts_vec_axpy(m, 0.5 * h, k, ym);\n"
+        "    if ((s = ts_system_deriv(sys, t + 0.5 * h, ym, k)))\n"
+        "        return s;\n"
+        "    ts_vec_axpy(m, h, k, y);\n"
+        "    ts_system_set_y(sys, y);\n"
+        "    return TS_OK;\n";
+    static char src[16384];
+    kit_read(dir, "kit/handout/steppers/midpoint.c", src, sizeof src);
+    char *from = strstr(src, "    /* YOUR CODE HERE"), *to = strstr(src, "is a skeleton\");\n");
+    ck_assert_msg(from && to, "the midpoint skeleton: %s", src);
+    to += strlen("is a skeleton\");\n");
+    ck_assert(kit_sh("mkdir -p %s/alice/steppers && cp %s/kit/handout/steppers/rk4.c "
+                     "%s/kit/handout/steppers/backward_euler.c %s/alice/steppers/",
+                     dir, dir, dir, dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/alice/steppers/midpoint.c", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "%.*s%s%s", (int)(from - src), src, body, to);
+    fclose(f);
+    kit_sh("sh %s/kit/grade.sh %s/alice >%s/alice.txt 2>&1", dir, dir, dir);
+    kit_read(dir, "alice.txt", out, sizeof out);
+    const char *mid = strstr(out, "grade: midpoint"), *next = mid ? strstr(mid, "score: ") : NULL;
+    ck_assert_msg(next && strncmp(next, "score: 14 of 14 checks passed", 29) == 0 &&
+                      strstr(out, "grade: 1 of 3 steppers passed every check"),
+                  "%s", out);
+}
+
 /* The grader (the kit's grade.sh: the submission's stepper files built into
  * a plugin graded by the solution's tstep): zero for the skeletons, full
  * marks for the solution; the hand-out's own grader agrees. */
@@ -1766,6 +1888,7 @@ static void kit_grades(const char *dir)
     ck_assert_msg(strstr(out, "grade: 3 of 3 steppers passed every check"), "%s", out);
     kit_read(dir, "own.txt", out, sizeof out);
     ck_assert_msg(strstr(out, "not implemented"), "%s", out);
+    kit_student_midpoint(dir);
 }
 
 START_TEST(assignment_kit_end_to_end)
@@ -1877,6 +2000,8 @@ Suite *grade_suite(void)
     tcase_add_test(sandbox, sandbox_spin_stopped_by_time_limit);
     tcase_add_test(sandbox, sandbox_writes_stay_in_scratch);
     tcase_add_test(sandbox, worker_mode_refused_by_hand);
+    tcase_add_test(sandbox, sandbox_no_reference_inside);
+    tcase_add_test(sandbox, sandbox_output_is_clean_text);
     tcase_add_test(sandbox, sandbox_reads_stay_inside);
     tcase_add_test(sandbox, sandbox_network_and_fork_bomb_stopped);
     tcase_add_test(sandbox, sandbox_memory_limit_named);

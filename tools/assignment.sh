@@ -83,7 +83,7 @@ regenerate() {
             if ($0 ~ /^    \./) { flush(); field = $0 } else { field = field "\n" $0 }
             next
         }
-        function flush(    key) {
+        function flush(    key, n, f, i) {
             if (field == "") return
             key = field
             sub(/^    \./, "", key)
@@ -92,10 +92,19 @@ regenerate() {
             if (key == "alloc") field = "    .alloc = " prefix "_alloc,"
             if (key == "step") field = "    .step = " prefix "_step,"
             if (key == "free") field = "    .free = free,"
-            if (key == "flags") {
-                gsub(/TS_ADAPTIVE *\| */, "", field)
-                gsub(/ *\| *TS_ADAPTIVE/, "", field)
-                if (field ~ /\.flags = TS_ADAPTIVE,/) { field = ""; return }
+            if (key == "flags") { # of the solution engine, not the method: left out
+                gsub(/\/\*[^*]*\*\//, "", field)
+                sub(/,[ \t\n]*$/, "", field)
+                sub(/^ *\.flags *= */, "", field)
+                n = split(field, f, /[ \t\n]*\|[ \t\n]*/)
+                field = ""
+                for (i = 1; i <= n; i++) {
+                    gsub(/^[ \t\n]+|[ \t\n]+$/, "", f[i])
+                    if (f[i] != "" && f[i] != "TS_ADAPTIVE" && f[i] != "TS_KEEPS_START")
+                        field = field (field == "" ? "" : " | ") f[i]
+                }
+                if (field == "") return
+                field = "    .flags = " field ","
             }
             print field
             field = ""
@@ -437,8 +446,10 @@ for s in $steppers; do
     skeleton "$f" "$s"
 done
 
-# the expected values, measured on the solution
-make -s -C "$out/solution" BUILD=build build/tstep >"$out/solution-build.log" 2>&1 || {
+# the expected values, measured on the solution; its grade worker (which
+# has no stepper of its own) runs the submissions
+make -s -C "$out/solution" BUILD=build build/tstep build/tstep-grade-worker \
+    >"$out/solution-build.log" 2>&1 || {
     cat "$out/solution-build.log" >&2
     echo "assignment: the solution does not build" >&2
     exit 1

@@ -47,7 +47,9 @@ static int rk4_reference(const ts_sweep_request *rq, double h, const point_vecto
         return s;
     size_t m = ts_system_ydim(sys);
     ts_stepper *st = NULL;
-    s = ts_stepper_new(&ts_rk4, sys, NULL, &st);
+    const ts_stepper_type *rk4 = ts_stepper_find("rk4"); /* by name: see reference.c */
+    s = rk4 ? ts_stepper_new(rk4, sys, NULL, &st)
+            : ts_error(TS_ERR_UNSUPPORTED, "sweep: no stepper rk4 here");
     for (long n = 16; !s && n <= (1L << 20); n *= 2) {
         ts_system_set_y(sys, y0);
         ts_stepper_reset(st);

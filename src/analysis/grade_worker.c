@@ -453,8 +453,8 @@ static int started_by_grader(void)
 int ts_grade_worker_main(int argc, char **argv)
 {
     if (!started_by_grader()) {
-        fprintf(stderr, "tstep: %s is started by 'tstep grade', not by hand\n",
-                TS_GRADE_WORKER_COMMAND);
+        fprintf(stderr, "%s is started by 'tstep grade', not by hand\n",
+                TS_GRADE_WORKER_PROGRAM);
         return 2;
     }
     ts_sandbox_limits l = {.memory_mb = 2048, .cpu_s = 600, .file_bytes = 16 << 20, .seccomp = 1};
@@ -526,6 +526,41 @@ static long now_ms(void)
 }
 
 /* Read what is there on the output or notice pipe; closed at its end. */
+/* Text from the submission made safe to print and to put in the result
+ * files, in place: UTF-8 that is printable, new lines and tabs kept, every
+ * other byte (NUL, a control character such as the terminal's escape, a C1
+ * control, a malformed or cut sequence) becomes '?'.  n bytes of s; the
+ * result is NUL-terminated at n.  Writes never outrun reads, so in place. */
+static void untrusted_text(char *s, size_t n)
+{
+    unsigned char *u = (unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = u[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                                   : (c & 0xf8) == 0xf0 ? 4 : 0;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = (u[i + k] & 0xc0) == 0x80;
+        if (ok && len == 1)
+            ok = c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f);
+        if (ok && len > 1) { /* its code point: not overlong, a surrogate, a C1 control */
+            unsigned cp = c & (0x7f >> len);
+            for (size_t k = 1; k < len; k++)
+                cp = cp << 6 | (u[i + k] & 0x3f);
+            static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
+            ok = cp >= least[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) &&
+                 !(cp >= 0x80 && cp <= 0x9f);
+        }
+        if (!ok) {
+            u[i++] = '?';
+            continue;
+        }
+        i += len;
+    }
+    s[n] = '\0';
+}
+
 static void drain(int *fd, char *buf, size_t cap, size_t *len, size_t *dropped)
 {
     char tmp[4096];
@@ -679,7 +714,7 @@ static int proxy_open(int slot, const ts_system *sys, void **scratch)
     if (h.op != MSG_OPENED || h.len != sizeof a)
         return protocol("not an answer to OPEN"), ts_error(TS_ERR_IO, "out of protocol");
     memcpy(&a, inbuf, sizeof a);
-    a.text[TEXT_LEN - 1] = '\0';
+    untrusted_text(a.text, strnlen(a.text, TEXT_LEN - 1));
     if (!valid_status(a.status) || (!a.status && (a.handle < 0 || a.handle >= HANDLE_MAX)))
         return protocol("a bad status or handle"), ts_error(TS_ERR_IO, "out of protocol");
     if (a.status)
@@ -750,7 +785,7 @@ static int proxy_step(void *scratch, ts_system *sys, double t, double h, ts_step
         if (mh.op != MSG_STEPPED || mh.len != sizeof a + m * sizeof(double))
             return protocol("not an answer to STEP"), ts_error(TS_ERR_IO, "out of protocol");
         memcpy(&a, inbuf, sizeof a);
-        a.text[TEXT_LEN - 1] = '\0';
+        untrusted_text(a.text, strnlen(a.text, TEXT_LEN - 1));
         if (!valid_status(a.status) || a.allocs < 0)
             return protocol("a bad status"), ts_error(TS_ERR_IO, "out of protocol");
         ts_system_set_y(sys, (const double *)(inbuf + sizeof a));
@@ -865,7 +900,8 @@ static int take_hello(uint32_t len)
     for (int i = 0; i < count; i++) {
         hello_entry e;
         memcpy(&e, inbuf + sizeof count + i * sizeof e, sizeof e);
-        e.name[NAME_LEN - 1] = e.summary[SUMMARY_LEN - 1] = '\0';
+        untrusted_text(e.name, strnlen(e.name, NAME_LEN - 1));
+        untrusted_text(e.summary, strnlen(e.summary, SUMMARY_LEN - 1));
         if (!*e.name)
             return protocol("a stepper without a name");
         if (proxy_add(e.name, e.summary, e.order, e.flags, e.reset) < 0) {
@@ -874,6 +910,34 @@ static int take_hello(uint32_t len)
         }
     }
     return 0;
+}
+
+/* The worker's name of plugin i inside the sandbox, into buf. */
+static const char *inside_name(int i, char *buf, size_t size)
+{
+    snprintf(buf, size, "/tmp/.grader/plugin%d.so", i);
+    return buf;
+}
+
+/* W.why with the sandbox's names of the plugins replaced by the grader's
+ * (the files the instructor gave), cut to fit */
+static void why_outside(void)
+{
+    for (int i = 0; i < W.nplugins; i++) {
+        char in[64], out[sizeof W.why];
+        inside_name(i, in, sizeof in);
+        size_t len = strlen(in);
+        char *p, *from = W.why;
+        size_t n = 0;
+        while ((p = strstr(from, in)) && n < sizeof out) {
+            n += (size_t)snprintf(out + n, sizeof out - n, "%.*s%s", (int)(p - from), from,
+                                  W.plugins[i]);
+            from = p + len;
+        }
+        if (n < sizeof out)
+            snprintf(out + n, sizeof out - n, "%s", from);
+        snprintf(W.why, sizeof W.why, "%s", out);
+    }
 }
 
 /* Start a worker and read its HELLO (by the current deadline): 0 running,
@@ -886,13 +950,13 @@ static int worker_start(void)
     /* in the sandbox, the program and the plugins are bound under /tmp/.grader
        (the real /tmp is hidden) */
     static char inside[17][64];
-    const char *argv[32] = {W.exe, TS_GRADE_WORKER_COMMAND, "--memory", mem, "--cpu", cpu, "--"};
-    const char *binds[40] = {W.exe, "/tmp/.grader/tstep"};
-    int a = 7, b = 2;
+    const char *argv[32] = {W.exe, "--memory", mem, "--cpu", cpu, "--"};
+    const char *binds[40] = {W.exe, "/tmp/.grader/" TS_GRADE_WORKER_PROGRAM};
+    int a = 6, b = 2;
     if (W.sandboxed)
         argv[0] = binds[1];
     for (int i = 0; i < W.nplugins && a < 31; i++) {
-        snprintf(inside[i], sizeof inside[i], "/tmp/.grader/plugin%d.so", i);
+        inside_name(i, inside[i], sizeof inside[i]);
         binds[b++] = W.plugins[i];
         binds[b++] = inside[i];
         argv[a++] = W.sandboxed ? inside[i] : W.plugins[i];
@@ -912,7 +976,9 @@ static int worker_start(void)
         return -1;
     if (h.op == MSG_FAIL && h.len == TEXT_LEN) {
         memcpy(W.why, inbuf, TEXT_LEN);
-        W.why[TEXT_LEN - 1] = '\0';
+        untrusted_text(W.why, strnlen(W.why, TEXT_LEN - 1));
+        if (W.sandboxed)
+            why_outside();
         worker_fail(FATE_START);
         return 1;
     }
@@ -937,12 +1003,35 @@ static void worker_quit(void)
     ts_sandbox_kill(&W.sb, NULL);
 }
 
+/* The worker program: beside this one (the build), or in ../libexec/tstep
+ * from its folder (installed); into W.exe. */
+static int worker_program(void)
+{
+    char self[4096];
+    ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (k <= 0 || k >= (ssize_t)sizeof self - 1)
+        return ts_error(TS_ERR_IO, "grade: cannot find this program (/proc/self/exe)");
+    self[k] = '\0';
+    char *slash = strrchr(self, '/');
+    *(slash ? slash : self) = '\0';
+    static const char *const where[] = {"%s/" TS_GRADE_WORKER_PROGRAM,
+                                        "%s/../libexec/tstep/" TS_GRADE_WORKER_PROGRAM};
+    for (int i = 0; i < 2; i++) {
+        if (snprintf(W.exe, sizeof W.exe, where[i], self) < (int)sizeof W.exe &&
+            access(W.exe, X_OK) == 0)
+            return TS_OK;
+    }
+    return ts_error(TS_ERR_IO,
+                    "grade: the worker program %s is neither in %s nor in %s/../libexec/tstep "
+                    "(make builds it beside build/tstep, make install into libexec/tstep)",
+                    TS_GRADE_WORKER_PROGRAM, self, self);
+}
+
 int ts_grade_worker_open(const ts_grade_options *opt, char *why, size_t size)
 {
-    ssize_t k = readlink("/proc/self/exe", W.exe, sizeof W.exe - 1);
-    if (k <= 0)
-        return ts_error(TS_ERR_IO, "grade: cannot find this program (/proc/self/exe)");
-    W.exe[k] = '\0';
+    int st = worker_program();
+    if (st)
+        return st;
     for (int i = 0; i < W.nplugins; i++)
         free(W.plugins[i]);
     W.nplugins = 0;
@@ -1035,7 +1124,7 @@ size_t ts_grade_worker_output(char *buf, size_t size)
 {
     size_t n = W.outlen < size - 1 ? W.outlen : size - 1;
     memcpy(buf, W.out, n);
-    buf[n] = '\0';
+    untrusted_text(buf, n);
     if (W.dropped && n + 64 < size)
         n += (size_t)snprintf(buf + n, size - n, "\n[%zu more bytes not kept]\n", W.dropped);
     W.outlen = W.dropped = 0;

@@ -67,8 +67,10 @@ int ts_plugin_open(const char *path, const ts_stepper_type *const **steppers,
 
 /* --- the worker (src/grade_worker.c) --------------------------------------- */
 
-/* The worker's main: `tstep __grade-worker [LIMITS] -- PLUGIN...`. */
-#define TS_GRADE_WORKER_COMMAND "__grade-worker"
+/* The worker's main: `tstep-grade-worker [LIMITS] -- PLUGIN...`, a program
+ * of its own (src/cli/worker_main.c) beside the tstep program, or in
+ * ../libexec/tstep from its folder when installed. */
+#define TS_GRADE_WORKER_PROGRAM "tstep-grade-worker"
 /* The environment variable (= 1) the grader sets for its worker; without it
  * the worker mode refuses to start (exit 2). */
 #define TS_GRADE_WORKER_MARK "TSTEP_GRADE_WORKER"

@@ -46,10 +46,13 @@ int ts_reference_new(const ts_system_type *stype, const ts_params *params,
     *out = NULL;
     if (!(h > 0.0) || !isfinite(h))
         return ts_error(TS_ERR_INPUT, "reference solution: step %g must be > 0", h);
+    /* rk4 by name: the grader's worker links no stepper (Makefile) */
+    if (!method && !(method = ts_stepper_find("rk4")))
+        return ts_error(TS_ERR_UNSUPPORTED, "reference solution: no stepper rk4 here");
     ts_reference *ref = calloc(1, sizeof *ref);
     if (!ref)
         return ts_error(TS_ERR_NOMEM, "reference solution");
-    ref->method = method ? method : &ts_rk4;
+    ref->method = method;
     ref->h = h;
     int s = TS_OK;
     for (int l = 0; l < LEVELS && !s; l++)

@@ -8,12 +8,18 @@
 #include <string.h>
 #include "tstep/stepper.h"
 
+/* The grader's worker is built with TS_NO_BUILTIN_STEPPERS: its registry
+ * holds the submission's steppers alone, and no reference solution is
+ * linked into it (Makefile, tstep-grade-worker). */
 static const ts_stepper_type *const builtin_steppers[] = {
+#ifndef TS_NO_BUILTIN_STEPPERS
 #define TS_STEPPER(type) &type,
 #define TS_SYSTEM(type)
 #include "tstep/builtins.h"
 #undef TS_STEPPER
 #undef TS_SYSTEM
+#endif
+    NULL, /* the end */
 };
 
 static const ts_system_type *const builtin_systems[] = {
@@ -24,7 +30,7 @@ static const ts_system_type *const builtin_systems[] = {
 #undef TS_SYSTEM
 };
 
-#define NBUILTIN_STEPPERS (sizeof builtin_steppers / sizeof *builtin_steppers)
+static const size_t nbuiltin_steppers = sizeof builtin_steppers / sizeof *builtin_steppers - 1;
 #define NBUILTIN_SYSTEMS (sizeof builtin_systems / sizeof *builtin_systems)
 
 /* Types registered at run time, after the built-in ones. */
@@ -48,13 +54,13 @@ static int extra_add(extra_list *l, const void *type)
     return TS_OK;
 }
 
-size_t ts_stepper_count(void) { return NBUILTIN_STEPPERS + extra_steppers.count; }
+size_t ts_stepper_count(void) { return nbuiltin_steppers + extra_steppers.count; }
 
 const ts_stepper_type *ts_stepper_at(size_t i)
 {
-    if (i < NBUILTIN_STEPPERS)
+    if (i < nbuiltin_steppers)
         return builtin_steppers[i];
-    i -= NBUILTIN_STEPPERS;
+    i -= nbuiltin_steppers;
     return i < extra_steppers.count ? extra_steppers.item[i] : NULL;
 }
 
@@ -114,7 +120,7 @@ int ts_stepper_register(const ts_stepper_type *type)
     for (size_t i = 0; i < ts_stepper_count(); i++)
         if (strcmp(ts_stepper_at(i)->name, type->name) == 0)
             return ts_error(TS_ERR_INPUT, "stepper '%s' clashes with %s stepper of that name",
-                            type->name, i < NBUILTIN_STEPPERS ? "the built-in" : "an earlier-registered");
+                            type->name, i < nbuiltin_steppers ? "the built-in" : "an earlier-registered");
     return extra_add(&extra_steppers, type);
 }
 

@@ -40,16 +40,19 @@
  * files only what a program needs to start (the system's programs and
  * libraries, the loader's cache, the BLAS alternatives), read-only, so a
  * submission cannot read other students' files, the grader's folders or
- * /etc's secrets */
+ * /etc's secrets; none of the grader's environment (its variables may hold
+ * secrets, and what the worker prints reaches the student); /dev/tty is
+ * /dev/null, so the grader's terminal is out of reach (the worker stays in
+ * the grader's session, docs/grading.md) */
 static const char *const bwrap_args[] = {
     BWRAP, "--ro-bind", "/usr", "/usr", "--ro-bind-try", "/lib", "/lib",
     "--ro-bind-try", "/lib64", "/lib64", "--ro-bind-try", "/bin", "/bin",
     "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
     "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-    "--dev", "/dev", "--proc", "/proc",
+    "--dev", "/dev", "--ro-bind", "/dev/null", "/dev/tty", "--proc", "/proc",
     "--size", TMPFS_BYTES, "--tmpfs", "/tmp", "--unshare-all", "--die-with-parent",
-    "--cap-drop", "ALL", "--setenv", "OMP_NUM_THREADS", "1",
-    "--chdir", "/tmp", NULL};
+    "--cap-drop", "ALL", "--clearenv", "--setenv", "OMP_NUM_THREADS", "1",
+    "--setenv", TS_GRADE_WORKER_MARK, "1", "--chdir", "/tmp", NULL};
 
 /* In the child: the pipes onto fds 0..5, every other fd closed, then exec. */
 static void child_exec(const char *const *argv, const char *const *binds, int sandboxed,
@@ -63,8 +66,8 @@ static void child_exec(const char *const *argv, const char *const *binds, int sa
         dup2(tmp[i], i);
     for (int i = 6; i < 1024; i++)
         close(i);
-    setenv(TS_GRADE_WORKER_MARK, "1", 1); /* bwrap passes the environment on */
-    if (!sandboxed) {
+    if (!sandboxed) { /* trusted code (--no-sandbox): the environment as it is */
+        setenv(TS_GRADE_WORKER_MARK, "1", 1);
         setpgid(0, 0);
         execv(argv[0], (char *const *)argv);
         _exit(127);

@@ -490,20 +490,26 @@ static int open_worker(const char *cmd, grade_job *g)
     char why[200];
     g->gopt.plugins = (const char *const *)deferred;
     g->gopt.nplugins = ndeferred;
+    for (int i = 0; i < ndeferred; i++) /* a file not there: the command's mistake */
+        if (access(deferred[i], R_OK) != 0) {
+            fprintf(stderr, "tstep: --plugin %s: %s\n", deferred[i], strerror(errno));
+            return CLI_EXIT_USAGE;
+        }
     int s = ts_grade_worker_open(&g->gopt, why, sizeof why);
     /* a worker that did not start: the sandbox's fault, or the submission's */
     if (s == TS_ERR_IO && g->gopt.sandbox && !ts_sandbox_works(why, sizeof why))
         return cli_usage_error(cmd, "cannot sandbox the submission here (%s); --no-sandbox "
                                     "grades it without a sandbox (trusted code only)", why);
-    if (s == TS_ERR_INPUT) {
-        fprintf(stderr, "tstep: --plugin %s\n", why);
-        return CLI_EXIT_USAGE;
-    }
-    if (s == TS_ERR_IO) {
+    /* the plugin did not load in the worker (not a plugin, a symbol it needs
+       is not there: a reference stepper, say) or the worker stopped: the
+       submission's failure, graded as such (every check fails, with why) */
+    if (s == TS_ERR_INPUT || s == TS_ERR_IO) {
         g->worker_failed = 1;
         snprintf(g->worker_why, sizeof g->worker_why, "%s", why);
-        fprintf(stderr, "tstep %s: the submission's process stopped while loading its "
-                        "plugin: %s\n", cmd, why);
+        fprintf(stderr, "tstep %s: %s: %s\n", cmd,
+                s == TS_ERR_INPUT ? "the submission's plugin did not load"
+                                  : "the submission's process stopped while loading its plugin",
+                why);
     } else if (s) {
         return cli_fail(cmd, s);
     }

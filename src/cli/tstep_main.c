@@ -151,8 +151,6 @@ int tstep_main(int argc, char **argv, const ts_stepper_type *const *extra_steppe
      * made two threads slower than one (docs/performance.md). */
     if (!getenv("OMP_NUM_THREADS"))
         ts_threads_set(1);
-    if (argc > 1 && strcmp(argv[1], TS_GRADE_WORKER_COMMAND) == 0)
-        return ts_grade_worker_main(argc - 1, argv + 1);
     /* grade never loads a plugin into this process: it hands them to its worker */
     int grading = grade_command(argc, argv);
     if ((rc = register_extras(extra_steppers, extra_systems)) ||
