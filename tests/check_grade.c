@@ -1147,6 +1147,62 @@ START_TEST(sandbox_forged_report_fails)
 }
 END_TEST
 
+/* A submission cannot choose its checks by the flags its type declares:
+ * a midpoint that refuses every first-order system and declares itself
+ * partitioned, symplectic and multistep is judged as the method the
+ * instructor names (none of those by default): `implemented` fails on the
+ * flags, the checks it refused fail instead of being skipped and
+ * local-order runs. */
+START_TEST(sandbox_flags_do_not_skip_checks)
+{
+    tests_need("midpoint");
+    static const char src[] =
+        "#include <tstep/tstep.h>\n#include <stdlib.h>\n"
+        "static int al(const ts_system *s, const ts_solver_options *o, void **w) {\n"
+        "  (void)o; return s->order != 2 ? TS_ERR_UNSUPPORTED : ts_scratch_vectors(s, 3, w); }\n"
+        "static int st(void *w, ts_system *s, double t, double h, ts_step_stats *x) {\n"
+        "  size_t m = ts_system_ydim(s); double *y = w, *k = y + m, *z = k + m; int r;\n"
+        "  (void)x; ts_system_get_y(s, y);\n"
+        "  if ((r = ts_system_deriv(s, t, y, k))) return r;\n"
+        "  ts_vec_copy(m, y, z); ts_vec_axpy(m, 0.5 * h, k, z);\n"
+        "  if ((r = ts_system_deriv(s, t + 0.5 * h, z, k))) return r;\n"
+        "  ts_vec_axpy(m, h, k, y); ts_system_set_y(s, y); return TS_OK; }\n"
+        "static const ts_stepper_type t = {.name = \"dodge\", .order = 2, .alloc = al,\n"
+        "  .step = st, .free = free,\n"
+        "  .flags = TS_PARTITIONED | TS_SYMPLECTIC | TS_MULTISTEP};\n"
+        "const ts_stepper_type *const tstep_plugin_steppers[] = {&t, NULL};\n"
+        "TSTEP_PLUGIN();\n";
+    char dir[] = "/tmp/tstep-dodge-XXXXXX", cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "%s/p.c", dir);
+    FILE *f = fopen(cmd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wall -Werror -Iinclude %s/p.c -o %s/p.so", dir,
+             dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "--plugin %s/p.so grade --stepper dodge --order 2 --interval 2 "
+             "--like trapezoid", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "implemented       FAIL") &&
+                      strstr(out, "the type declares partitioned,symplectic,multistep; the "
+                                  "method is none") &&
+                      strstr(out, "order-test1d      FAIL") && !strstr(out, "local-order       skip") &&
+                      strstr(out, "amplification     FAIL") && strstr(out, "interval          FAIL"),
+                  "%s", out);
+    /* told the method is partitioned and symplectic (not multistep): its
+       declared multistep still fails, the refusals are skips */
+    snprintf(cmd, sizeof cmd, "--plugin %s/p.so grade --stepper dodge --order 2 --interval 2 "
+             "--flags partitioned,symplectic", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "implemented       FAIL") && strstr(out, "order-test1d      skip"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* What a submission prints reaches the student and the instructor's
  * terminal: none of the grader's environment is in it (a secret in a
  * variable), and it is printable UTF-8 in the report, the JSON and on the
@@ -2001,6 +2057,7 @@ Suite *grade_suite(void)
     tcase_add_test(sandbox, sandbox_writes_stay_in_scratch);
     tcase_add_test(sandbox, worker_mode_refused_by_hand);
     tcase_add_test(sandbox, sandbox_no_reference_inside);
+    tcase_add_test(sandbox, sandbox_flags_do_not_skip_checks);
     tcase_add_test(sandbox, sandbox_output_is_clean_text);
     tcase_add_test(sandbox, sandbox_reads_stay_inside);
     tcase_add_test(sandbox, sandbox_network_and_fork_bomb_stopped);

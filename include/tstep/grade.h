@@ -70,7 +70,21 @@ typedef struct {
     int energy;                  /* ts_energy_behaviour, TS_ENERGY_NONE: skip */
     const ts_stepper_type *stages; /* the same method: the states and times of one
                                       step's force evaluations, NULL: skip */
+    int flags;                   /* the method's TS_GRADE_FLAGS, by which checks apply
+                                    (a partitioned method may refuse a first-order
+                                    system, a multistep one has no one-step order, an
+                                    adaptive one an error estimate); -1: the stepper's
+                                    own declaration, for a trusted (built-in) stepper.
+                                    A submission's stepper declaring others fails
+                                    `implemented`. */
 } ts_grade_expect;
+
+/* The flags of a stepper type that change which checks apply. */
+#define TS_GRADE_FLAGS (TS_PARTITIONED | TS_SYMPLECTIC | TS_MULTISTEP | TS_ADAPTIVE)
+/* "partitioned,symplectic", or "none", into buf (the spec's flags=). */
+const char *ts_grade_flags_name(int flags, char *buf, size_t size);
+/* The flags of such a list ("none" is 0); -1 for a name that is not one. */
+int ts_grade_flags_parse(const char *text);
 
 ts_grade_expect ts_default_grade_expect(void);
 
@@ -181,14 +195,16 @@ const char *ts_grade_outcome_name(int outcome);
  * One stepper per line: its name, then key=value pairs, e.g.
  *     rk4  order=4 interval=2.785293563405 energy=decays like=rk4
  * Keys: order (integer >= 1), interval (number or inf), energy (grows,
- * decays, bounded, conserved), like and stages (stepper names).  '#' starts a comment;
- * blank lines are ignored. */
+ * decays, bounded, conserved), like and stages (stepper names), flags (the
+ * method's: partitioned, symplectic, multistep, adaptive, comma-separated,
+ * or none).  '#' starts a comment; blank lines are ignored. */
 #define TS_GRADE_SPEC_MAX 64
 typedef struct {
     char name[64];
     char like[64];      /* "" when none */
     char stages[64];    /* "" when none */
-    ts_grade_expect expect; /* expect.like, .stages are left NULL: look them up */
+    ts_grade_expect expect; /* expect.like, .stages are left NULL: look them up;
+                               expect.flags -1 when the line has no flags= */
 } ts_grade_spec_entry;
 
 /* Parse `text` into entries[0..*count).  TS_ERR_INPUT with a detail naming

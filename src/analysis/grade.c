@@ -67,7 +67,54 @@ int ts_energy_parse(const char *name)
 ts_grade_expect ts_default_grade_expect(void)
 {
     return (ts_grade_expect){.order = 0, .interval = NAN, .like = NULL, .energy = 0,
-                             .stages = NULL};
+                             .stages = NULL, .flags = -1};
+}
+
+static const struct {
+    const char *name;
+    int flag;
+} method_flags[] = {{"partitioned", TS_PARTITIONED},
+                    {"symplectic", TS_SYMPLECTIC},
+                    {"multistep", TS_MULTISTEP},
+                    {"adaptive", TS_ADAPTIVE}};
+#define NMETHOD_FLAGS (sizeof method_flags / sizeof *method_flags)
+
+const char *ts_grade_flags_name(int flags, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NMETHOD_FLAGS; i++)
+        if ((flags & method_flags[i].flag) && n < size)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", method_flags[i].name);
+    if (!n)
+        snprintf(buf, size, "none");
+    return buf;
+}
+
+int ts_grade_flags_parse(const char *text)
+{
+    if (strcmp(text, "none") == 0)
+        return 0;
+    int flags = 0;
+    for (const char *p = text;;) {
+        size_t len = strcspn(p, ","), i = 0;
+        while (i < NMETHOD_FLAGS && !(strlen(method_flags[i].name) == len &&
+                                      strncmp(method_flags[i].name, p, len) == 0))
+            i++;
+        if (i == NMETHOD_FLAGS)
+            return -1;
+        flags |= method_flags[i].flag;
+        if (!p[len])
+            return flags;
+        p += len + 1;
+    }
+}
+
+/* The method flags the checks go by: the expected ones, or a trusted
+ * stepper's own (tstep/grade.h, ts_grade_expect.flags). */
+static int method_of(const ts_stepper_type *type, const ts_grade_expect *e)
+{
+    return e->flags >= 0 ? e->flags : (int)(type->flags & TS_GRADE_FLAGS);
 }
 
 void ts_grade_set_alloc_counter(void (*arm)(int on), long (*count)(void))
@@ -453,22 +500,21 @@ static void fail_status(ts_grade_check *c, const char *what, int s)
  * by a stepper declared partitioned or symplectic (TS_PARTITIONED,
  * TS_SYMPLECTIC: methods for second-order systems), makes the check not
  * apply; any other refusal fails it (else refusing would dodge the check). */
-static void refused_system(const ts_stepper_type *type, ts_grade_check *c, const char *system,
-                           int first_order)
+static void refused_system(int method, ts_grade_check *c, const char *system, int first_order)
 {
     const char *d = ts_error_detail();
     SET(measured, "-");
-    if (first_order && (type->flags & (TS_PARTITIONED | TS_SYMPLECTIC))) {
+    if (first_order && (method & (TS_PARTITIONED | TS_SYMPLECTIC))) {
         c->outcome = TS_GRADE_SKIP;
-        SET(hint, "skipped: the stepper refuses %s%s%s (declared partitioned or symplectic)",
+        SET(hint, "skipped: the stepper refuses %s%s%s (a partitioned or symplectic method)",
             system, *d ? ": " : "", d);
     } else {
         c->outcome = TS_GRADE_FAIL;
         SET(measured, "refused");
         if (first_order)
-            SET(hint, "the stepper refuses %s%s%s; only a stepper declared partitioned or "
-                      "symplectic (TS_PARTITIONED, TS_SYMPLECTIC) may refuse a first-order "
-                      "system",
+            SET(hint, "the stepper refuses %s%s%s; only a partitioned or symplectic method "
+                      "(TS_PARTITIONED, TS_SYMPLECTIC; the spec's flags=) may refuse a "
+                      "first-order system",
                 system, *d ? ": " : "", d);
         else
             SET(hint, "the stepper refuses %s%s%s, a second-order system: every stepper must "
@@ -510,9 +556,18 @@ static void release(ts_system *sys, ts_stepper *st)
 
 /* --- the checks ------------------------------------------------------------ */
 
-static void check_implemented(const ts_stepper_type *type, const ts_grade_options *opt,
-                              ts_grade_check *c)
+static void check_implemented(const ts_stepper_type *type, const ts_grade_expect *e,
+                              const ts_grade_options *opt, ts_grade_check *c)
 {
+    if (e->flags >= 0 && (int)(type->flags & TS_GRADE_FLAGS) != e->flags) {
+        char got[80], want[80];
+        c->outcome = TS_GRADE_FAIL;
+        SET(measured, "flags %s", ts_grade_flags_name((int)type->flags, got, sizeof got));
+        SET(hint, "the type declares %s; the method is %s (.flags: they decide which checks "
+                  "apply)",
+            got, ts_grade_flags_name(e->flags, want, sizeof want));
+        return;
+    }
     ts_system *sys;
     ts_stepper *st;
     const char *where = "one step on test1d failed";
@@ -576,7 +631,7 @@ static void check_order(const ts_stepper_type *type, const ts_grade_expect *e,
     int used = 0;
     int s = order_points(type, opt, stype, pts);
     if (s == TS_ERR_UNSUPPORTED) {
-        refused_system(type, c, stype->name, stype == &grade_test1d);
+        refused_system(method_of(type, e), c, stype->name, stype == &grade_test1d);
         return;
     }
     if (s) {
@@ -626,7 +681,7 @@ static void check_local_order(const ts_stepper_type *type, const ts_grade_expect
                               const ts_grade_options *opt, ts_grade_check *c)
 {
     const double hs[] = {hidden.h0, hidden.h0 / 2, hidden.h0 / 4, hidden.h0 / 8, hidden.h0 / 16};
-    if (type->flags & TS_MULTISTEP) {
+    if (method_of(type, e) & TS_MULTISTEP) {
         c->outcome = TS_GRADE_SKIP;
         SET(measured, "-");
         SET(hint, "skipped: a multistep method (TS_MULTISTEP): one step from a fresh start is "
@@ -697,7 +752,7 @@ static void check_amplification(const ts_stepper_type *type, const ts_grade_expe
     }
     c->measured_value = worst;
     if (!compared && refused) {
-        refused_system(type, c, "the test equation x' = z x", 1);
+        refused_system(method_of(type, e), c, "the test equation x' = z x", 1);
         return;
     }
     if (!compared) {
@@ -722,7 +777,7 @@ static void check_interval(const ts_stepper_type *type, const ts_grade_expect *e
     double r;
     int s = ts_stability_interval(type, &opt->solver, -1.0, 0.0, &r);
     if (s == TS_ERR_UNSUPPORTED) {
-        refused_system(type, c, "the test equation x' = -k x", 1);
+        refused_system(method_of(type, e), c, "the test equation x' = -k x", 1);
         return;
     }
     if (s) {
@@ -1335,7 +1390,7 @@ static void run_check(int kind, const ts_stepper_type *type, const ts_grade_expe
 {
     ts_error_clear();
     switch (kind) {
-    case TS_GRADE_IMPLEMENTED: check_implemented(type, opt, c); break;
+    case TS_GRADE_IMPLEMENTED: check_implemented(type, e, opt, c); break;
     case TS_GRADE_ORDER_TEST1D: check_order(type, e, opt, &grade_test1d, c); break;
     case TS_GRADE_ORDER_OSCILLATOR: check_order(type, e, opt, &grade_oscillator, c); break;
     case TS_GRADE_ORDER_FORCED: check_order(type, e, opt, &forced_type, c); break;
@@ -1367,7 +1422,7 @@ static const char *skip_reason(int kind, const ts_stepper_type *type, const ts_g
     case TS_GRADE_ENERGY: return e->energy ? NULL : "no expected behaviour (--energy)";
     case TS_GRADE_STAGES: return e->stages ? NULL : "no reference stepper (--stages)";
     case TS_GRADE_ERROR_ESTIMATE:
-        return !(type->flags & TS_ADAPTIVE) ? "no error estimate (not TS_ADAPTIVE)"
+        return !(method_of(type, e) & TS_ADAPTIVE) ? "no error estimate (not TS_ADAPTIVE)"
                : e->order > 0               ? NULL
                                             : "no expected order (--order)";
     case TS_GRADE_NO_ALLOCATION:
@@ -1633,9 +1688,13 @@ static int spec_value(ts_grade_spec_entry *en, const char *key, const char *val,
             return ts_error(TS_ERR_INPUT, "line %d: stages '%s' is not a stepper name",
                             line, val);
         strcpy(en->stages, val);
+    } else if (strcmp(key, "flags") == 0) {
+        if ((en->expect.flags = ts_grade_flags_parse(val)) < 0)
+            return ts_error(TS_ERR_INPUT, "line %d: flags '%s' is not a list of partitioned, "
+                                          "symplectic, multistep, adaptive (or none)", line, val);
     } else {
         return ts_error(TS_ERR_INPUT, "line %d: unknown key '%s' (valid: order, "
-                                      "interval, energy, like, stages)", line, key);
+                                      "interval, energy, like, stages, flags)", line, key);
     }
     return TS_OK;
 }
@@ -1672,15 +1731,16 @@ int ts_grade_spec_parse(const char *text, ts_grade_spec_entry *entries, int max,
             if (strcmp(entries[k].name, en->name) == 0)
                 return ts_error(TS_ERR_INPUT, "line %d: stepper '%s' is already on an earlier "
                                               "line (one line per stepper)", line, en->name);
-        static const char *const keys[] = {"order", "interval", "energy", "like", "stages"};
-        int seen[5] = {0, 0, 0, 0, 0};
+        static const char *const keys[] = {"order",  "interval", "energy",
+                                           "like",   "stages",   "flags"};
+        int seen[6] = {0, 0, 0, 0, 0, 0};
         while ((tok = strtok_r(NULL, " \t\r", &save))) {
             char *eq = strchr(tok, '=');
             if (!eq)
                 return ts_error(TS_ERR_INPUT, "line %d: '%s' is not key=value", line, tok);
             *eq = '\0';
             const char *key = tok, *val = eq + 1;
-            for (int k = 0; k < 5; k++)
+            for (int k = 0; k < 6; k++)
                 if (strcmp(key, keys[k]) == 0 && seen[k]++)
                     return ts_error(TS_ERR_INPUT, "line %d: '%s' given twice", line, key);
             int st = spec_value(en, key, val, line);

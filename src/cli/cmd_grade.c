@@ -226,7 +226,7 @@ static int write_spec_lines(const char *cmd, const char *list, const ts_grade_op
     if (cli_find_steppers(cmd, list, types, TS_GRADE_SPEC_MAX, &n))
         return CLI_EXIT_USAGE;
     printf("# tstep grade spec: NAME order=P interval=X energy=B [like=REFERENCE] "
-           "[stages=REFERENCE] (see docs/grading.md)\n");
+           "[stages=REFERENCE] flags=F (see docs/grading.md)\n");
     for (int i = 0; i < n; i++) {
         ts_grade_expect e;
         int s = ts_grade_measure(types[i], opt, &e);
@@ -236,10 +236,12 @@ static int write_spec_lines(const char *cmd, const char *list, const ts_grade_op
         /* stages= itself for an explicit method (an implicit one's stages are
            Newton's iterates, which another correct solver need not repeat) */
         int explicit = !(types[i]->flags & TS_IMPLICIT);
-        printf("%-22s order=%d interval=%.12g energy=%s%s%s%s%s\n", types[i]->name, e.order,
-               e.interval, ts_energy_name(e.energy), like ? " like=" : "",
+        char flags[80];
+        printf("%-22s order=%d interval=%.12g energy=%s%s%s%s%s flags=%s\n", types[i]->name,
+               e.order, e.interval, ts_energy_name(e.energy), like ? " like=" : "",
                like ? like->name : "", explicit ? " stages=" : "",
-               explicit ? types[i]->name : "");
+               explicit ? types[i]->name : "",
+               ts_grade_flags_name((int)types[i]->flags, flags, sizeof flags));
     }
     return 0;
 }
@@ -263,6 +265,14 @@ static int parse_energy(const char *cmd, const char *arg, void *to)
     if ((*(int *)to = ts_energy_parse(arg)) < 0)
         return cli_usage_error(cmd, "--energy: '%s' is not grows, decays, bounded or "
                                     "conserved", arg);
+    return 0;
+}
+
+static int parse_flags(const char *cmd, const char *arg, void *to)
+{
+    if ((*(int *)to = ts_grade_flags_parse(arg)) < 0)
+        return cli_usage_error(cmd, "--flags: '%s' is not a list of partitioned, symplectic, "
+                                    "multistep, adaptive (or none)", arg);
     return 0;
 }
 
@@ -380,6 +390,10 @@ static int grade_options(const char *cmd, int argc, char **argv, grade_job *g, i
                 "bounded or conserved"},
         {.name = "stages", .kind = CLI_OPT_STRING, .to = &g->stages, .given = &g->given,
          .arg = "REFERENCE", .doc = "the stepper whose stages it must have (the same method)"},
+        {.name = "flags", .kind = CLI_OPT_CUSTOM, .to = &g->ex.flags, .parse = parse_flags,
+         .given = &g->given, .arg = "F",
+         .doc = "the method's flags (partitioned, symplectic, multistep, adaptive, or none; "
+                "a submission's default: none)"},
         CLI_STRING("spec", &g->spec, "FILE", "expected values of several steppers (below)"),
         CLI_CHOICE("format", &g->json, formats, "text or json", "F", "text (default) or json"),
         CLI_STRING("out", &g->out, "FILE", "write the report there instead of standard output"),
@@ -434,7 +448,7 @@ static int grade_mode(const char *cmd, grade_job *g, int *rc)
                        1000000000UL;
     if (g->spec && g->given)
         *rc = cli_usage_error(cmd, "--spec gives the expected values: --order, --interval, "
-                                   "--like, --energy and --stages go in the spec file");
+                                   "--like, --energy, --stages and --flags go in the spec file");
     else if (!g->spec && !g->stepper)
         *rc = cli_usage_error(cmd, "--stepper or --spec is required");
     else if (g->submissions)
@@ -598,6 +612,12 @@ int cmd_grade(int argc, char **argv)
         return rc;
     if ((rc = select_steppers(cmd, &g)))
         return rc;
+    /* a submission's stepper (not a registered one: the worker's proxy) is
+       judged by the method's flags the instructor gives, never by those it
+       declares, which decide which checks apply */
+    for (int i = 0; i < g.n; i++)
+        if (g.expects[i].flags < 0 && ts_stepper_find(g.types[i]->name) != g.types[i])
+            g.expects[i].flags = 0;
     FILE *f;
     if ((rc = cli_open_output(cmd, g.out, &f)))
         return rc;
