@@ -1945,6 +1945,11 @@ static void kit_grades(const char *dir)
     kit_read(dir, "own.txt", out, sizeof out);
     ck_assert_msg(strstr(out, "not implemented"), "%s", out);
     kit_student_midpoint(dir);
+    /* a folder that is not there is named; --help is help */
+    ck_assert(kit_sh("sh %s/kit/grade.sh %s/none 2>%s/why; test $? = 2 && "
+                     "grep -q 'none: not a folder' %s/why && sh %s/kit/grade.sh --help | "
+                     "grep -q 'usage: grade.sh SUBMISSION_DIR'",
+                     dir, dir, dir, dir, dir));
 }
 
 START_TEST(assignment_kit_end_to_end)

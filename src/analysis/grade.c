@@ -1214,10 +1214,13 @@ static void check_stages(const ts_stepper_type *type, const ts_grade_expect *e,
     if (n != m)
         SET(hint, "one step evaluates the forces %ld times, %s %ld times: another method", n,
             e->stages->name, m);
-    else if (c->outcome == TS_GRADE_FAIL)
-        SET(hint, "evaluation %d is at t = %.6g, %s's at t = %.6g (or at another state): "
-                  "check the stage times and the stage formulas",
+    else if (c->outcome == TS_GRADE_FAIL && got[at].t != want[at].t)
+        SET(hint, "evaluation %d is at t = %.6g, %s's at t = %.6g: check the stage times",
             at + 1, got[at].t, e->stages->name, want[at].t);
+    else if (c->outcome == TS_GRADE_FAIL)
+        SET(hint, "evaluation %d is at %s's time t = %.6g but at another state: check the "
+                  "stage formulas (which slopes, with which weights)",
+            at + 1, e->stages->name, got[at].t);
 }
 
 /* The embedded error estimate of one step of h on the oscillator from
@@ -1547,7 +1550,12 @@ static void run_remote(const grading *g, int kind, ts_grade_check *c, int *died)
         c->ndetail = 0;
         c->measured_value = NAN;
         SET(measured, "%.95s", fate);
-        if (*note)
+        if (strncmp(fate, "could not start: ", 17) == 0 && !strstr(fate, "sandbox")) {
+            SET(measured, "the plugin did not load");
+            SET(hint, "%.100s (the grader's worker has no built-in stepper: a plugin defines "
+                      "every stepper it names)",
+                fate + 17);
+        } else if (*note)
             SET(hint, "%s", note);
         else if (strstr(fate, "sandbox"))
             SET(hint, "the submission opened a socket, started a process or program, or "

@@ -61,12 +61,14 @@ static void help(const cli_opt *opts)
         "in child processes; a plugin (a submission) is never loaded into the grader: a\n"
         "worker process in a sandbox (bubblewrap: read-only files, no network, limits)\n"
         "loads it and runs only the steps the grader asks for, and every verdict is\n"
-        "computed here.  A crash, a hang or a limit fails only that check.\n",
+        "computed here.  A crash, a hang or a limit fails the check it happened in;\n"
+        "when the first step crashes or hangs, the other checks fail with it (not run).\n",
         TS_GRADE_ORDER_TOL, TS_GRADE_AMPLIFICATION_TOL, TS_GRADE_INTERVAL_TOL,
         TS_GRADE_STAGES_TOL);
     cli_print_options(opts);
     printf("\nA spec FILE has one stepper per line, '#' starting a comment:\n"
            "  NAME [order=P] [interval=X] [energy=B] [like=REFERENCE] [stages=REFERENCE]\n"
+           "       [flags=F]\n"
            "\n"
            "Exit status: 0 every check that ran passed, 1 a check failed, 2 usage error.\n");
 }
