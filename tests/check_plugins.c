@@ -305,7 +305,9 @@ START_TEST(destdir_install_and_uninstall)
                                                      "grep -x 'prefix=/opt/tstep' "
                                                      "stage/opt/tstep/lib/pkgconfig/tstep-ext.pc && "
                                                      "test -f stage/opt/tstep/lib/libtstep-ext.a && "
-                                                     "test -L stage/opt/tstep/lib/libtstep-ext.so"),
+                                                     "test -L stage/opt/tstep/lib/libtstep-ext.so && "
+                                                     "test -x stage/opt/tstep/libexec/tstep/"
+                                                     "tstep-grade-worker"),
                      0);
     ck_assert_msg(student(repo, out, sizeof out,
                           "make -s uninstall DESTDIR='%s/stage' PREFIX=/opt/tstep", root) == 0,
@@ -328,6 +330,11 @@ START_TEST(ralston_plugin_is_listed_and_order_2)
     ck_assert_msg(line, "list lacks ralston:\n%s", out);
     ck_assert_msg(strstr(line, "order 2") && strstr(line, "order 2") < strchr(line + 1, '\n'),
                   "ralston's line: %.80s", line + 1);
+    /* the installed grader finds its worker in libexec/tstep */
+    ck_assert_msg(student(dir, out, sizeof out, "tstep --plugin ./ralston.so grade --stepper "
+                                                "ralston --order 2 --seed 1") == 0 &&
+                      strstr(out, "score: 10 of 10 checks passed"),
+                  "%s", out);
     double p1 = sweep_order(dir, "tstep --plugin ./ralston.so", "oscillator", "ralston,midpoint");
     double p2 = sweep_order(dir, "tstep --plugin ./ralston.so", "test1d", "ralston");
     ck_assert_msg(fabs(p1 - 2.0) <= 0.2 && fabs(p2 - 2.0) <= 0.2,
