@@ -53,9 +53,10 @@ for f in $sources; do
     done
 done
 
-# the program's main (src/cli/main.o) defines malloc and its siblings: left out
+# the programs' mains (src/cli/main.o, worker_main.o) define malloc and its
+# siblings: left out
 objs=$(ls "$build"/src/*/*.o "$build"/steppers/*.o "$build"/systems/*.o 2>/dev/null |
-       grep -v '/src/cli/main\.o$') ||
+       grep -v '/src/cli/\(worker_\)\{0,1\}main\.o$') ||
     { echo "layers: no objects under $build; run make first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
