@@ -964,6 +964,10 @@ START_TEST(cli_plugin_allocation_detected)
              "midpoint --interval 2 --energy grows", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 0);
     ck_assert_msg(strstr(out, "score: 13 of 13 checks passed"), "%s", out);
+    /* a graded name the submission lacks fails, and says what it has */
+    snprintf(cmd, sizeof cmd, "--plugin %s/ra.so grade --stepper ralstn --order 2", dir);
+    ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "no stepper 'ralstn' (its steppers: ralston)"), "%s", err);
     /* a misspelled reference is the command's mistake, not a skipped or
        failed check: exit 2 naming it, with a plugin as without */
     snprintf(cmd, sizeof cmd, "--plugin %s/ra.so grade --stepper ralston --order 2 --stages "

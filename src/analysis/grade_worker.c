@@ -880,6 +880,15 @@ const ts_stepper_type *ts_grade_worker_find(const char *name)
     return NULL;
 }
 
+const char *ts_grade_worker_names(char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < nproxies && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", i ? ", " : "", proxies[i].name);
+    return buf;
+}
+
 const ts_stepper_type *ts_grade_worker_placeholder(const char *name)
 {
     int i = proxy_add(name, "a submission that did not load", 0, 0, 0);

@@ -89,6 +89,8 @@ const ts_stepper_type *ts_grade_worker_placeholder(const char *name);
 void ts_grade_worker_close(void);
 /* The submission's stepper of that name (a proxy), or NULL. */
 const ts_stepper_type *ts_grade_worker_find(const char *name);
+/* The names of the submission's steppers, ", "-separated, into buf. */
+const char *ts_grade_worker_names(char *buf, size_t size);
 int ts_grade_is_proxy(const ts_stepper_type *type);
 
 /* Around one check of a proxy: start a worker if none runs, arm the

@@ -479,6 +479,12 @@ static int find_graded(const char *cmd, grade_job *g, const char *name,
         return 0;
     /* with --plugin, a graded name is the submission's: never a built-in that
        would be graded in its place (its worker says it has no such stepper) */
+    if (nexplicit && !g->worker_failed) {
+        char has[512];
+        fprintf(stderr, "tstep %s: the submission has no stepper '%s' (its steppers: %s); "
+                        "graded as failing\n",
+                cmd, name, *ts_grade_worker_names(has, sizeof has) ? has : "none");
+    }
     if ((g->worker_failed || nexplicit) && (*out = ts_grade_worker_placeholder(name)))
         return 0;
     return cli_find_steppers(cmd, name, out, 1, &got);
@@ -618,7 +624,7 @@ int cmd_grade(int argc, char **argv)
        judged by the method's flags the instructor gives, never by those it
        declares, which decide which checks apply */
     for (int i = 0; i < g.n; i++)
-        if (g.expects[i].flags < 0 && ts_stepper_find(g.types[i]->name) != g.types[i])
+        if (g.expects[i].flags < 0 && ts_grade_is_proxy(g.types[i]))
             g.expects[i].flags = 0;
     FILE *f;
     if ((rc = cli_open_output(cmd, g.out, &f)))
