@@ -6,6 +6,7 @@
  *
  *   <!-- check: build/tstep stability --system test1d --stepper heun3
  *   heun3 | 2.513 found
+ *   heun3 | dt_pred=2.51275 result=found
  *   -->
  *
  * The command runs from the repository root (standard output and error
@@ -15,10 +16,22 @@
  * A numeric figure is held when a number on that line, rounded to the
  * figure's printed precision (its last written digit), equals it: 2.513
  * holds 2.51275, 4.435e-3 holds 0.00443523, 733 holds 733; anything else is
- * a word that must appear as written (a result such as `found`).  Each
- * numeric figure must also be written in the document within the
- * TS_DOCS_WINDOW lines above the block, so the text a reader sees is the
- * text checked. */
+ * a word that must appear as written (a result such as `found`).
+ * A column figure NAME=FIGURE is held by a line starting with PATTERN whose
+ * whitespace-separated token in column NAME equals FIGURE (a number within
+ * its printed precision, a word as written): the column is NAME's place
+ * among the tokens of the nearest line above that line in the output that
+ * has NAME as a token (a header; its leading `#` token, if any, is dropped
+ * before counting), counted from the line's first token.  With
+ * `# stepper dt_crit dt_fail` above `verlet 1.98535 1.9951`, dt_fail=1.9951
+ * holds and dt_crit=1.9951 does not.  NAME is letters, digits, `_`, `-` and
+ * `.`; a word with `=` after such a name is read as a column figure.
+ * Use a column figure wherever the number could also stand in another
+ * column of the line (an integer, a bracket's other end).
+ * Each numeric figure (of a column figure, the part after `=`) must also be
+ * written in the document within the TS_DOCS_WINDOW lines above the block,
+ * as a number of its own (2 is not written by 12, 0.25 or 2.5e-3), so the
+ * text a reader sees is the text checked. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <glob.h>
@@ -72,9 +85,95 @@ static int line_holds(const char *line, const char *fig)
     return 0;
 }
 
+#define TS_DOCS_TOKENS 64
+
+/* The whitespace-separated tokens of line[] (changed in place), at most
+ * TS_DOCS_TOKENS; with drop_hash a leading "#" token is dropped. */
+static int line_tokens(char *line, int drop_hash, char **tok)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(line, " \t\r\n", &save); t && n < TS_DOCS_TOKENS;
+         t = strtok_r(NULL, " \t\r\n", &save))
+        if (!(drop_hash && n == 0 && strcmp(t, "#") == 0))
+            tok[n++] = t;
+    return n;
+}
+
+/* NAME's column in a header line (its leading "#" token dropped), or -1 */
+static int header_column(const char *line, const char *name)
+{
+    char copy[2048], *tok[TS_DOCS_TOKENS];
+    snprintf(copy, sizeof copy, "%s", line);
+    int n = line_tokens(copy, 1, tok);
+    for (int k = 0; k < n; k++)
+        if (strcmp(tok[k], name) == 0)
+            return k;
+    return -1;
+}
+
+/* 1 when the token equals fig (a number within fig's precision, or the word) */
+static int token_holds(const char *tok, const char *fig)
+{
+    double want;
+    double half = figure_half_ulp(fig, &want);
+    if (!(half > 0.0))
+        return strcmp(tok, fig) == 0;
+    char *end;
+    double got = strtod(tok, &end);
+    return end > tok && *end == '\0' && fabs(got - want) <= half * (1.0 + 1e-9);
+}
+
+/* 1 when fig is a column figure NAME=FIGURE: name[] and the FIGURE part set */
+static int column_figure(const char *fig, char *name, size_t size, const char **value)
+{
+    const char *eq = strchr(fig, '=');
+    if (!eq || eq == fig || (size_t)(eq - fig) >= size || eq[1] == '\0')
+        return 0;
+    for (const char *c = fig; c < eq; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.'))
+            return 0;
+    snprintf(name, size, "%.*s", (int)(eq - fig), fig);
+    *value = eq + 1;
+    return 1;
+}
+
+/* 1 when line k of lines[] holds the column figure name=value: its token in
+ * the column that the nearest line above naming `name` gives */
+static int column_holds(char **lines, int k, const char *name, const char *value)
+{
+    int col = -1;
+    for (int j = k - 1; j >= 0 && col < 0; j--)
+        col = header_column(lines[j], name);
+    if (col < 0)
+        return 0;
+    char copy[2048], *tok[TS_DOCS_TOKENS];
+    snprintf(copy, sizeof copy, "%s", lines[k]);
+    int n = line_tokens(copy, 0, tok);
+    return col < n && token_holds(tok[col], value);
+}
+
+/* The output's lines: copies in one buffer, pointers in lines[]; the count */
+static int split_lines(const char *out, char *buf, size_t size, char **lines, int max)
+{
+    int n = 0;
+    snprintf(buf, size, "%s", out);
+    for (char *l = buf; *l && n < max;) {
+        char *nl = strchr(l, '\n');
+        lines[n++] = l;
+        if (!nl)
+            break;
+        *nl = '\0';
+        l = nl + 1;
+    }
+    return n;
+}
+
 /* Check one expectation line against the output; 0, or 1 with msg. */
 static int check_expect(const char *out, char *expect, char *msg, size_t size)
 {
+    static char buf[TS_DOCS_OUT];
+    static char *lines[TS_DOCS_OUT / 8];
     char *bar = strchr(expect, '|');
     if (!bar)
         return snprintf(msg, size, "no '|' in \"%s\"", expect), 1;
@@ -84,21 +183,45 @@ static int check_expect(const char *out, char *expect, char *msg, size_t size)
     for (size_t n = strlen(pattern); n > 0 && pattern[n - 1] == ' ';)
         pattern[--n] = '\0';
     int any = strcmp(pattern, "*") == 0;
+    int nlines = split_lines(out, buf, sizeof buf, lines, (int)(sizeof lines / sizeof lines[0]));
     char figs[1024];
     snprintf(figs, sizeof figs, "%s", bar + 1);
     char *save = NULL;
     for (char *fig = strtok_r(figs, " \t\n", &save); fig; fig = strtok_r(NULL, " \t\n", &save)) {
-        int found = 0;
-        for (const char *l = out; *l && !found; l = strchr(l, '\n'), l = l ? l + 1 : "") {
-            size_t len = strcspn(l, "\n");
+        char name[128];
+        const char *value = NULL;
+        int column = column_figure(fig, name, sizeof name, &value), found = 0;
+        for (int k = 0; k < nlines && !found; k++) {
             char line[2048];
-            snprintf(line, sizeof line, "%.*s", (int)(len < 2047 ? len : 2047), l);
+            snprintf(line, sizeof line, "%s", lines[k]);
             const char *start = line + strspn(line, " \t");
-            if ((any || strncmp(start, pattern, strlen(pattern)) == 0) && line_holds(line, fig))
-                found = 1;
+            if (!any && strncmp(start, pattern, strlen(pattern)) != 0)
+                continue;
+            found = column ? column_holds(lines, k, name, value) : line_holds(line, fig);
         }
         if (!found)
             return snprintf(msg, size, "no output line starting \"%s\" holds %s", pattern, fig), 1;
+    }
+    return 0;
+}
+
+/* 1 when text[] holds fig as a number of its own: not inside a longer
+ * number or a word ("2" is not in "12", "0.25", "x2" or "2.5e-3") */
+static int number_written(const char *text, const char *fig)
+{
+    size_t n = strlen(fig);
+    for (const char *p = strstr(text, fig); p; p = strstr(p + 1, fig)) {
+        const char *e = p + n;
+        int before = p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '.' ||
+                                  ((p[-1] == '-' || p[-1] == '+') && p - 1 > text &&
+                                   (p[-2] == 'e' || p[-2] == 'E')));
+        int after = isdigit((unsigned char)e[0]) ||
+                    (e[0] == '.' && isdigit((unsigned char)e[1])) ||
+                    ((e[0] == 'e' || e[0] == 'E') &&
+                     (isdigit((unsigned char)e[1]) ||
+                      ((e[1] == '-' || e[1] == '+') && isdigit((unsigned char)e[2]))));
+        if (!before && !after)
+            return 1;
     }
     return 0;
 }
@@ -111,9 +234,13 @@ static int figures_written(const char *text, const char *expect, char *msg, size
     snprintf(figs, sizeof figs, "%s", bar ? bar + 1 : "");
     char *save = NULL;
     double value;
-    for (char *fig = strtok_r(figs, " \t\n", &save); fig; fig = strtok_r(NULL, " \t\n", &save))
-        if (figure_half_ulp(fig, &value) > 0.0 && !strstr(text, fig))
-            return snprintf(msg, size, "%s is checked but not written above the block", fig), 0;
+    for (char *fig = strtok_r(figs, " \t\n", &save); fig; fig = strtok_r(NULL, " \t\n", &save)) {
+        char name[128];
+        const char *shown = fig;
+        column_figure(fig, name, sizeof name, &shown);
+        if (figure_half_ulp(shown, &value) > 0.0 && !number_written(text, shown))
+            return snprintf(msg, size, "%s is checked but not written above the block", shown), 0;
+    }
     return 1;
 }
 
@@ -212,6 +339,30 @@ START_TEST(docs_figure_precision)
     ck_assert(!line_holds("ssprk3 7", "3")); /* digits inside a word are no number */
     ck_assert(line_holds("result t-limited", "t-limited"));
     ck_assert(line_holds("x -0.5 y", "-0.50"));
+    /* written as a number of its own, not inside a longer one */
+    ck_assert(number_written("stable up to 2; measured", "2"));
+    ck_assert(number_written("the bracket [1.98535, 1.9951].", "1.9951"));
+    ck_assert(!number_written("in 12 steps", "2"));
+    ck_assert(!number_written("a step of 0.25", "2"));
+    ck_assert(!number_written("a step of 2.5e-3 or 1e-2", "2"));
+    ck_assert(!number_written("measures 1.99513", "1.9951"));
+    /* a column figure: the token under the nearest header naming it */
+    char out[] = "# stepper dt_crit dt_fail dt_pred\nverlet 1.98535 1.9951 2\n"
+                 "  stepper measured predicted\n  verlet 1.98535 2\n";
+    char *lines[8];
+    static char buf[256];
+    int n = split_lines(out, buf, sizeof buf, lines, 8);
+    ck_assert_int_eq(n, 4);
+    ck_assert(column_holds(lines, 1, "dt_fail", "1.9951"));
+    ck_assert(column_holds(lines, 1, "dt_crit", "1.985"));
+    ck_assert(!column_holds(lines, 1, "dt_crit", "1.9951")); /* another column's figure */
+    ck_assert(!column_holds(lines, 1, "dt_pred", "1.9951"));
+    ck_assert(column_holds(lines, 3, "predicted", "2.00"));
+    ck_assert(!column_holds(lines, 3, "measured", "2.00"));
+    /* the nearest line naming dt_fail is the first: its column 2 */
+    ck_assert(column_holds(lines, 3, "dt_fail", "2"));
+    ck_assert(!column_holds(lines, 3, "dt_fail", "1.9951"));
+    ck_assert(!column_holds(lines, 0, "stepper", "#"));     /* no header above the first line */
 }
 END_TEST
 
@@ -232,8 +383,22 @@ START_TEST(docs_check_fails_on_changed_figure)
         {"# T\n\nThe limit is 2.5.\n\n<!-- check: printf 'heun3 2.51275\\n'\nheun3 | 2.513\n-->\n",
          1},
         {"# T\n\n<!-- check: false\n* | x\n-->\n", 1},
+        /* a column figure: in its column it holds, in another column it fails */
+        {"# T\n\nMeasured 1.98535, failed at 1.9951.\n\n"
+         "<!-- check: printf '# stepper dt_crit dt_fail\\nverlet 1.98535 1.9951\\n'\n"
+         "verlet | dt_crit=1.98535 dt_fail=1.9951\n-->\n",
+         0},
+        {"# T\n\nMeasured 1.9951.\n\n"
+         "<!-- check: printf '# stepper dt_crit dt_fail\\nverlet 1.98535 1.9951\\n'\n"
+         "verlet | dt_crit=1.9951\n-->\n",
+         1},
+        /* "2" inside "12" or "0.25" is not the figure 2 written */
+        {"# T\n\nIn 12 steps, 0.25 apart.\n\n"
+         "<!-- check: printf 'rk4 2 found\\n'\nrk4 | 2 found\n-->\n",
+         1},
+        {"# T\n\nIn 2 steps.\n\n<!-- check: printf 'rk4 2 found\\n'\nrk4 | 2 found\n-->\n", 0},
     };
-    for (int k = 0; k < 4; k++) {
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char path[] = "/tmp/tstep_docs_XXXXXX";
         int fd = mkstemp(path);
         ck_assert(fd >= 0);
@@ -243,7 +408,7 @@ START_TEST(docs_check_fails_on_changed_figure)
         char msg[1024] = "";
         int blocks = 0, bad = check_file(path, &blocks, msg, sizeof msg);
         remove(path);
-        ck_assert_msg(blocks == 1 && bad == cases[k].bad, "case %d: %s", k, msg);
+        ck_assert_msg(blocks == 1 && bad == cases[k].bad, "case %zu: %s", k, msg);
     }
 }
 END_TEST
