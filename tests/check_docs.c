@@ -30,8 +30,9 @@
  * column of the line (an integer, a bracket's other end).
  * Each numeric figure (of a column figure, the part after `=`) must also be
  * written in the document within the TS_DOCS_WINDOW lines above the block,
- * as a number of its own (2 is not written by 12, 0.25 or 2.5e-3), so the
- * text a reader sees is the text checked. */
+ * as a number of its own (2 is not written by 12, 0.25 or 2.5e-3; -2.5 may
+ * be written with the minus sign U+2212, −2.5), so the text a reader sees
+ * is the text checked. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <glob.h>
@@ -238,7 +239,10 @@ static int figures_written(const char *text, const char *expect, char *msg, size
         char name[128];
         const char *shown = fig;
         column_figure(fig, name, sizeof name, &shown);
-        if (figure_half_ulp(shown, &value) > 0.0 && !number_written(text, shown))
+        char minus[160]; /* a negative figure may be written with U+2212, the minus sign */
+        snprintf(minus, sizeof minus, "\xe2\x88\x92%s", shown + (shown[0] == '-'));
+        if (figure_half_ulp(shown, &value) > 0.0 && !number_written(text, shown) &&
+            !(shown[0] == '-' && number_written(text, minus)))
             return snprintf(msg, size, "%s is checked but not written above the block", shown), 0;
     }
     return 1;
@@ -397,6 +401,9 @@ START_TEST(docs_check_fails_on_changed_figure)
          "<!-- check: printf 'rk4 2 found\\n'\nrk4 | 2 found\n-->\n",
          1},
         {"# T\n\nIn 2 steps.\n\n<!-- check: printf 'rk4 2 found\\n'\nrk4 | 2 found\n-->\n", 0},
+        {"# T\n\nThe energy is \xe2\x88\x92" "2.4525 J.\n\n"
+         "<!-- check: printf 'E -2.4525\\n'\nE | -2.4525\n-->\n",
+         0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char path[] = "/tmp/tstep_docs_XXXXXX";
