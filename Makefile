@@ -305,4 +305,5 @@ assignment:
 clean:
 	rm -rf $(BUILD)
 
--include $(CORE_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(BUILD)/src/cli/worker_main.d $(wildcard $(BUILD)/bench/*.d)
+-include $(CORE_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/src/cli/main.d $(BUILD)/src/cli/worker_main.d \
+    $(BUILD)/src/analysis/registry_worker.d $(wildcard $(BUILD)/bench/*.d)

@@ -1551,10 +1551,13 @@ static void run_remote(const grading *g, int kind, ts_grade_check *c, int *died)
         c->measured_value = NAN;
         SET(measured, "%.95s", fate);
         if (strncmp(fate, "could not start: ", 17) == 0 && !strstr(fate, "sandbox")) {
-            SET(measured, "the plugin did not load");
-            SET(hint, "%.100s (the grader's worker has no built-in stepper: a plugin defines "
-                      "every stepper it names)",
-                fate + 17);
+            SET(measured, "could not start: its plugin did not load");
+            if (strstr(fate, "undefined symbol"))
+                SET(hint, "%.100s (the grader's worker has no built-in stepper: a plugin "
+                          "defines every stepper it names)",
+                    fate + 17);
+            else
+                SET(hint, "%.190s", fate + 17);
         } else if (*note)
             SET(hint, "%s", note);
         else if (strstr(fate, "sandbox"))

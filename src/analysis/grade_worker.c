@@ -525,7 +525,6 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* Read what is there on the output or notice pipe; closed at its end. */
 /* Text from the submission made safe to print and to put in the result
  * files, in place: UTF-8 that is printable, new lines and tabs kept, every
  * other byte (NUL, a control character such as the terminal's escape, a C1
@@ -561,6 +560,7 @@ static void untrusted_text(char *s, size_t n)
     s[n] = '\0';
 }
 
+/* Read what is there on the output or notice pipe; closed at its end. */
 static void drain(int *fd, char *buf, size_t cap, size_t *len, size_t *dropped)
 {
     char tmp[4096];
@@ -1030,17 +1030,20 @@ static int worker_program(void)
             access(W.exe, X_OK) == 0)
             return TS_OK;
     }
-    return ts_error(TS_ERR_IO,
-                    "grade: the worker program %s is neither in %s nor in %s/../libexec/tstep "
-                    "(make builds it beside build/tstep, make install into libexec/tstep)",
+    return ts_error(TS_ERR_UNSUPPORTED,
+                    "the grader's worker program %s is neither in %s nor in "
+                    "%s/../libexec/tstep (make builds it beside build/tstep, make install into "
+                    "libexec/tstep)",
                     TS_GRADE_WORKER_PROGRAM, self, self);
 }
 
 int ts_grade_worker_open(const ts_grade_options *opt, char *why, size_t size)
 {
-    int st = worker_program();
-    if (st)
+    int st = worker_program(); /* not there: this installation's fault */
+    if (st) {
+        snprintf(why, size, "%s", ts_error_detail());
         return st;
+    }
     for (int i = 0; i < W.nplugins; i++)
         free(W.plugins[i]);
     W.nplugins = 0;

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -40,22 +41,60 @@
  * files only what a program needs to start (the system's programs and
  * libraries, the loader's cache, the BLAS alternatives), read-only, so a
  * submission cannot read other students' files, the grader's folders or
- * /etc's secrets; none of the grader's environment (its variables may hold
- * secrets, and what the worker prints reaches the student); /dev/tty is
- * /dev/null, so the grader's terminal is out of reach (the worker stays in
- * the grader's session, docs/grading.md) */
+ * /etc's secrets; not /usr/local, nor an installed tstep library (hidden
+ * below), which holds every reference stepper; none of the grader's
+ * environment (its variables may hold secrets, and what the worker prints
+ * reaches the student); /dev/tty is /dev/null, so the grader's terminal is
+ * out of reach (the worker stays in the grader's session, docs/grading.md) */
 static const char *const bwrap_args[] = {
     BWRAP, "--ro-bind", "/usr", "/usr", "--ro-bind-try", "/lib", "/lib",
     "--ro-bind-try", "/lib64", "/lib64", "--ro-bind-try", "/bin", "/bin",
     "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
-    "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+    "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache", "--tmpfs", "/usr/local",
     "--dev", "/dev", "--ro-bind", "/dev/null", "/dev/tty", "--proc", "/proc",
     "--size", TMPFS_BYTES, "--tmpfs", "/tmp", "--unshare-all", "--die-with-parent",
     "--cap-drop", "ALL", "--clearenv", "--setenv", "OMP_NUM_THREADS", "1",
     "--setenv", TS_GRADE_WORKER_MARK, "1", "--chdir", "/tmp", NULL};
 
-/* In the child: the pipes onto fds 0..5, every other fd closed, then exec. */
-static void child_exec(const char *const *argv, const char *const *binds, int sandboxed,
+/* An installed tstep's libraries and program (every reference stepper is
+ * in them) under the folders the sandbox shows. */
+static const char *const installed[] = {"/usr/lib/libtstep*", "/usr/lib/*/libtstep*",
+                                        "/usr/lib64/libtstep*", "/usr/bin/tstep*"};
+
+#define SANDBOX_ARGS 160
+
+/* bwrap's command line for the worker's argv and its binds (pairs from,
+ * to), into all[] (SANDBOX_ARGS); *found holds the glob of the installed
+ * files hidden (globfree after the exec).  Made before the fork: glob
+ * allocates. */
+static void sandbox_command(const char *const *argv, const char *const *binds, const char **all,
+                            glob_t *found)
+{
+    int n = 0, flags = 0;
+    memset(found, 0, sizeof *found);
+    for (size_t i = 0; i < sizeof installed / sizeof *installed; i++, flags = GLOB_APPEND)
+        glob(installed[i], flags | GLOB_NOSORT, NULL, found);
+    for (int i = 0; bwrap_args[i]; i++)
+        all[n++] = bwrap_args[i];
+    for (size_t i = 0; i < found->gl_pathc && n < SANDBOX_ARGS - 60; i++) {
+        all[n++] = "--ro-bind";
+        all[n++] = "/dev/null";
+        all[n++] = found->gl_pathv[i];
+    }
+    for (int i = 0; binds && binds[i] && binds[i + 1] && n < SANDBOX_ARGS - 24; i += 2) {
+        all[n++] = "--ro-bind";
+        all[n++] = binds[i];
+        all[n++] = binds[i + 1];
+    }
+    all[n++] = "--";
+    for (int i = 0; argv[i] && n < SANDBOX_ARGS - 1; i++)
+        all[n++] = argv[i];
+    all[n] = NULL;
+}
+
+/* In the child: the pipes onto fds 0..5, every other fd closed, then exec
+ * (the worker itself, or bwrap's command line `all`). */
+static void child_exec(const char *const *argv, const char *const *all, int sandboxed,
                        const int fd[6])
 {
     int null = open("/dev/null", O_RDONLY);
@@ -72,20 +111,11 @@ static void child_exec(const char *const *argv, const char *const *binds, int sa
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    const char *all[64];
-    int n = 0;
-    for (int i = 0; bwrap_args[i]; i++)
-        all[n++] = bwrap_args[i];
-    for (int i = 0; binds && binds[i] && binds[i + 1] && n < 60; i += 2) {
-        all[n++] = "--ro-bind";
-        all[n++] = binds[i];
-        all[n++] = binds[i + 1];
-    }
-    all[n++] = "--";
-    for (int i = 0; argv[i] && n < 63; i++)
-        all[n++] = argv[i];
-    all[n] = NULL;
-    execvp(BWRAP, (char *const *)all);
+    /* bwrap itself without the environment too: it is the sandbox's PID 1,
+       and /proc/1/environ inside shows what it was started with, whatever
+       --clearenv gives its child */
+    static char *const no_env[] = {NULL};
+    execvpe(BWRAP, (char *const *)all, no_env);
     _exit(127);
 }
 
@@ -95,14 +125,18 @@ int ts_sandbox_start(const char *const *argv, const char *const *binds, int sand
     int req[2], rep[2], out[2], note[2];
     if (pipe(req) || pipe(rep) || pipe(out) || pipe(note))
         return ts_error(TS_ERR_IO, "grade: pipe failed: %s", strerror(errno));
+    const char *all[SANDBOX_ARGS];
+    glob_t found;
+    sandbox_command(argv, binds, all, &found);
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0)
-        return ts_error(TS_ERR_IO, "grade: fork failed: %s", strerror(errno));
     if (pid == 0) {
         const int fd[6] = {-1, out[1], out[1], req[0], rep[1], note[1]};
-        child_exec(argv, binds, sandboxed, fd);
+        child_exec(argv, all, sandboxed, fd);
     }
+    globfree(&found);
+    if (pid < 0)
+        return ts_error(TS_ERR_IO, "grade: fork failed: %s", strerror(errno));
     close(req[0]), close(rep[1]), close(out[1]), close(note[1]);
     if (!sandboxed)
         setpgid(pid, pid); /* also here: no race with a kill before the child's own */

@@ -538,14 +538,18 @@ static int open_worker(const char *cmd, grade_job *g)
     return 0;
 }
 
-/* What a submission printed, on stderr: never in the report. */
+/* What a submission printed, on stderr: never in the report, each line
+ * behind "  | ", so that none reads as the grader's own. */
 static void print_output(const ts_grade_report *r)
 {
     if (!*r->output)
         return;
-    size_t n = strlen(r->output);
-    fprintf(stderr, "tstep grade: output of '%s' while graded:\n%s%s", r->type->name, r->output,
-            r->output[n - 1] == '\n' ? "" : "\n");
+    fprintf(stderr, "tstep grade: output of '%s' while graded:\n", r->type->name);
+    for (const char *l = r->output; *l;) {
+        size_t len = strcspn(l, "\n");
+        fprintf(stderr, "  | %.*s\n", (int)len, l);
+        l += len + (l[len] == '\n');
+    }
 }
 
 static int read_spec(const char *cmd, grade_job *g)
@@ -603,6 +607,30 @@ static int select_steppers(const char *cmd, grade_job *g)
     return 0;
 }
 
+/* A submission's stepper (the worker's proxy) is judged by the method's
+ * flags the instructor gives, never by those it declares, which decide
+ * which checks apply: without flags= (--flags), those of its stages=
+ * reference when that is a built-in (the same method), else none, said
+ * when the stepper declares others. */
+static void expected_flags(const char *cmd, grade_job *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        ts_grade_expect *e = &g->expects[i];
+        const ts_stepper_type *t = g->types[i];
+        if (e->flags >= 0 || !ts_grade_is_proxy(t))
+            continue;
+        e->flags = e->stages && !ts_grade_is_proxy(e->stages)
+                       ? (int)(e->stages->flags & TS_GRADE_FLAGS)
+                       : 0;
+        char got[80], taken[80];
+        if ((int)(t->flags & TS_GRADE_FLAGS) != e->flags)
+            fprintf(stderr, "tstep %s: '%s' declares %s; with no flags= (--flags) the method "
+                            "is taken as %s: give the method's flags if it has them\n",
+                    cmd, t->name, ts_grade_flags_name((int)t->flags, got, sizeof got),
+                    ts_grade_flags_name(e->flags, taken, sizeof taken));
+    }
+}
+
 int cmd_grade(int argc, char **argv)
 {
     const char *cmd = "grade";
@@ -620,12 +648,7 @@ int cmd_grade(int argc, char **argv)
         return rc;
     if ((rc = select_steppers(cmd, &g)))
         return rc;
-    /* a submission's stepper (not a registered one: the worker's proxy) is
-       judged by the method's flags the instructor gives, never by those it
-       declares, which decide which checks apply */
-    for (int i = 0; i < g.n; i++)
-        if (g.expects[i].flags < 0 && ts_grade_is_proxy(g.types[i]))
-            g.expects[i].flags = 0;
+    expected_flags(cmd, &g);
     FILE *f;
     if ((rc = cli_open_output(cmd, g.out, &f)))
         return rc;
