@@ -1237,8 +1237,10 @@ END_TEST
 /* What a submission prints reaches the student and the instructor's
  * terminal: none of the grader's environment is in it (a secret in a
  * variable, read by getenv or from /proc/N/environ of the sandbox's
- * processes: bwrap is PID 1 there), and it is printable UTF-8 in the report, the JSON and on the
- * terminal (NUL, the terminal's escape, a byte that is not UTF-8: '?'). */
+ * processes: bwrap is PID 1 there), and it is printable UTF-8 in the
+ * report, the JSON and on the terminal (NUL, the terminal's escape, a byte
+ * that is not UTF-8, U+FFFF which XML refuses, U+202E which reverses text:
+ * '?'). */
 START_TEST(sandbox_output_is_clean_text)
 {
     attack a;
@@ -1250,15 +1252,16 @@ START_TEST(sandbox_output_is_clean_text)
                            " FILE *f = fopen(path, \"r\"); size_t k = f ? fread(b, 1, sizeof b, f) : 0;"
                            " if (f) fclose(f); printf(\"%s:\", path); fwrite(b, 1, k, stdout);"
                            " printf(\"\\n\"); }"
-                           " fwrite(\"A\\0B\\033[2J\\377C\\n\", 1, 9, stdout);"
+                           " fwrite(\"A\\0B\\033[2J\\377C\\357\\277\\277D\\342\\200\\256E\\n\","
+                           " 1, 17, stdout);"
                            " fflush(stdout); }"));
     setenv("TSTEP_TEST_SECRET", "s3cr3t-token", 1);
     attack_grade(&a, "leak", "--format json");
     unsetenv("TSTEP_TEST_SECRET");
     assert_json(out);
     ck_assert_msg(!strstr(out, "s3cr3t") && !strstr(err, "s3cr3t"), "%s%s", out, err);
-    ck_assert_msg(strstr(err, "secret=none") && strstr(err, "A?B?[2J?C"), "%s", err);
-    ck_assert_msg(strstr(out, "A?B?[2J?C"), "%s", out);
+    ck_assert_msg(strstr(err, "secret=none") && strstr(err, "A?B?[2J?C???D???E"), "%s", err);
+    ck_assert_msg(strstr(out, "A?B?[2J?C???D???E"), "%s", out);
     ck_assert_msg(!strchr(out, '\033') && !strchr(err, '\033') && !strchr(out, '\377') &&
                       !strchr(err, '\377'),
                   "%s%s", out, err);

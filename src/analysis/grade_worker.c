@@ -525,11 +525,23 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+/* Code points a report does not take although UTF-8 can carry them: the
+ * noncharacters (U+FFFE and U+FFFF are not XML, so junit.xml would not
+ * parse), the bidirectional controls and marks (text shown in another
+ * order than it is stored) and the line and paragraph separators. */
+static int untrusted_code_point(unsigned cp)
+{
+    return (cp & 0xfffe) == 0xfffe || (cp >= 0xfdd0 && cp <= 0xfdef) ||
+           (cp >= 0x200e && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* Text from the submission made safe to print and to put in the result
  * files, in place: UTF-8 that is printable, new lines and tabs kept, every
  * other byte (NUL, a control character such as the terminal's escape, a C1
- * control, a malformed or cut sequence) becomes '?'.  n bytes of s; the
- * result is NUL-terminated at n.  Writes never outrun reads, so in place. */
+ * control, one of the code points above, a malformed or cut sequence)
+ * becomes '?'.  n bytes of s; the result is NUL-terminated at n.  Writes
+ * never outrun reads, so in place. */
 static void untrusted_text(char *s, size_t n)
 {
     unsigned char *u = (unsigned char *)s;
@@ -549,7 +561,7 @@ static void untrusted_text(char *s, size_t n)
                 cp = cp << 6 | (u[i + k] & 0x3f);
             static const unsigned least[5] = {0, 0, 0x80, 0x800, 0x10000};
             ok = cp >= least[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) &&
-                 !(cp >= 0x80 && cp <= 0x9f);
+                 !(cp >= 0x80 && cp <= 0x9f) && !untrusted_code_point(cp);
         }
         if (!ok) {
             u[i++] = '?';

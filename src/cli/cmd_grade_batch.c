@@ -245,12 +245,15 @@ static int compile_submission(const cli_grade_batch *b, const submission *s, con
     const char *argv[4 * BATCH_MAX_FILES + 64];
     int a = 0;
     if (b->sandbox) {
-        /* of the host only the compiler's folders: no other file reaches the log */
+        /* of the host only the compiler's folders (not /usr/local): no other
+           file reaches the log; none of the grader's environment (bwrap
+           itself is started without it, below) */
         const char *pre[] = {"bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind-try", "/lib", "/lib",
                              "--ro-bind-try", "/lib64", "/lib64", "--ro-bind-try", "/bin", "/bin",
                              "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
                              "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-                             "--dev", "/dev", "--proc", "/proc",
+                             "--tmpfs", "/usr/local", "--clearenv", "--setenv", "PATH",
+                             "/usr/bin:/bin", "--dev", "/dev", "--proc", "/proc",
                              "--tmpfs", "/tmp", "--ro-bind", include,
                              "/tmp/include", "--bind", dir, "/tmp/out", "--unshare-all",
                              "--die-with-parent", "--new-session", "--cap-drop", "ALL", NULL};
@@ -276,9 +279,13 @@ static int compile_submission(const cli_grade_batch *b, const submission *s, con
     FILE *log = open_in(dir, "build.log");
     pid_t pid = fork();
     if (pid == 0) {
+        static char *const no_env[] = {NULL};
         if (log)
             dup2(fileno(log), 1), dup2(fileno(log), 2);
-        execvp(argv[0], (char *const *)argv);
+        if (b->sandbox)
+            execvpe(argv[0], (char *const *)argv, no_env);
+        else
+            execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     if (log)
