@@ -1178,6 +1178,22 @@ START_TEST(sandbox_forged_report_fails)
 }
 END_TEST
 
+/* A plugin dir/p.so built from the source src (-Wall -Werror), in a fresh
+ * folder dir[] ("/tmp/tstep-src-XXXXXX", removed by the caller). */
+static void source_plugin(const char *src, char *dir)
+{
+    char cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "%s/p.c", dir);
+    FILE *f = fopen(cmd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(src, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wall -Werror -Iinclude %s/p.c -o %s/p.so -ldl",
+             dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* A submission cannot choose its checks by the flags its type declares:
  * a midpoint that refuses every first-order system and declares itself
  * partitioned, symplectic and multistep is judged as the method the
@@ -1203,16 +1219,8 @@ START_TEST(sandbox_flags_do_not_skip_checks)
         "  .flags = TS_PARTITIONED | TS_SYMPLECTIC | TS_MULTISTEP};\n"
         "const ts_stepper_type *const tstep_plugin_steppers[] = {&t, NULL};\n"
         "TSTEP_PLUGIN();\n";
-    char dir[] = "/tmp/tstep-dodge-XXXXXX", cmd[1024];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd, "%s/p.c", dir);
-    FILE *f = fopen(cmd, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(src, f);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wall -Werror -Iinclude %s/p.c -o %s/p.so", dir,
-             dir);
-    ck_assert_int_eq(system(cmd), 0);
+    char dir[] = "/tmp/tstep-src-XXXXXX", cmd[1024];
+    source_plugin(src, dir);
     snprintf(cmd, sizeof cmd, "--plugin %s/p.so grade --stepper dodge --order 2 --interval 2 "
              "--like trapezoid", dir);
     ck_assert_int_eq(cli_run(cmd, out, sizeof out, err, sizeof err), 1);
@@ -1311,16 +1319,8 @@ START_TEST(sandbox_no_reference_inside)
     static const char *const names[] = {"rk4", "mine"};
     static const char *const why[] = {"undefined symbol: ts_rk4", "operation not supported"};
     for (int i = 0; i < 2; i++) {
-        char dir[] = "/tmp/tstep-noref-XXXXXX", cmd[1024];
-        ck_assert_ptr_nonnull(mkdtemp(dir));
-        snprintf(cmd, sizeof cmd, "%s/p.c", dir);
-        FILE *f = fopen(cmd, "w");
-        ck_assert_ptr_nonnull(f);
-        fputs(sources[i], f);
-        fclose(f);
-        snprintf(cmd, sizeof cmd, "cc -shared -fPIC -Wall -Werror -Iinclude %s/p.c -o %s/p.so -ldl",
-                 dir, dir);
-        ck_assert_int_eq(system(cmd), 0);
+        char dir[] = "/tmp/tstep-src-XXXXXX", cmd[1024];
+        source_plugin(sources[i], dir);
         snprintf(cmd, sizeof cmd, "--plugin %s/p.so grade --stepper %s --order 4", dir,
                  names[i]);
         int rc = cli_run(cmd, out, sizeof out, err, sizeof err);
@@ -1335,7 +1335,6 @@ END_TEST
 
 /* alarm(0), SIGALRM ignored, then a spin: stopped by the grader's clock
  * within the limit, and nothing of it left running. */
-
 START_TEST(sandbox_spin_stopped_by_time_limit)
 {
     attack a;
