@@ -140,9 +140,10 @@ $(BUILD)/tstep: $(BUILD)/src/cli/main.o $(BUILD)/libtstep.a $(BUILD)/libtstep-ex
 # The grader's worker (tstep grade runs a submission in it, sandboxed): the
 # library without the built-in steppers (a registry of none; the public
 # layers whole, so that a plugin finds what a student may use, the analysis
-# only as far as the worker needs it), so no submission can reach a
-# reference solution from inside it.  A reference named in a plugin is an
-# undefined symbol there, and a link that pulled one in would fail here.
+# only as far as the worker needs it), so no stepper's file is within a
+# submission's reach (docs/grading.md says what machinery is).  A built-in
+# stepper named in a plugin is an undefined symbol there, and a link that
+# pulled one in would fail here.
 WORKER_API := $(filter $(foreach l,core linear springs methods,$(BUILD)/src/$(l)/%) \
                 $(BUILD)/systems/%,$(CORE_OBJ))
 WORKER_OBJ := $(filter-out $(BUILD)/steppers/% $(BUILD)/src/analysis/registry.o $(WORKER_API), \

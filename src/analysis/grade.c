@@ -497,9 +497,10 @@ static void fail_status(ts_grade_check *c, const char *what, int s)
 }
 
 /* The stepper refuses the system a check needs: a first-order one, refused
- * by a stepper declared partitioned or symplectic (TS_PARTITIONED,
- * TS_SYMPLECTIC: methods for second-order systems), makes the check not
- * apply; any other refusal fails it (else refusing would dodge the check). */
+ * by a partitioned or symplectic method (TS_PARTITIONED, TS_SYMPLECTIC in
+ * `method`, method_of's: methods for second-order systems), makes the check
+ * not apply; any other refusal fails it (else refusing would dodge the
+ * check). */
 static void refused_system(int method, ts_grade_check *c, const char *system, int first_order)
 {
     const char *d = ts_error_detail();
@@ -1426,8 +1427,8 @@ static const char *skip_reason(int kind, const ts_stepper_type *type, const ts_g
     case TS_GRADE_STAGES: return e->stages ? NULL : "no reference stepper (--stages)";
     case TS_GRADE_ERROR_ESTIMATE:
         return !(method_of(type, e) & TS_ADAPTIVE) ? "no error estimate (not TS_ADAPTIVE)"
-               : e->order > 0               ? NULL
-                                            : "no expected order (--order)";
+               : e->order > 0                      ? NULL
+                                                   : "no expected order (--order)";
     case TS_GRADE_NO_ALLOCATION:
         return opt->alloc_count && opt->alloc_arm ? NULL
                                                   : "this program has no allocation counter";

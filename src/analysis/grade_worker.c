@@ -1,7 +1,8 @@
 /* The grader's worker and the proxy steppers that talk to it.
  *
- * The worker (`tstep __grade-worker`, started in the sandbox of
- * src/sandbox.c) limits itself, loads the submission's plugins and serves
+ * The worker (`tstep-grade-worker`, src/cli/worker_main.c: the library
+ * without any built-in stepper, started in the sandbox of src/sandbox.c)
+ * limits itself, loads the submission's plugins and serves
  * requests on fd 3, answering on fd 4.  The protocol is binary and every
  * message is a header {op, len} and at most MSG_MAX bytes, each of a fixed
  * layout checked against its length:
@@ -941,7 +942,7 @@ static const char *inside_name(int i, char *buf, size_t size)
 }
 
 /* W.why with the sandbox's names of the plugins replaced by the grader's
- * (the files the instructor gave), cut to fit */
+ * (the full paths of the files the instructor gave), cut to fit */
 static void why_outside(void)
 {
     for (int i = 0; i < W.nplugins; i++) {

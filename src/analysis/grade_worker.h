@@ -1,8 +1,9 @@
 /* The grader's worker and its sandbox (internal to the library).
  *
- * The grader never loads a submission into its own process: a worker (this
- * program started again as `tstep __grade-worker`) loads the plugins inside
- * a sandbox (src/sandbox.c) and serves steps over pipes (src/grade_worker.c).
+ * The grader never loads a submission into its own process: a worker (the
+ * program `tstep-grade-worker`, which has no built-in stepper) loads the
+ * plugins inside a sandbox (src/sandbox.c) and serves steps over pipes
+ * (src/grade_worker.c).
  * In the grader, each stepper the worker offers is a proxy stepper type
  * whose steps are sent to the worker, and whose force evaluations come back
  * to the grader's own systems; every verdict is computed here. */

@@ -9,8 +9,8 @@
 #include "tstep/stepper.h"
 
 /* The grader's worker is built with TS_NO_BUILTIN_STEPPERS: its registry
- * holds the submission's steppers alone, and no reference solution is
- * linked into it (Makefile, tstep-grade-worker). */
+ * holds the submission's steppers alone, and no stepper's file is linked
+ * into it (Makefile, tstep-grade-worker). */
 static const ts_stepper_type *const builtin_steppers[] = {
 #ifndef TS_NO_BUILTIN_STEPPERS
 #define TS_STEPPER(type) &type,
