@@ -1475,6 +1475,69 @@ START_TEST(sandbox_honest_plugin_and_seed)
 }
 END_TEST
 
+/* 1 when folder `path` of this (the grader's) machine holds an entry */
+static int folder_has_entries(const char *path)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "test -n \"$(ls -A %s 2>/dev/null)\"", path);
+    return system(cmd) == 0;
+}
+
+/* What a submission sees of the grader's machine: of the environment only
+ * the two variables the worker is given and bwrap's PWD (not a secret of
+ * the grader's),
+ * nothing in /proc/1/environ (bwrap, the sandbox's first process, is
+ * started without it as well), and an empty /usr/local.  The peeker's step
+ * fails (so does its order check) when it sees more. */
+START_TEST(sandbox_hides_environment_and_usr_local)
+{
+    ck_assert_msg(folder_has_entries("/usr/local"), "the test needs a /usr/local with entries");
+    attack a;
+    ck_assert(attack_build(&a, "peeker", "#include <dirent.h>\nextern char **environ;",
+                           "{ for (char **e = environ; *e; e++)"
+                           "    if (strncmp(*e, \"OMP_NUM_THREADS=\", 16) &&"
+                           "        strncmp(*e, \"TSTEP_GRADE_WORKER=\", 19) &&"
+                           "        strcmp(*e, \"PWD=/tmp\")) return TS_ERR_IO;"
+                           "  FILE *f = fopen(\"/proc/1/environ\", \"r\");"
+                           "  if (f) { int c = fgetc(f); fclose(f); if (c != EOF) return TS_ERR_IO; }"
+                           "  DIR *d = opendir(\"/usr/local\"); struct dirent *x;"
+                           "  while (d && (x = readdir(d)))"
+                           "    if (strcmp(x->d_name, \".\") && strcmp(x->d_name, \"..\"))"
+                           "      return TS_ERR_IO;"
+                           "  if (d) closedir(d); }"));
+    setenv("TSTEP_GRADER_SECRET", "answer", 1);
+    attack_grade(&a, "peeker", "");
+    unsetenv("TSTEP_GRADER_SECRET");
+    ck_assert_msg(strstr(out, "order-test1d      pass"), "the submission saw more: %s", out);
+    attack_done(&a);
+}
+END_TEST
+
+/* The batch's compiler runs without the grader's environment: with
+ * SOURCE_DATE_EPOCH=0 there, a compiler that saw it would date the build
+ * 1 January 1970 (__DATE__), and this submission's steps would fail. */
+START_TEST(batch_compiles_without_the_environment)
+{
+    tests_need("midpoint");
+    attack a;
+    ck_assert(attack_build(&a, "dated", "",
+                           "{ if (strcmp(__DATE__, \"Jan  1 1970\") == 0) return TS_ERR_IO; }"));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/subs && cp %s/dated.c %s/subs/alice.c && "
+             "printf 'dated order=2 interval=2 energy=grows like=midpoint\\n' > %s/spec",
+             a.dir, a.dir, a.dir, a.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grade --submissions %s/subs --spec %s/spec --out-dir %s/grades",
+             a.dir, a.dir, a.dir);
+    setenv("SOURCE_DATE_EPOCH", "0", 1);
+    int rc = cli_run(cmd, out, sizeof out, err, sizeof err);
+    unsetenv("SOURCE_DATE_EPOCH");
+    ck_assert_msg(rc == 0 && strstr(err, "1 submission graded, 0 with a failed check"), "exit %d: %s%s", rc, out, err);
+    attack_done(&a);
+}
+END_TEST
+
 /* Where bwrap cannot make its namespaces (here a bwrap that says so), a
  * plugin is refused (exit 2) unless --no-sandbox. */
 START_TEST(sandbox_refused_without_bwrap)
@@ -2111,6 +2174,8 @@ Suite *grade_suite(void)
     tcase_add_test(sandbox, sandbox_honest_plugin_and_seed);
     tcase_add_test(sandbox, batch_grades_every_submission);
     tcase_add_test(sandbox, sandbox_refused_without_bwrap);
+    tcase_add_test(sandbox, sandbox_hides_environment_and_usr_local);
+    tcase_add_test(sandbox, batch_compiles_without_the_environment);
     suite_add_tcase(s, sandbox);
     /* ANSWER-BEGIN(midpoint,trapezoid,ralston2,rk4): the test above */
     TCase *kit = tcase_create("assignment");

@@ -503,7 +503,7 @@ int cli_grade_batch_run(const char *cmd, const cli_grade_batch *given)
     free(subs);
     if (rc)
         return cli_usage_error(cmd, "cannot write '%s/summary.csv'", b->out_dir);
-    fprintf(stderr, "tstep %s: %d submissions graded, %d with a failed check or not graded; "
-                    "summary in %s/summary.csv\n", cmd, n, failed, b->out_dir);
+    fprintf(stderr, "tstep %s: %d submission%s graded, %d with a failed check or not graded; "
+                    "summary in %s/summary.csv\n", cmd, n, n == 1 ? "" : "s", failed, b->out_dir);
     return failed ? 1 : 0;
 }
