@@ -286,6 +286,9 @@ static int cloth_create(const ts_params *p, ts_system **out)
                        ts_params_real(p, "mass")};
 
     size_t np = (size_t)nx * (size_t)ny, ux = (size_t)nx, uy = (size_t)ny;
+    /* the grid's structural, shear and flexion springs (cloth_grid) */
+    size_t grid_springs = (ux - 1) * uy + ux * (uy - 1) + 2 * (ux - 1) * (uy - 1) +
+                          (ux - 2) * uy + ux * (uy - 2);
     char what[64];
     snprintf(what, sizeof what, "a cloth of nx=%ld ny=%ld", nx, ny);
     if (*mesh_path) {
@@ -295,11 +298,11 @@ static int cloth_create(const ts_params *p, ts_system **out)
         /* edges and bending pairs: at most 3 a triangle each */
         if ((st = ts_springs_check_memory(mesh_path, np, 6 * mesh->ntris)))
             goto fail;
-    } else if ((st = ts_springs_check_memory(what, np,
-                                             (ux - 1) * uy + ux * (uy - 1) + 2 * (ux - 1) * (uy - 1) +
-                                                 (ux - 2) * uy + ux * (uy - 2))))
+    } else if ((st = ts_springs_check_memory(what, np, grid_springs))) {
         return st;
-    if ((st = ts_springs_new(&ts_cloth, np, &opt, &s)))
+    }
+    if ((st = ts_springs_new(&ts_cloth, np, &opt, &s)) ||
+        (!mesh && (st = ts_springs_reserve(s, grid_springs))))
         goto fail;
     if (mesh) {
         memcpy(s->base.x, mesh->verts, 3 * np * sizeof *s->base.x);

@@ -698,6 +698,58 @@ START_TEST(grid_cloth_spring_counts)
 }
 END_TEST
 
+/* ts_springs_reserve: the grid cloth reserves exactly its springs, so no
+ * array grows past them; a network reserved ahead holds the same springs,
+ * bit for bit, as one whose arrays grew as springs were added, on 1 and 2
+ * threads (reserved, the arrays' pages are first touched on the team), with
+ * springs added before the reserve and stiffnesses per spring; a smaller
+ * reserve changes nothing. */
+START_TEST(springs_reserve_same_network)
+{
+    static const char *const pairs[] = {"nx=120", "ny=90", NULL};
+    ts_system *sys = make(&ts_cloth, pairs);
+    ts_springs *g = ts_springs_of(sys);
+    ck_assert_uint_eq(g->cap, g->ns);
+    for (int threads = 1; threads <= 2; threads++) {
+        ck_assert_int_eq(ts_threads_set(threads), TS_OK);
+        ts_threads_set_min(threads > 1 ? 1 : TS_PAR_MIN);
+        ts_springs *s[2];
+        for (int r = 0; r < 2; r++) {
+            ck_assert_int_eq(ts_springs_new(&ts_string, g->np, NULL, &s[r]), TS_OK);
+            memcpy(s[r]->base.x, g->base.x, sys->n * sizeof *sys->x);
+            for (size_t e = 0; e < g->ns; e++) {
+                if (r && e == 100) /* reserved with springs already there */
+                    ck_assert_int_eq(ts_springs_reserve(s[r], g->ns), TS_OK);
+                ck_assert_int_eq(ts_springs_add(s[r], g->si[e], g->sj[e],
+                                                ts_springs_k(g, e) * (double)(1 + e % 3),
+                                                ts_springs_kd(g, e), g->kind[e]),
+                                 TS_OK);
+            }
+            if (r) {
+                ck_assert_uint_eq(s[r]->cap, g->ns);
+                ck_assert_int_eq(ts_springs_reserve(s[r], 10), TS_OK);
+                ck_assert_uint_eq(s[r]->cap, g->ns);
+            }
+            ck_assert_int_eq(ts_springs_finish(s[r]), TS_OK);
+        }
+        ck_assert_uint_eq(s[0]->ns, g->ns);
+        ck_assert_uint_eq(s[1]->ns, g->ns);
+        ck_assert_ptr_nonnull(s[1]->k);
+        ck_assert(memcmp(s[0]->si, s[1]->si, g->ns * sizeof *g->si) == 0);
+        ck_assert(memcmp(s[0]->sj, s[1]->sj, g->ns * sizeof *g->sj) == 0);
+        ck_assert(memcmp(s[0]->rest, s[1]->rest, g->ns * sizeof *g->rest) == 0);
+        ck_assert(memcmp(s[0]->kind, s[1]->kind, g->ns) == 0);
+        ck_assert(memcmp(s[0]->k, s[1]->k, g->ns * sizeof *g->rest) == 0);
+        ck_assert(memcmp(s[0]->rest, g->rest, g->ns * sizeof *g->rest) == 0);
+        ts_system_free(&s[0]->base);
+        ts_system_free(&s[1]->base);
+    }
+    ts_threads_set(1);
+    ts_threads_set_min(TS_PAR_MIN);
+    ts_system_free(sys);
+}
+END_TEST
+
 /* ts_springs_finish orders springs added in any order by (first, second)
  * particle, the springs of one pair in the order added, each with its own
  * rest length, stiffness and kind; springs added in that order stay so. */
@@ -1054,6 +1106,7 @@ Suite *springs_suite(void)
 
     tc = tcase_create("topology and input");
     tcase_add_test(tc, grid_cloth_spring_counts);
+    tcase_add_test(tc, springs_reserve_same_network);
     tcase_add_test(tc, springs_finish_orders_any_input);
     tcase_add_test(tc, springs_finish_sorts_by_second_particle);
     tcase_add_test(tc, mesh_cloth_from_shipped_obj);

@@ -197,6 +197,11 @@ int ts_springs_read_options(const ts_params *p, ts_springs_options *opt);
 int ts_springs_new(const ts_system_type *type, size_t np, const ts_springs_options *opt,
                    ts_springs **out);
 
+/* Room for ns springs in all, before adding them (optional: the arrays
+ * grow as springs are added; reserved, a large network's arrays are first
+ * touched on the thread team instead of one page at a time as they fill). */
+int ts_springs_reserve(ts_springs *s, size_t ns);
+
 /* Add a spring between particles i != j with rest length the current
  * distance |x_i - x_j| (> 0).  k >= 0, kd >= 0. */
 int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int kind);

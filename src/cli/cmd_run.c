@@ -920,6 +920,7 @@ static int open_run(const char *cmd, run_job *r)
     w->cols = row_columns(w, r->sys);
     w->planned = 1 + r->steps / r->every + (r->steps % r->every != 0);
     w->vals = malloc(w->cols * sizeof *w->vals);
+    ts_parallel_touch(w->vals, w->cols * sizeof *w->vals); /* each row fills it serially */
     w->line = malloc(ROW_CHUNK);
     int text = w->format == CLI_FORMAT_DAT || w->format == CLI_FORMAT_CSV;
     if (text && w->cols >= ts_threads_min() && ts_threads_get() > 1) /* NULL: in chunks */

@@ -185,6 +185,23 @@ static void axpby_range(void *c, size_t i0, size_t i1)
         y[i] = a * x[i] + b * y[i];
 }
 
+#define TOUCH_BLOCK 65536 /* bytes a range of ts_parallel_touch */
+
+static void touch_range(void *ctx, size_t b0, size_t b1)
+{
+    unsigned char *p = ctx;
+    memset(p + b0 * TOUCH_BLOCK, 0, (b1 - b0) * TOUCH_BLOCK);
+}
+
+void ts_parallel_touch(void *p, size_t bytes)
+{
+    if (!p || ts_threads_get() < 2 || bytes < 8 * ts_threads_min())
+        return;
+    size_t nb = bytes / TOUCH_BLOCK;
+    ts_parallel_for(nb, touch_range, p);
+    memset((unsigned char *)p + nb * TOUCH_BLOCK, 0, bytes - nb * TOUCH_BLOCK);
+}
+
 void ts_vec_zero(size_t n, double *x)
 {
     vec_args g = {.y = x};

@@ -58,6 +58,13 @@ int ts_threads_for_load(int asked, long cpus, long others);
 void ts_parallel_for(size_t n, ts_range_fn fn, void *ctx);
 void ts_parallel_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx);
 
+/* The first touch of a fresh array's pages on the team (zero bytes written
+ * over [p, p + bytes)), so that their page faults are shared by the threads
+ * rather than taken one by one by the serial loop that fills the array
+ * next; nothing on one thread or for a small array.  Only for memory whose
+ * contents may become zero: calloc'd, or about to be written whole. */
+void ts_parallel_touch(void *p, size_t bytes);
+
 #define TS_PARALLEL(cond, n, fn, ctx)                                                     \
     do {                                                                                  \
         if (cond)                                                                         \

@@ -8,6 +8,12 @@
 #include "tstep/system.h"
 #include "core/parallel.h"
 
+static void unit_mass_range(void *mass, size_t i0, size_t i1)
+{
+    for (size_t i = i0; i < i1; i++)
+        ((double *)mass)[i] = 1.0;
+}
+
 int ts_system_init(ts_system *sys, const ts_system_ops *ops, const ts_system_type *type,
                    int order, size_t n)
 {
@@ -28,8 +34,10 @@ int ts_system_init(ts_system *sys, const ts_system_ops *ops, const ts_system_typ
         ts_system_release(sys);
         return ts_error(TS_ERR_NOMEM, "system of %zu degrees of freedom", n);
     }
-    for (size_t i = 0; i < n; i++)
-        sys->mass[i] = 1.0;
+    ts_parallel_touch(sys->x, n * sizeof *sys->x);
+    if (sys->v)
+        ts_parallel_touch(sys->v, n * sizeof *sys->v);
+    TS_PARALLEL(n >= ts_threads_min(), n, unit_mass_range, sys->mass);
     return TS_OK;
 }
 

@@ -619,6 +619,10 @@ static int blocks_rows_new(amg_state *s)
         b->rstart[g->j[e] + 1]++, b->efirst[g->i[e] + 1]++;
     for (size_t p = 0; p < np; p++)
         b->rstart[p + 1] += b->rstart[p], b->efirst[p + 1] += b->efirst[p];
+    /* rev and A's row pointers are filled serially below and in
+     * blocks_row_starts: their pages first touched on the team */
+    ts_parallel_touch(b->rev, g->ne * sizeof *b->rev);
+    ts_parallel_touch(A->p, (s->n + 1) * sizeof *A->p);
     size_t *fill = A->p; /* scratch until the row pointers */
     memcpy(fill, b->rstart, np * sizeof *fill);
     for (size_t e = 0; e < g->ne; e++)
@@ -1725,6 +1729,8 @@ static int tentative(const amg_state *s, const level *L, const unsigned char *pi
     (void)s;
     if (csr_alloc(pt, L->n, nc, L->n))
         return TS_ERR_NOMEM;
+    ts_parallel_touch(pt->p, (L->n + 1) * sizeof *pt->p); /* filled serially below */
+    ts_parallel_touch(pt->j, L->n * sizeof *pt->j);
     size_t nnz = 0;
     for (size_t i = 0; i < L->n; i++) {
         int32_t a = L->agg[i];
@@ -1834,6 +1840,7 @@ static int build(amg_state *s, const ts_linsolve *ls, const ts_system *sys)
     s->diag0 = malloc((s->n + 1) * sizeof *s->diag0);
     if (!s->pos || !s->acc || !s->list || !s->diag0)
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    ts_parallel_touch(s->pos, (s->n + 1) * sizeof *s->pos);
     marks_clear(s->pos, s->n);
     if (s->from_blocks ? blocks_rows_new(s) : full_pattern(s, ls->A))
         return ts_error(TS_ERR_NOMEM, "amg preconditioner");
@@ -2218,6 +2225,12 @@ static int rebuild(amg_state *s, const ts_linsolve *ls, int fresh)
             (l + 1 < s->nlev &&
              (csr_single(s, &L->P, 0, NULL) || restrict_plan_new(&L->P, &L->rp))))
             return ts_error(TS_ERR_NOMEM, "amg preconditioner");
+    }
+    if (fresh) { /* level 0's Lanczos vectors (eig_max), first written serially */
+        size_t n = s->lev[0].n;
+        ts_parallel_touch(s->scratch, 3 * n * sizeof *s->scratch);
+        ts_parallel_touch(s->lev[0].r, n * sizeof *s->lev[0].r);
+        ts_parallel_touch(s->lev[0].t, n * sizeof *s->lev[0].t);
     }
     for (int l = 0; l < s->nlev; l++)
         s->lev[l].lmax = eig_max(s, l, s->lev[l].dinv, l == 0, gersh[l]);

@@ -12,6 +12,7 @@
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 #include "tstep/status.h"
+#include "core/parallel.h"
 
 /* The scratch holds only what a step needs besides the system's state:
  * the iterate (xk, vk), the unknown w (kept between steps: the next first
@@ -110,11 +111,38 @@ double ts_newton_scale(const ts_system *sys, const double *x, const double *v)
     return fmax(1.0, ts_vec_norm_inf(sys->n, sys->order == 2 ? v : x));
 }
 
+/* max |r_i| / m_i over chunks of MEASURE_CHUNK entries, one result a chunk
+ * (fmax is exact: the same maximum for any split, so for any thread count) */
+#define MEASURE_CHUNK 8192
+#define MEASURE_PARTS 512
+typedef struct {
+    size_t n, c;
+    const double *r, *m;
+    double part[MEASURE_PARTS];
+} measure_args;
+
+static void measure_range(void *ctx, size_t k0, size_t k1)
+{
+    measure_args *g = ctx;
+    for (size_t k = k0; k < k1; k++) {
+        size_t i1 = (k + 1) * g->c < g->n ? (k + 1) * g->c : g->n;
+        double m = 0.0;
+        for (size_t i = k * g->c; i < i1; i++)
+            m = fmax(m, fabs(g->r[i]) / g->m[i]);
+        g->part[k] = m;
+    }
+}
+
 double ts_newton_measure(const ts_system *sys, const double *r, double scale)
 {
+    measure_args g = {.n = sys->n, .c = MEASURE_CHUNK, .r = r, .m = sys->mass};
+    while (g.c * MEASURE_PARTS < g.n)
+        g.c *= 2;
+    size_t nc = (g.n + g.c - 1) / g.c;
+    TS_PARALLEL(g.n >= ts_threads_min(), nc, measure_range, &g);
     double m = 0.0;
-    for (size_t i = 0; i < sys->n; i++)
-        m = fmax(m, fabs(r[i]) / sys->mass[i]);
+    for (size_t k = 0; k < nc; k++)
+        m = fmax(m, g.part[k]);
     return m / scale;
 }
 
@@ -224,21 +252,49 @@ static double trial(const double *w, const double *dw, double lambda, size_t i)
  *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w
  *   order 1: xk = xhat + cx w
  * Pinned positions stay at x0. */
-static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m,
-                          const double *w, double lambda)
+/* iterate_state's and residual's loops over a range of entries, on the team */
+typedef struct {
+    implicit_scratch *s;
+    const ts_system *sys;
+    const ts_implicit_method *m;
+    const double *w, *dw;
+    double lambda;
+} iterate_args;
+
+static void iterate_range(void *ctx, size_t i0, size_t i1)
 {
-    size_t n = s->n;
-    const double *xhat = s->xhat, *vhat = s->vhat, *dw = lambda != 0.0 ? s->dw : NULL;
-    if (sys->order == 2) {
-        for (size_t i = 0; i < n; i++) {
-            double wi = trial(w, dw, lambda, i);
+    const iterate_args *g = ctx;
+    implicit_scratch *s = g->s;
+    const ts_implicit_method *m = g->m;
+    const double *xhat = s->xhat, *vhat = s->vhat;
+    if (g->sys->order == 2) {
+        for (size_t i = i0; i < i1; i++) {
+            double wi = trial(g->w, g->dw, g->lambda, i);
             s->vk[i] = vhat[i] + m->cv * wi;
             s->xk[i] = xhat[i] + m->px * vhat[i] + m->cx * wi;
         }
     } else {
-        for (size_t i = 0; i < n; i++)
-            s->xk[i] = xhat[i] + m->cx * trial(w, dw, lambda, i);
+        for (size_t i = i0; i < i1; i++)
+            s->xk[i] = xhat[i] + m->cx * trial(g->w, g->dw, g->lambda, i);
     }
+}
+
+/* rhs = gamma f - M w at the trial (f in rhs) */
+static void residual_range(void *ctx, size_t i0, size_t i1)
+{
+    const iterate_args *g = ctx;
+    double *rhs = g->s->rhs, gamma = g->m->gamma;
+    const double *mass = g->sys->mass;
+    for (size_t i = i0; i < i1; i++)
+        rhs[i] = gamma * rhs[i] - mass[i] * trial(g->w, g->dw, g->lambda, i);
+}
+
+static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m,
+                          const double *w, double lambda)
+{
+    size_t n = s->n;
+    iterate_args g = {s, sys, m, w, lambda != 0.0 ? s->dw : NULL, lambda};
+    TS_PARALLEL(n >= ts_threads_min(), n, iterate_range, &g);
     if (sys->pinned)
         for (size_t i = ts_mask_next(sys->pinned, 0, n); i < n;
              i = ts_mask_next(sys->pinned, i + 1, n))
@@ -270,13 +326,12 @@ static int residual(implicit_scratch *s, ts_system *sys, const ts_implicit_metho
                     double lambda, newton_state *ns)
 {
     size_t n = s->n;
-    const double *w = s->w, *dw = lambda != 0.0 ? s->dw : NULL;
-    iterate_state(s, sys, m, w, lambda);
+    iterate_state(s, sys, m, s->w, lambda);
     int st = ts_system_forces(sys, m->tf, s->xk, sys->order == 2 ? s->vk : NULL, s->rhs);
     if (st)
         return st;
-    for (size_t i = 0; i < n; i++)
-        s->rhs[i] = m->gamma * s->rhs[i] - sys->mass[i] * trial(w, dw, lambda, i);
+    iterate_args g = {s, sys, m, s->w, lambda != 0.0 ? s->dw : NULL, lambda};
+    TS_PARALLEL(n >= ts_threads_min(), n, residual_range, &g);
     if (m->c0 != 0.0)
         ts_vec_axpy(n, m->c0, s->f0, s->rhs);
     ts_system_filter(sys, s->rhs);
@@ -482,6 +537,39 @@ static int newton_solve(implicit_scratch *s, ts_system *sys, const ts_implicit_m
     return TS_OK;
 }
 
+/* The step's end state over a range (ts_implicit_newton), the start kept in
+ * dw and rhs */
+typedef struct {
+    implicit_scratch *s;
+    ts_system *sys;
+    const ts_implicit_method *m;
+} end_args;
+
+static void end_state_range(void *ctx, size_t i0, size_t i1)
+{
+    const end_args *g = ctx;
+    implicit_scratch *s = g->s;
+    ts_system *sys = g->sys;
+    const ts_implicit_method *m = g->m;
+    int order2 = sys->order == 2;
+    for (size_t i = i0; i < i1; i++) {
+        /* read before writing: the base may be the stored state itself */
+        double xh = s->xhat[i], wi = s->w[i];
+        s->dw[i] = sys->x[i];
+        if (order2)
+            s->rhs[i] = sys->v[i];
+        if (sys->pinned && sys->pinned[i])
+            continue;
+        if (order2) {
+            double vh = s->vhat[i];
+            sys->v[i] = vh + wi;
+            sys->x[i] = xh + m->qx * vh + m->ex * wi;
+        } else {
+            sys->x[i] = xh + m->ex * wi;
+        }
+    }
+}
+
 int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *m,
                        int linear_only, ts_step_stats *stats)
 {
@@ -525,22 +613,8 @@ int ts_implicit_newton(void *scratch, ts_system *sys, const ts_implicit_method *
      * vk are left alone: a linearized step never touches them):
      * ts_implicit_restore puts it back if the step is refused after this
      * (TS_KEEPS_START). */
-    for (size_t i = 0; i < n; i++) {
-        /* read before writing: the base may be the stored state itself */
-        double xh = s->xhat[i], wi = s->w[i];
-        s->dw[i] = sys->x[i];
-        if (order2)
-            s->rhs[i] = sys->v[i];
-        if (sys->pinned && sys->pinned[i])
-            continue;
-        if (order2) {
-            double vh = s->vhat[i];
-            sys->v[i] = vh + wi;
-            sys->x[i] = xh + m->qx * vh + m->ex * wi;
-        } else {
-            sys->x[i] = xh + m->ex * wi;
-        }
-    }
+    end_args g = {s, sys, m};
+    TS_PARALLEL(n >= ts_threads_min(), n, end_state_range, &g);
     s->start.kept = 1;
     s->have_warm = 1; /* the next step starts from this w */
     return TS_OK;

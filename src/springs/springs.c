@@ -199,6 +199,25 @@ static int springs_set_k(ts_springs *s, size_t m, double k, double kd)
     return st;
 }
 
+int ts_springs_reserve(ts_springs *s, size_t ns)
+{
+    if (ns <= s->cap)
+        return TS_OK;
+    int st = springs_grow(s, ns);
+    if (st)
+        return st;
+    size_t m = s->ns, left = ns - m;
+    ts_parallel_touch(s->si + m, left * sizeof *s->si);
+    ts_parallel_touch(s->sj + m, left * sizeof *s->sj);
+    ts_parallel_touch(s->rest + m, left * sizeof *s->rest);
+    ts_parallel_touch(s->kind + m, left * sizeof *s->kind);
+    if (s->k) {
+        ts_parallel_touch(s->k + m, left * sizeof *s->k);
+        ts_parallel_touch(s->kd + m, left * sizeof *s->kd);
+    }
+    return TS_OK;
+}
+
 int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int kind)
 {
     if (i >= s->np || j >= s->np || i == j)
