@@ -54,6 +54,14 @@ static double spring_axis(const double *x, uint32_t i, uint32_t j, double *d, do
     return l;
 }
 
+/* |x_i - x_j|: spring_axis's length, without the direction */
+static double spring_length(const double *x, uint32_t i, uint32_t j)
+{
+    double d[3];
+    sub3(x + 3 * (size_t)i, x + 3 * (size_t)j, d);
+    return sqrt(dot3(d, d));
+}
+
 /* out_i += g, out_j -= g */
 static void add_pair(double *out, uint32_t i, uint32_t j, const double *g)
 {
@@ -226,8 +234,7 @@ int ts_springs_add(ts_springs *s, size_t i, size_t j, double k, double kd, int k
     if (!(k >= 0.0) || !(kd >= 0.0) || kind < 0 || kind >= TS_SPRING_KINDS)
         return ts_error(TS_ERR_INPUT, "spring (%zu, %zu): k %g, kd %g, kind %d", i, j, k, kd,
                         kind);
-    double d[3], n[3];
-    double l = spring_axis(s->base.x, (uint32_t)i, (uint32_t)j, d, n);
+    double l = spring_length(s->base.x, (uint32_t)i, (uint32_t)j);
     if (!(l > 0.0))
         return ts_error(TS_ERR_INPUT, "spring (%zu, %zu) has rest length 0", i, j);
     if (s->ns == s->cap) {
@@ -1300,8 +1307,7 @@ static int springs_energy(ts_system *sys, double t, const double *x, const doubl
     for (size_t p = 0; p < s->np; p++)
         pe += sys->mass[3 * p + 1] * s->opt.gravity * x[3 * p + 1];
     for (size_t e = 0; e < s->ns; e++) {
-        double d[3], n[3];
-        double ext = spring_axis(x, s->si[e], s->sj[e], d, n) - s->rest[e];
+        double ext = spring_length(x, s->si[e], s->sj[e]) - s->rest[e];
         pe += 0.5 * ts_springs_k(s, e) * ext * ext;
     }
     *kinetic = ke;
@@ -1325,9 +1331,8 @@ static double springs_max_strain_change(ts_system *sys, const double *x_old,
     ts_springs *s = (ts_springs *)sys;
     double worst = 0.0;
     for (size_t e = 0; e < s->ns; e++) {
-        double d[3], n[3];
-        double l0 = spring_axis(x_old, s->si[e], s->sj[e], d, n);
-        double l1 = spring_axis(x_new, s->si[e], s->sj[e], d, n);
+        double l0 = spring_length(x_old, s->si[e], s->sj[e]);
+        double l1 = spring_length(x_new, s->si[e], s->sj[e]);
         double r = fabs(l1 - l0) / s->rest[e];
         if (r > worst || r != r)
             worst = r;
