@@ -380,11 +380,23 @@ int ts_vec_all_finite(size_t n, const double *x)
     return s == 0.0;
 }
 
+typedef struct {
+    const unsigned char *mask;
+    double *x;
+} mask_args;
+
+static void mask_range(void *c, size_t i0, size_t i1)
+{
+    const mask_args *g = c;
+    for (size_t i = ts_mask_next(g->mask, i0, i1); i < i1; i = ts_mask_next(g->mask, i + 1, i1))
+        g->x[i] = 0.0;
+}
+
 void ts_vec_mask(size_t n, const unsigned char *mask, double *x)
 {
+    mask_args g = {mask, x};
     if (mask)
-        for (size_t i = ts_mask_next(mask, 0, n); i < n; i = ts_mask_next(mask, i + 1, n))
-            x[i] = 0.0;
+        TS_PARALLEL(n >= ts_threads_min(), n, mask_range, &g);
 }
 
 /* z = P^-1 r, filtered */

@@ -16,6 +16,7 @@
 #include "tstep/linalg.h"
 #include "tstep/linsolve.h"
 #include "core/ext.h"
+#include "core/parallel.h"
 
 const ts_linsolve_type *const ts_linsolve_registry[] = {
 #define TS_LINSOLVE(type) &type,
@@ -598,6 +599,25 @@ void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, ts_linsolve
 
 /* Linearize at the stored point, the diagonal, the assembly, then the
  * preconditioner's and the solver's setups. */
+/* diag = M - diag (the Jacobian's) over a range; M where that is not
+ * positive, not usable for Jacobi */
+typedef struct {
+    double *diag;
+    const double *mass;
+} diag_args;
+
+static void shifted_diag_range(void *ctx, size_t i0, size_t i1)
+{
+    const diag_args *g = ctx;
+    const double *mass = g->mass;
+    double *diag = g->diag;
+    for (size_t i = i0; i < i1; i++) {
+        diag[i] = mass[i] - diag[i];
+        if (!(diag[i] > 0.0))
+            diag[i] = mass[i];
+    }
+}
+
 static int prepare(ts_linsolve *ls, ts_system *sys)
 {
     size_t n = ls->n;
@@ -608,11 +628,8 @@ static int prepare(ts_linsolve *ls, ts_system *sys)
     if (sys->ops->jacobian_diag) {
         if ((st = sys->ops->jacobian_diag(sys, diag)))
             return st;
-        for (size_t i = 0; i < n; i++) {
-            diag[i] = sys->mass[i] - diag[i];
-            if (!(diag[i] > 0.0)) /* not usable for Jacobi: fall back to M */
-                diag[i] = sys->mass[i];
-        }
+        diag_args g = {diag, sys->mass};
+        TS_PARALLEL(n >= ts_threads_min(), n, shifted_diag_range, &g);
     } else {
         ts_vec_copy(n, sys->mass, diag);
     }

@@ -2281,6 +2281,16 @@ static int amg_setup(void *state, const ts_linsolve *ls, ts_system *sys)
     return TS_OK;
 }
 
+/* the kept hierarchy's finest smoother diagonal over a range (amg_reuse) */
+static void reuse_dinv_range(void *state, size_t i0, size_t i1)
+{
+    const amg_state *s = state;
+    double *dinv = s->lev[0].dinv;
+    for (size_t i = i0; i < i1; i++)
+        if (s->diag0[i] > 0.0)
+            dinv[i] = 1.0 / fmax(s->diag0[i], s->diag[i]);
+}
+
 static int amg_reuse(void *state, const ts_linsolve *ls, ts_system *sys)
 {
     amg_state *s = state;
@@ -2297,10 +2307,7 @@ static int amg_reuse(void *state, const ts_linsolve *ls, ts_system *sys)
     /* the finest smoother's diagonal: the larger of the hierarchy's and the
      * current A's (A's grows with the tension; where it shrinks towards 0,
      * see the header, the hierarchy's holds) */
-    double *dinv = s->lev[0].dinv;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->diag0[i] > 0.0)
-            dinv[i] = 1.0 / fmax(s->diag0[i], s->diag[i]);
+    TS_PARALLEL(s->n >= ts_threads_min(), s->n, reuse_dinv_range, s);
     return 1;
 }
 
