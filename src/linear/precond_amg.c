@@ -1970,56 +1970,84 @@ static double gershgorin(amg_state *s, int l, const double *dinv)
     return chunks_max(g.mx);
 }
 
+/* Lanczos' vector loops (eig_max): each phase's elementwise part over a
+ * range, on the team; its sums stay serial, in index order, so the Ritz
+ * values are the same bits for any number of threads */
+enum { LZ_SCALE, LZ_SQRT, LZ_START, LZ_BACK, LZ_ORTH, LZ_NEXT };
+typedef struct {
+    int phase;
+    double *q, *qprev, *w, *sd;
+    const double *u, *dinv;
+    double a, b, qn;
+} lanczos_args;
+
+static void lanczos_range(void *ctx, size_t i0, size_t i1)
+{
+    const lanczos_args *g = ctx;
+    double *q = g->q, *qprev = g->qprev, *w = g->w;
+    for (size_t i = i0; i < i1; i++)
+        switch (g->phase) {
+        case LZ_SCALE: q[i] /= g->qn; break;
+        case LZ_SQRT: g->sd[i] = sqrt(g->dinv[i]); break;
+        case LZ_START: qprev[i] = -g->b * qprev[i], w[i] = q[i] * g->sd[i]; break;
+        case LZ_BACK: w[i] = g->u[i] * g->sd[i] + qprev[i]; break; /* D^-1/2 A D^-1/2 q - b qprev */
+        case LZ_ORTH: w[i] -= g->a * q[i]; break;
+        default: qprev[i] = q[i], q[i] = w[i] / g->b; break; /* LZ_NEXT */
+        }
+}
+
+static void lanczos_pass(lanczos_args *g, int phase, size_t n)
+{
+    g->phase = phase;
+    TS_PARALLEL(n >= ts_threads_min(), n, lanczos_range, g);
+}
+
+/* sum_i x_i y_i in index order */
+static double dot_serial(size_t n, const double *x, const double *y)
+{
+    double d = 0.0;
+    for (size_t i = 0; i < n; i++)
+        d += x[i] * y[i];
+    return d;
+}
+
 static double eig_max(amg_state *s, int l, const double *dinv, int matrix_free, double gersh)
 {
     level *L = &s->lev[l];
     size_t n = L->n;
     const unsigned char *pinned = l == 0 && s->sys ? s->sys->pinned : NULL;
     /* on level 0 the driver's Krylov work, idle while setting up, holds
-     * three of the five vectors (level 0 keeps only the cycle's) */
-    double *q = l ? L->x : s->scratch, *qprev = l ? L->d : s->scratch + n, *w = L->t;
+     * three of the five vectors (level 0 keeps only the cycle's); sd =
+     * D^-1/2, once (b is idle while setting up); u = A D^-1/2 q */
+    lanczos_args g = {.q = l ? L->x : s->scratch, .qprev = l ? L->d : s->scratch + n,
+                      .w = L->t, .sd = l ? L->b : s->scratch + 2 * n, .u = L->r, .dinv = dinv};
     double alpha[AMG_LANCZOS], beta[AMG_LANCZOS], qn = 0.0;
     uint64_t seed = 88172645463325252u;
     for (size_t i = 0; i < n; i++) {
         seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift */
-        q[i] = pinned && pinned[i] ? 0.0 : (double)(seed >> 11) * 0x1p-53 - 0.5;
-        qn += q[i] * q[i];
-        qprev[i] = 0.0;
+        g.q[i] = pinned && pinned[i] ? 0.0 : (double)(seed >> 11) * 0x1p-53 - 0.5;
+        qn += g.q[i] * g.q[i];
+        g.qprev[i] = 0.0;
     }
-    qn = sqrt(qn);
-    if (!(qn > 0.0)) /* every unknown pinned */
+    g.qn = sqrt(qn);
+    if (!(g.qn > 0.0)) /* every unknown pinned */
         return gersh > 0.0 ? gersh : 1.0;
-    for (size_t i = 0; i < n; i++)
-        q[i] /= qn;
+    lanczos_pass(&g, LZ_SCALE, n);
     ts_system *keep = s->sys;
     if (!matrix_free)
         s->sys = NULL;
-    double *sd = l ? L->b : s->scratch + 2 * n; /* D^-1/2, once (b is idle while setting up) */
-    for (size_t i = 0; i < n; i++)
-        sd[i] = sqrt(dinv[i]);
+    lanczos_pass(&g, LZ_SQRT, n);
     int m = 0;
-    double b = 0.0;
     for (; m < AMG_LANCZOS; m++) {
-        for (size_t i = 0; i < n; i++)
-            qprev[i] = -b * qprev[i], w[i] = q[i] * sd[i];
-        double *u = L->r; /* A D^-1/2 q */
-        level_mul(s, l, w, u);
-        double a = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            w[i] = u[i] * sd[i] + qprev[i];
-            a += w[i] * q[i];
-        }
-        double nb = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            w[i] -= a * q[i];
-            nb += w[i] * w[i];
-        }
-        alpha[m] = a;
-        b = beta[m] = sqrt(nb);
-        if (!(b > 1e-12 * fabs(a)))
+        lanczos_pass(&g, LZ_START, n);
+        level_mul(s, l, g.w, L->r);
+        lanczos_pass(&g, LZ_BACK, n);
+        alpha[m] = g.a = dot_serial(n, g.w, g.q);
+        lanczos_pass(&g, LZ_ORTH, n);
+        beta[m] = g.b = sqrt(dot_serial(n, g.w, g.w));
+        if (!(g.b > 1e-12 * fabs(g.a)))
             break;
-        for (size_t i = 0; i < n; i++)
-            qprev[i] = q[i], q[i] = w[i] / b;
+        lanczos_pass(&g, LZ_NEXT, n);
     }
     s->sys = keep;
     int k = m < AMG_LANCZOS ? m + 1 : m;
