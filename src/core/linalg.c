@@ -9,6 +9,7 @@
  * pivoting, Golub & Van Loan, Matrix Computations, 3.4. */
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "tstep/linalg.h"
@@ -200,6 +201,20 @@ void ts_parallel_touch(void *p, size_t bytes)
     size_t nb = bytes / TOUCH_BLOCK;
     ts_parallel_for(nb, touch_range, p);
     memset((unsigned char *)p + nb * TOUCH_BLOCK, 0, bytes - nb * TOUCH_BLOCK);
+}
+
+void *ts_calloc_team(size_t count, size_t size)
+{
+    size_t bytes = count * size;
+    if (ts_threads_get() < 2 || bytes < 8 * ts_threads_min() || (size && bytes / size != count))
+        return calloc(count, size);
+    void *p = malloc(bytes);
+    if (p) {
+        size_t nb = bytes / TOUCH_BLOCK;
+        ts_parallel_for(nb, touch_range, p);
+        memset((unsigned char *)p + nb * TOUCH_BLOCK, 0, bytes - nb * TOUCH_BLOCK);
+    }
+    return p;
 }
 
 void ts_vec_zero(size_t n, double *x)

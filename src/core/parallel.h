@@ -65,6 +65,10 @@ void ts_parallel_passes(int npass, const size_t *count, ts_pass_fn fn, void *ctx
  * contents may become zero: calloc'd, or about to be written whole. */
 void ts_parallel_touch(void *p, size_t bytes);
 
+/* calloc, the pages of a large array zeroed on the team when there is one
+ * (so first touched there): for an array a parallel loop fills next. */
+void *ts_calloc_team(size_t count, size_t size);
+
 #define TS_PARALLEL(cond, n, fn, ctx)                                                     \
     do {                                                                                  \
         if (cond)                                                                         \

@@ -248,7 +248,7 @@ static void csr_free(csr *a)
 static int csr_alloc(csr *a, size_t n, size_t m, size_t nnz)
 {
     a->n = n, a->m = m;
-    a->p = calloc(n + 1, sizeof *a->p);
+    a->p = ts_calloc_team(n + 1, sizeof *a->p);
     a->j = malloc((nnz + 1) * sizeof *a->j);
     a->v = calloc(nnz + 1, sizeof *a->v);
     return a->p && a->j && a->v ? TS_OK : TS_ERR_NOMEM;
@@ -1151,13 +1151,13 @@ static int spgemm_pattern(amg_state *s, const csr *a, const csr *b, csr *c)
     size_t n = a->n;
     pattern_args g = {.a = a, .b = b};
     c->n = n, c->m = b->m;
-    if (!(c->p = calloc(n + 1, sizeof *c->p)))
+    if (!(c->p = ts_calloc_team(n + 1, sizeof *c->p)))
         return TS_ERR_NOMEM;
     lists_init(&g.out, s, n, c->p, a->p[n] + n + 16);
     g.out.nc = sweep_work(s, n, a->p[n], spgemm_rows, &g);
     if (lists_join(&g.out, &c->j))
         return TS_ERR_NOMEM;
-    c->v = calloc(c->p[n] + 1, sizeof *c->v);
+    c->v = ts_calloc_team(c->p[n] + 1, sizeof *c->v);
     return c->v ? TS_OK : TS_ERR_NOMEM;
 }
 
@@ -1223,7 +1223,7 @@ static int rap_pattern(amg_state *s, int l, csr *c)
     csr r = {0};
     int st = csr_transpose(P, &r, NULL);
     c->n = c->m = nc;
-    c->p = calloc(nc + 1, sizeof *c->p);
+    c->p = ts_calloc_team(nc + 1, sizeof *c->p);
     if (st || !c->p) {
         csr_free(&r);
         return TS_ERR_NOMEM;
@@ -1234,7 +1234,7 @@ static int rap_pattern(amg_state *s, int l, csr *c)
     csr_free(&r);
     if (lists_join(&g.out, &c->j))
         return TS_ERR_NOMEM;
-    c->v = calloc(c->p[nc] + 1, sizeof *c->v);
+    c->v = ts_calloc_team(c->p[nc] + 1, sizeof *c->v);
     return c->v ? TS_OK : TS_ERR_NOMEM;
 }
 
@@ -1607,7 +1607,7 @@ static int strong_neighbours(amg_state *s, int l, double theta, size_t *sp, uint
 {
     level *L = &s->lev[l];
     size_t nn = L->n;
-    double *dn = calloc(nn + 1, sizeof *dn); /* |A_ii| */
+    double *dn = ts_calloc_team(nn + 1, sizeof *dn); /* |A_ii| */
     if (!dn)
         return -1;
     rows_args d = {.l = l, .diag = dn, .sdiag = l == 0 ? s->diag0 : NULL};
@@ -1697,10 +1697,10 @@ static void strength_free(strength *g)
 static long aggregate(amg_state *s, int l, double theta, strength *gs)
 {
     level *L = &s->lev[l], *C = &s->lev[l + 1];
-    size_t nn = L->n, *sp = gs->p = calloc(nn + 1, sizeof *sp);
+    size_t nn = L->n, *sp = gs->p = ts_calloc_team(nn + 1, sizeof *sp);
     int32_t *agg = malloc((nn + 1) * sizeof *agg);
     long na = -1;
-    L->strong = calloc(L->A.p[L->A.n] / 8 + 1, 1);
+    L->strong = ts_calloc_team(L->A.p[L->A.n] / 8 + 1, 1);
     if (!sp || !agg || !L->strong || strong_neighbours(s, l, theta, sp, &gs->j))
         goto out;
     const uint32_t *sj = gs->j;
@@ -1729,8 +1729,7 @@ static int tentative(const amg_state *s, const level *L, const unsigned char *pi
     (void)s;
     if (csr_alloc(pt, L->n, nc, L->n))
         return TS_ERR_NOMEM;
-    ts_parallel_touch(pt->p, (L->n + 1) * sizeof *pt->p); /* filled serially below */
-    ts_parallel_touch(pt->j, L->n * sizeof *pt->j);
+    ts_parallel_touch(pt->j, L->n * sizeof *pt->j); /* filled serially below */
     size_t nnz = 0;
     for (size_t i = 0; i < L->n; i++) {
         int32_t a = L->agg[i];
