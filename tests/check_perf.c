@@ -252,6 +252,41 @@ START_TEST(reductions_same_bits_any_threads)
 }
 END_TEST
 
+/* The first touches on the team: ts_parallel_touch zeroes exactly its
+ * range on more than one thread (the bytes beside it kept) and leaves it
+ * alone on one; ts_calloc_team's memory is zero on any thread count, also
+ * past the last whole block; ts_vec_mask zeroes the masked entries only. */
+START_TEST(first_touch_on_the_team)
+{
+    size_t bytes = 3 * 65536 + 1000, n = 200003;
+    unsigned char *buf = malloc(bytes + 64);
+    ts_threads_set_min(1);
+    for (int th = 1; th <= 2; th++) {
+        ck_assert_int_eq(ts_threads_set(th), TS_OK);
+        memset(buf, 0xAA, bytes + 64);
+        ts_parallel_touch(buf + 32, bytes);
+        for (size_t i = 0; i < bytes + 64; i++)
+            ck_assert_msg(buf[i] == (i >= 32 && i < 32 + bytes && th > 1 ? 0 : 0xAA),
+                          "%d threads, byte %zu: %d", th, i, buf[i]);
+        double *z = ts_calloc_team(n, sizeof *z);
+        ck_assert_ptr_nonnull(z);
+        for (size_t i = 0; i < n; i++)
+            ck_assert(z[i] == 0.0 && !signbit(z[i]));
+        unsigned char *mask = calloc(n, 1);
+        for (size_t i = 0; i < n; i++)
+            z[i] = 1.0 + (double)i, mask[i] = i % 9973 == 5 || i == n - 1;
+        ts_vec_mask(n, mask, z);
+        for (size_t i = 0; i < n; i++)
+            ck_assert(z[i] == (mask[i] ? 0.0 : 1.0 + (double)i));
+        free(mask);
+        free(z);
+    }
+    ts_threads_set_min(TS_PAR_MIN);
+    ts_threads_set(2);
+    free(buf);
+}
+END_TEST
+
 /* The fewest significant digits p for which printf's correctly rounded
  * %.{p-1}e of x reads back as x. */
 static int printf_shortest(double x)
@@ -924,6 +959,7 @@ Suite *perf_suite(void)
     tcase_add_test(tc, springs_same_bits_any_threads);
     tcase_add_loop_test(tc, implicit_run_same_bits_any_threads, 0, 2);
     tcase_add_test(tc, reductions_same_bits_any_threads);
+    tcase_add_test(tc, first_touch_on_the_team);
     tcase_add_test(tc, threads_option);
     tcase_add_test(tc, text_rows_same_bytes_any_threads);
     tcase_add_test(tc, threads_wait_briefly);
