@@ -597,8 +597,6 @@ void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, ts_linsolve
     }
 }
 
-/* Linearize at the stored point, the diagonal, the assembly, then the
- * preconditioner's and the solver's setups. */
 /* diag = M - diag (the Jacobian's) over a range; M where that is not
  * positive, not usable for Jacobi */
 typedef struct {
@@ -618,6 +616,8 @@ static void shifted_diag_range(void *ctx, size_t i0, size_t i1)
     }
 }
 
+/* Linearize at the stored point, the diagonal, the assembly, then the
+ * preconditioner's and the solver's setups. */
 static int prepare(ts_linsolve *ls, ts_system *sys)
 {
     size_t n = ls->n;
