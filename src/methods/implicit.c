@@ -247,11 +247,6 @@ static double trial(const double *w, const double *dw, double lambda, size_t i)
     return dw ? w[i] + lambda * dw[i] : w[i];
 }
 
-/* The evaluation point from the unknown w + lambda s->dw (lambda 0: w
- * itself, see trial):
- *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w
- *   order 1: xk = xhat + cx w
- * Pinned positions stay at x0. */
 /* iterate_state's and residual's loops over a range of entries, on the team */
 typedef struct {
     implicit_scratch *s;
@@ -289,6 +284,11 @@ static void residual_range(void *ctx, size_t i0, size_t i1)
         rhs[i] = gamma * rhs[i] - mass[i] * trial(g->w, g->dw, g->lambda, i);
 }
 
+/* The evaluation point from the unknown w + lambda s->dw (lambda 0: w
+ * itself, see trial):
+ *   order 2: vk = vhat + cv w,  xk = xhat + px vhat + cx w
+ *   order 1: xk = xhat + cx w
+ * Pinned positions stay at x0. */
 static void iterate_state(implicit_scratch *s, const ts_system *sys, const ts_implicit_method *m,
                           const double *w, double lambda)
 {
