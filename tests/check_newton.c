@@ -54,6 +54,41 @@ static void run_string(const ts_stepper_type *type, double cg_tol, double h, int
 /* Twenty steps of 0.1 on the swinging string: with the linear tolerance
  * used as Newton's stop, cg_tol 0.01 moved the tip by 0.017 and cg_tol 1
  * froze the string.  Every tolerance must land on the tight solution. */
+/* ts_newton_measure, max_i |r_i| / m_i / scale, against a serial loop:
+ * lengths below, at and past the chunks' sizes (one of 8192 entries,
+ * doubled past 512 of them), the largest entry first, last, at a chunk's
+ * last entry and in a partial last chunk, on 1 and 2 threads. */
+START_TEST(newton_measure_is_the_largest_scaled_entry)
+{
+    static const size_t lens[] = {7, 8192, 3 * 8192 + 17, 512 * 8192 + 100};
+    size_t nmax = lens[3];
+    double *r = malloc(nmax * sizeof *r), *m = malloc(nmax * sizeof *m);
+    ck_assert(r && m);
+    ts_threads_set_min(1);
+    for (int th = 1; th <= 2; th++) {
+        ck_assert_int_eq(ts_threads_set(th), TS_OK);
+        for (size_t c = 0; c < sizeof lens / sizeof *lens; c++) {
+            size_t n = lens[c];
+            size_t at[] = {0, n - 1, n > 8192 ? 8191 : n / 2, n > 8192 ? n - 5 : 1};
+            for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+                for (size_t i = 0; i < n; i++)
+                    r[i] = (i % 2 ? -1.0 : 1.0) * (double)(i % 97), m[i] = 1.0 + (double)(i % 5);
+                r[at[k]] = -1e6, m[at[k]] = 2.0;
+                double want = 0.0;
+                for (size_t i = 0; i < n; i++)
+                    want = fmax(want, fabs(r[i]) / m[i]);
+                ts_system sys = {.n = n, .mass = m};
+                ck_assert_msg(ts_newton_measure(&sys, r, 4.0) == want / 4.0 && want == 5e5,
+                              "n %zu, largest at %zu, %d threads", n, at[k], th);
+            }
+        }
+    }
+    ts_threads_set(1);
+    ts_threads_set_min(TS_PAR_MIN);
+    free(r), free(m);
+}
+END_TEST
+
 START_TEST(linear_tolerance_does_not_change_the_step)
 {
     const ts_stepper_type *type = newton_stepper(_i);
@@ -561,6 +596,7 @@ Suite *newton_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, linear_tolerance_does_not_change_the_step, 0, nregistry());
     tcase_add_test(tc, reported_residual_is_the_equations);
+    tcase_add_test(tc, newton_measure_is_the_largest_scaled_entry);
     tcase_add_test(tc, stop_estimate_follows_the_last_solve);
     tcase_add_test(tc, update_measure_estimates_the_error_left);
     tcase_add_test(tc, each_step_within_the_newton_tolerance);

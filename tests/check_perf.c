@@ -268,6 +268,11 @@ START_TEST(first_touch_on_the_team)
         for (size_t i = 0; i < bytes + 64; i++)
             ck_assert_msg(buf[i] == (i >= 32 && i < 32 + bytes && th > 1 ? 0 : 0xAA),
                           "%d threads, byte %zu: %d", th, i, buf[i]);
+        /* a block written and freed first, so that the heap may hand it back */
+        double *used = malloc(n * sizeof *used);
+        ck_assert_ptr_nonnull(used);
+        memset(used, 0xAA, n * sizeof *used);
+        free(used);
         double *z = ts_calloc_team(n, sizeof *z);
         ck_assert_ptr_nonnull(z);
         for (size_t i = 0; i < n; i++)

@@ -10,6 +10,7 @@
  * Euler diverges; curly hair holds its helix; the OBJ reader rejects a
  * table of bad files naming the line. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -703,7 +704,7 @@ END_TEST
  * bit for bit, as one whose arrays grew as springs were added, on 1 and 2
  * threads (reserved, the arrays' pages are first touched on the team), with
  * springs added before the reserve and stiffnesses per spring; a smaller
- * reserve changes nothing. */
+ * reserve changes nothing, one whose bytes overflow is refused. */
 START_TEST(springs_reserve_same_network)
 {
     static const char *const pairs[] = {"nx=120", "ny=90", NULL};
@@ -728,6 +729,8 @@ START_TEST(springs_reserve_same_network)
             if (r) {
                 ck_assert_uint_eq(s[r]->cap, g->ns);
                 ck_assert_int_eq(ts_springs_reserve(s[r], 10), TS_OK);
+                /* a count whose bytes do not fit in a size_t: refused, nothing lost */
+                ck_assert_int_eq(ts_springs_reserve(s[r], SIZE_MAX / 4), TS_ERR_NOMEM);
                 ck_assert_uint_eq(s[r]->cap, g->ns);
             }
             ck_assert_int_eq(ts_springs_finish(s[r]), TS_OK);
@@ -739,7 +742,8 @@ START_TEST(springs_reserve_same_network)
         ck_assert(memcmp(s[0]->sj, s[1]->sj, g->ns * sizeof *g->sj) == 0);
         ck_assert(memcmp(s[0]->rest, s[1]->rest, g->ns * sizeof *g->rest) == 0);
         ck_assert(memcmp(s[0]->kind, s[1]->kind, g->ns) == 0);
-        ck_assert(memcmp(s[0]->k, s[1]->k, g->ns * sizeof *g->rest) == 0);
+        ck_assert(memcmp(s[0]->k, s[1]->k, g->ns * sizeof *s[0]->k) == 0);
+        ck_assert(memcmp(s[0]->kd, s[1]->kd, g->ns * sizeof *s[0]->kd) == 0);
         ck_assert(memcmp(s[0]->rest, g->rest, g->ns * sizeof *g->rest) == 0);
         ts_system_free(&s[0]->base);
         ts_system_free(&s[1]->base);

@@ -197,9 +197,12 @@ int ts_springs_read_options(const ts_params *p, ts_springs_options *opt);
 int ts_springs_new(const ts_system_type *type, size_t np, const ts_springs_options *opt,
                    ts_springs **out);
 
-/* Room for ns springs in all, before adding them (optional: the arrays
- * grow as springs are added; reserved, a large network's arrays are first
- * touched on the thread team instead of one page at a time as they fill). */
+/* Room for ns springs in all, between ts_springs_new and ts_springs_finish
+ * (optional: the arrays grow as springs are added; reserved, a large
+ * network's arrays are first touched on the thread team instead of one
+ * page at a time as they fill).  No change when ns is not more than the
+ * room there is; TS_ERR_NOMEM when the arrays cannot grow (they stay as
+ * they were). */
 int ts_springs_reserve(ts_springs *s, size_t ns);
 
 /* Add a spring between particles i != j with rest length the current

@@ -419,7 +419,7 @@ static int write_summary(const cli_grade_batch *b, submission *subs, int n)
 static void progress(int done, int n)
 {
     if (isatty(STDERR_FILENO))
-        fprintf(stderr, "\rtstep grade: %d of %d submissions graded", done, n);
+        fprintf(stderr, "\rtstep grade: %d of %d submission%s graded", done, n, n == 1 ? "" : "s");
 }
 
 /* tstep's headers for compiling a submission: next to the program

@@ -597,13 +597,13 @@ void ts_linsolve_krylov(const ts_linsolve *ls, const ts_system *sys, ts_linsolve
     }
 }
 
-/* diag = M - diag (the Jacobian's) over a range; M where that is not
- * positive, not usable for Jacobi */
 typedef struct {
     double *diag;
     const double *mass;
 } diag_args;
 
+/* diag = M - diag (the Jacobian's) over a range; M where that is not
+ * positive, not usable for Jacobi */
 static void shifted_diag_range(void *ctx, size_t i0, size_t i1)
 {
     const diag_args *g = ctx;

@@ -1983,16 +1983,35 @@ typedef struct {
 static void lanczos_range(void *ctx, size_t i0, size_t i1)
 {
     const lanczos_args *g = ctx;
-    double *q = g->q, *qprev = g->qprev, *w = g->w;
-    for (size_t i = i0; i < i1; i++)
-        switch (g->phase) {
-        case LZ_SCALE: q[i] /= g->qn; break;
-        case LZ_SQRT: g->sd[i] = sqrt(g->dinv[i]); break;
-        case LZ_START: qprev[i] = -g->b * qprev[i], w[i] = q[i] * g->sd[i]; break;
-        case LZ_BACK: w[i] = g->u[i] * g->sd[i] + qprev[i]; break; /* D^-1/2 A D^-1/2 q - b qprev */
-        case LZ_ORTH: w[i] -= g->a * q[i]; break;
-        default: qprev[i] = q[i], q[i] = w[i] / g->b; break; /* LZ_NEXT */
-        }
+    double *q = g->q, *qprev = g->qprev, *w = g->w, *sd = g->sd;
+    const double *u = g->u, *dinv = g->dinv;
+    double a = g->a, b = g->b, qn = g->qn;
+    switch (g->phase) {
+    case LZ_SCALE:
+        for (size_t i = i0; i < i1; i++)
+            q[i] /= qn;
+        break;
+    case LZ_SQRT:
+        for (size_t i = i0; i < i1; i++)
+            sd[i] = sqrt(dinv[i]);
+        break;
+    case LZ_START:
+        for (size_t i = i0; i < i1; i++)
+            qprev[i] = -b * qprev[i], w[i] = q[i] * sd[i];
+        break;
+    case LZ_BACK: /* w = D^-1/2 A D^-1/2 q - b q_prev */
+        for (size_t i = i0; i < i1; i++)
+            w[i] = u[i] * sd[i] + qprev[i];
+        break;
+    case LZ_ORTH:
+        for (size_t i = i0; i < i1; i++)
+            w[i] -= a * q[i];
+        break;
+    default: /* LZ_NEXT */
+        for (size_t i = i0; i < i1; i++)
+            qprev[i] = q[i], q[i] = w[i] / b;
+        break;
+    }
 }
 
 static void lanczos_pass(lanczos_args *g, int phase, size_t n)

@@ -8,6 +8,7 @@
  * the implicit Euler method for mass-spring systems", sec. 2 and 4.1;
  * Macklin, "Implicit Springs". */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tstep/linalg.h"
@@ -144,6 +145,8 @@ int ts_springs_new(const ts_system_type *type, size_t np, const ts_springs_optio
 static int springs_grow(ts_springs *s, size_t cap)
 {
     void *p;
+    if (cap > SIZE_MAX / sizeof *s->rest) /* no array's size may wrap */
+        goto nomem;
     /* each realloc that succeeds replaces its array at once, so a failure
      * part way leaves every array valid (and freed by destroy) */
     if (!(p = realloc(s->si, cap * sizeof *s->si)))
@@ -211,6 +214,8 @@ int ts_springs_reserve(ts_springs *s, size_t ns)
 {
     if (ns <= s->cap)
         return TS_OK;
+    if (ns > SIZE_MAX / sizeof *s->rest)
+        return ts_error(TS_ERR_NOMEM, "%zu springs", ns);
     int st = springs_grow(s, ns);
     if (st)
         return st;
