@@ -209,11 +209,7 @@ void *ts_calloc_team(size_t count, size_t size)
     if (ts_threads_get() < 2 || bytes < 8 * ts_threads_min() || (size && bytes / size != count))
         return calloc(count, size);
     void *p = malloc(bytes);
-    if (p) {
-        size_t nb = bytes / TOUCH_BLOCK;
-        ts_parallel_for(nb, touch_range, p);
-        memset((unsigned char *)p + nb * TOUCH_BLOCK, 0, bytes - nb * TOUCH_BLOCK);
-    }
+    ts_parallel_touch(p, bytes); /* zeroes all of it: the same conditions hold */
     return p;
 }
 
