@@ -24,6 +24,7 @@
 #include "tstep/run.h"
 #include "tstep/spectrum.h"
 #include "tstep/stability.h"
+#include "analysis/recurrence.h"
 
 #define PI 3.14159265358979323846
 #define SQRT2 1.41421356237309504880
@@ -896,6 +897,97 @@ START_TEST(verlet_measured_brackets_closed_form)
 }
 END_TEST
 
+/* Sketches of len states of the sequence d_{k+1} = G d_k (G 2 x 2, row
+ * major) from d_0 = (1, 0), as the stability runs take them. */
+static void sketch_map(const double g[4], int len, double *s)
+{
+    double x = 1.0, v = 0.0;
+    for (int k = 0; k < len; k++) {
+        double xn = g[0] * x + g[1] * v, vn = g[2] * x + g[3] * v;
+        x = xn, v = vn;
+        for (int c = 0; c < TS_RECURRENCE_WIDTH; c++)
+            s[k * TS_RECURRENCE_WIDTH + c] =
+                ts_recurrence_weight(c, 0) * x + ts_recurrence_weight(c, 1) * v;
+    }
+}
+
+/* Prony's fit against maps whose roots are known: symplectic Euler on
+ * x'' = -x, G = [1 - h^2, h; -h, 1] (det 1, trace t = 2 - h^2: roots on
+ * the unit circle for h < 2, else of largest modulus (|t| + sqrt(t^2 -
+ * 4)) / 2); three geometric modes 0.9^k, (-1.05)^k, 0.5^k (order 3,
+ * radius 1.05); one (order 1); and samples that follow no recurrence. */
+START_TEST(recurrence_roots_of_known_maps)
+{
+    enum { W = TS_RECURRENCE_WIDTH, L = TS_RECURRENCE_SAMPLES };
+    double s[L * W], rho;
+    static const double hs[] = {0.3, 1.5, 1.615, 1.9, 1.99, 1.9999, 2.01, 2.5};
+    for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
+        double h = hs[i], t = 2.0 - h * h;
+        double exact = fabs(t) <= 2.0 ? 1.0 : 0.5 * (fabs(t) + sqrt(t * t - 4.0));
+        sketch_map((const double[]){1.0 - h * h, h, -h, 1.0}, L, s);
+        /* order 1 once the dominant root has swamped the other (h = 2.5:
+         * roots -4 and -1/4) */
+        int order = ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho);
+        ck_assert_msg(order == (h < 2.4 ? 2 : 1) && fabs(rho - exact) <= 1e-12 * exact,
+                      "h %g: order %d, %.17g against %.17g", h, order, rho, exact);
+    }
+    static const double r[3] = {0.9, -1.05, 0.5};
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < W; c++) {
+            double z = 0.0;
+            for (int m = 0; m < 3; m++)
+                z += (1.0 + c + 2.0 * m * m) * pow(r[m], k);
+            s[k * W + c] = z;
+        }
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 3);
+    ck_assert_msg(fabs(rho - 1.05) <= 1e-10, "three modes: %.17g", rho);
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, 2, 1e-8, &rho), 0); /* not of order 2 */
+    for (int k = 0; k < L; k++)
+        for (int c = 0; c < W; c++)
+            s[k * W + c] = (c + 1.0) * pow(-0.7, k);
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 1);
+    ck_assert_msg(fabs(rho - 0.7) <= 1e-14, "one mode: %.17g", rho);
+    ts_fill_pseudo_random(L * W, 5u, s);
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 0);
+    ck_assert_int_eq(ts_recurrence_fit(s, 3, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 0);
+}
+END_TEST
+
+/* Symplectic Euler and Verlet on the undamped oscillator (k = 1): their run
+ * map has its roots on the unit circle up to h = 2 exactly and grows past
+ * it, so every run below 2 is bounded, however elongated the orbit (the
+ * windows' maxima beat there), every run past it is not, and the measured
+ * bracket holds 2. */
+START_TEST(partitioned_undamped_limit_is_two)
+{
+    static const char *const osc[] = {"k=1", NULL};
+    static const char *const names[] = {"symplectic-euler", "verlet"};
+    ts_params p;
+    params_of(&ts_oscillator, osc, &p);
+    ts_system *sys = make(&ts_oscillator, osc);
+    ts_spectrum sp;
+    ck_assert_int_eq(ts_spectrum_compute(sys, 0.0, TS_EIG_DENSE, &sp), TS_OK);
+    for (int i = 0; i < 2; i++) {
+        ts_stability_problem pb = {&ts_oscillator, &p, ts_stepper_find(names[i]), NULL};
+        ts_stability_options o = ts_default_stability_options();
+        ts_stability_verdict v;
+        for (int j = 0; j <= 400; j++) {
+            double h = j < 400 ? 1.5 + 0.499 * j / 399.0 : 2.001;
+            ck_assert_int_eq(ts_stability_bounded(&pb, &o, 64.0 * PI, h, &v), TS_OK);
+            ck_assert_msg(v.bounded == (h < 2.0), "%s at h = %.9g: bounded %d", names[i], h,
+                          v.bounded);
+        }
+        ts_stability_study_result r;
+        ck_assert_int_eq(ts_stability_study(&pb, &o, sys, &sp, &r), TS_OK);
+        ck_assert_msg(r.result.kind == TS_CRIT_FOUND && r.result.dt_crit < 2.0 &&
+                          2.0 < r.result.dt_fail && r.result.dt_fail <= 1.0051 * r.result.dt_crit,
+                      "%s: [%.9g, %.9g]", names[i], r.result.dt_crit, r.result.dt_fail);
+    }
+    ts_spectrum_free(&sp);
+    ts_system_free(sys);
+}
+END_TEST
+
 /* A plain run of `type` at step h over [0, T] from the initial state: it
  * ends without failing and gains less than tol of energy (the systems are
  * damped: a run past its limit gains, a clean one keeps or loses). */
@@ -1126,6 +1218,8 @@ Suite *stability_suite(void)
     tcase_add_test(tc, transient_growth_is_not_instability);
     tcase_add_test(tc, string_rk4_both_measurements);
     tcase_add_test(tc, verlet_measured_brackets_closed_form);
+    tcase_add_test(tc, recurrence_roots_of_known_maps);
+    tcase_add_test(tc, partitioned_undamped_limit_is_two);
     tcase_add_test(tc, run_measure_string_hair_and_cloth);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");

@@ -332,7 +332,13 @@ typedef struct {
  *     the first half, at least TS_STABILITY_TROUGH_FLOOR |d(0)| (a mode that
  *     starts small under a decaying seed, such as Verlet's parasitic root,
  *     counts once it grows), on the system
- *     itself the largest of the first half's and |d(0)|.
+ *     itself the largest of the first half's and |d(0)|; unless the run's
+ *     last TS_RECURRENCE_SAMPLES states of dt follow a linear recurrence
+ *     (Prony's method on a few fixed functionals of them; src/analysis/
+ *     recurrence.h) whose roots would grow |d| by at most 1 + growth_tol
+ *     over the run: then the rise is a beat of a bounded orbit (a
+ *     non-normal run map with its eigenvalues on the unit circle, e.g.
+ *     symplectic Euler on x'' = -w^2 x just below h w = 2).
  * So a transient (a defective or non-normal mode's growth that then decays,
  * e.g. forward Euler on a critically damped oscillator below h = 2/w) is
  * not instability, while a mode growing by any steady factor is, once T is

@@ -22,6 +22,7 @@
 #include "tstep/spectrum.h"
 #include "core/ext.h"
 #include "core/lapack.h"
+#include "analysis/recurrence.h"
 
 /* --- the test equation ------------------------------------------------------- */
 
@@ -1019,21 +1020,30 @@ static int linearized_fast_path(lin_sys *l, const ts_system_type *stype, const t
 }
 
 /* ||[dx; dv]|| / w: sqrt(sum over free dofs of m (dx^2 + (dv / w)^2)), the
- * documented sqrt(sum m (w^2 dx^2 + dv^2)) over w; order 1: sqrt(sum m dx^2) */
-static double pert_norm(const ts_system *a, const ts_system *b, double w)
+ * documented sqrt(sum m (w^2 dx^2 + dv^2)) over w; order 1: sqrt(sum m dx^2).
+ * With sketch, also the TS_RECURRENCE_WIDTH fixed linear functionals of
+ * [dx; dv / w] that beats_only fits a recurrence to. */
+static double pert_norm(const ts_system *a, const ts_system *b, double w, double *sketch)
 {
     double d = 0.0;
+    if (sketch)
+        for (int c = 0; c < TS_RECURRENCE_WIDTH; c++)
+            sketch[c] = 0.0;
     for (size_t i = 0; i < a->n; i++) {
         if (a->pinned && a->pinned[i])
             continue;
         /* |d| / w: the same verdicts as |d| (only ratios are compared), and
          * no overflow of w^2 for a very stiff mode */
-        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = dx * dx;
+        double dx = a->x[i] - (b ? b->x[i] : 0.0), e = dx * dx, dv = 0.0;
         if (a->order == 2) {
-            double dv = (a->v[i] - (b ? b->v[i] : 0.0)) / w;
+            dv = (a->v[i] - (b ? b->v[i] : 0.0)) / w;
             e += dv * dv;
         }
         d += a->mass[i] * e;
+        if (sketch) /* linear functionals of d: entries x_i and v_i of y */
+            for (int c = 0; c < TS_RECURRENCE_WIDTH; c++)
+                sketch[c] += ts_recurrence_weight(c, i) * dx +
+                             ts_recurrence_weight(c, a->n + i) * dv;
     }
     return sqrt(d);
 }
@@ -1130,6 +1140,9 @@ typedef struct {
     long nsteps;
     double w, d0;
     double wmax[TS_STABILITY_WINDOWS];
+    /* functionals of d at the last steps (at most TS_RECURRENCE_SAMPLES) */
+    double sketch[TS_RECURRENCE_SAMPLES * TS_RECURRENCE_WIDTH];
+    int sketches;
 } lockstep;
 
 /* Run the pair: the window maxima of |d| into r->wmax; *status the failing
@@ -1150,7 +1163,12 @@ static int run_windows(lockstep *r, int *status)
             s = ts_stepper_step(r->sq, r->pert, t, h);
         if (s == TS_ERR_INTERRUPTED) /* stopped inside a step: no verdict */
             return s;
-        double d = s ? NAN : pert_norm(r->pert, r->base, r->w);
+        /* the last steps of dt (not a shortened last one: one map) */
+        double *sk = nsteps - k < TS_RECURRENCE_SAMPLES && h == r->dt
+                         ? r->sketch + (size_t)r->sketches * TS_RECURRENCE_WIDTH
+                         : NULL;
+        double d = s ? NAN : pert_norm(r->pert, r->base, r->w, sk);
+        r->sketches += sk != NULL;
         if (!s && !(d <= opt->bound * r->d0)) /* also catches non-finite states */
             s = TS_ERR_DIVERGED;
         if (s) {
@@ -1161,6 +1179,24 @@ static int run_windows(lockstep *r, int *status)
         r->wmax[j] = fmax(r->wmax[j], d);
     }
     return TS_OK;
+}
+
+/* Whether the window maxima's rise is a beat, not growth: the run's last
+ * states follow a linear recurrence (tolerance RECURRENCE_TOL) whose roots
+ * would grow |d| by at most 1 + tol over the whole run.  A run map with
+ * eigenvalues on the unit circle and nearly parallel eigenvectors (the
+ * partitioned steppers on an undamped mode just below their limit) swings
+ * |d| between a small and a large axis of its orbit, slowly enough that
+ * the windows can catch a rise; its roots say it is bounded.  A run whose
+ * states follow no low-order recurrence (many modes, a nonlinear run, an
+ * implicit solver's tolerance) keeps the windows' verdict. */
+#define RECURRENCE_TOL 1e-8
+static int beats_only(const lockstep *r, double tol)
+{
+    double rho;
+    int p = ts_recurrence_fit(r->sketch, r->sketches, TS_RECURRENCE_WIDTH,
+                              TS_RECURRENCE_MAX_ORDER, RECURRENCE_TOL, &rho);
+    return p > 0 && (double)r->nsteps * log(rho) <= log1p(tol);
 }
 
 int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_options *opt,
@@ -1188,7 +1224,7 @@ int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_opti
         goto done;
     seed_perturbation(r.pert, opt, dir);
     r.w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
-    r.d0 = pert_norm(r.pert, r.base, r.w);
+    r.d0 = pert_norm(r.pert, r.base, r.w, NULL);
     if (!(r.d0 > 0.0)) {
         s = ts_error(TS_ERR_INPUT, "stability run: the seed is zero on the free degrees of "
                                    "freedom");
@@ -1199,7 +1235,8 @@ int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_opti
         goto done;
     double tol = opt->growth_tol > 0.0 ? opt->growth_tol : TS_STABILITY_GROWTH_WINDOW_TOL;
     if (r.nsteps >= TS_STABILITY_WINDOWS &&
-        sustained_growth(r.wmax, TS_STABILITY_WINDOWS, r.d0, opt->linearized, tol))
+        sustained_growth(r.wmax, TS_STABILITY_WINDOWS, r.d0, opt->linearized, tol) &&
+        !beats_only(&r, tol))
         v->status = TS_ERR_DIVERGED;
     else
         v->bounded = 1;

@@ -141,10 +141,14 @@ static void stability_help_measured(void)
         "mode grown until it saturates); or growth is sustained: of 16 equal windows of\n"
         "the run, ln(window max |d|) rises over the second half (least squares) and the\n"
         "last window's max exceeds 1.01 times the smallest first-half window's (not\n"
-        "below 1e-3 |d(0)|; on the system itself 1.001 times the largest and |d(0)|).\n"
-        "So a transient that decays again (forward Euler on a critically damped\n"
-        "oscillator just below h = 2/w) is not instability, and a mode that starts\n"
-        "small under a decaying seed (Verlet's parasitic root) is.  T (default) is\n");
+        "below 1e-3 |d(0)|; on the system itself 1.001 times the largest and |d(0)|),\n"
+        "unless the last 24 states follow a linear recurrence of order at most 6\n"
+        "(Prony's method on 4 fixed functionals of them) whose roots would grow |d|\n"
+        "by less than that margin over the run: a beat, not growth (symplectic Euler\n"
+        "just below h w = 2, whose orbit is a long thin ellipse).  So a transient that\n"
+        "decays again (forward Euler on a critically damped oscillator just below\n"
+        "h = 2/w) is not instability, and a mode that starts small under a decaying\n"
+        "seed (Verlet's parasitic root) is.  T (default) is\n");
     printf(
         "the larger of 32 periods of the binding mode and 4 / g, g its growth rate\n"
         "ln|R| / h at h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max\n"
