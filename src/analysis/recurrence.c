@@ -65,9 +65,9 @@ static double least_squares(double *a, double *b, int m, int p, double *coef)
 }
 
 /* The spectral radius of the companion matrix of s_{k+p} = sum_i c_i
- * s_{k+i}: lim |C^n|^(1/n), from C^(2^j) scaled to its largest entry at
- * every squaring (a Jordan block's polynomial growth is divided away by
- * the 2^SQUARINGS-th root). */
+ * s_{k+i}: lim |C^n|^(1/n), from C^(2^j) = m e^logscale with m scaled to
+ * its largest entry at every squaring (a Jordan block's polynomial growth
+ * is divided away by the 2^SQUARINGS-th root). */
 static double companion_radius(const double *c, int p)
 {
     double m[TS_RECURRENCE_MAX_ORDER][TS_RECURRENCE_MAX_ORDER] = {{0}};
@@ -76,6 +76,13 @@ static double companion_radius(const double *c, int p)
         m[i][i + 1] = 1.0;
     for (int j = 0; j < p; j++)
         m[p - 1][j] = c[j];
+    double first = 1.0; /* C = m * first: entries at most 1, no overflow below */
+    for (int j = 0; j < p; j++)
+        first = fmax(first, fabs(c[j]));
+    for (int i = 0; i < p; i++)
+        for (int j = 0; j < p; j++)
+            m[i][j] /= first;
+    logscale = log(first);
     for (int q = 0; q < SQUARINGS; q++) {
         double big = 0.0;
         for (int i = 0; i < p; i++)

@@ -25,9 +25,11 @@
 /* The smallest order p <= max_order (at most TS_RECURRENCE_MAX_ORDER) of a
  * recurrence that the len samples follow to a relative rms residual of at
  * most tol, fitted by least squares over every shift and functional (sample
- * k is s[k * width .. k * width + width - 1]); the largest modulus of its
- * characteristic roots into *rho.  0 (and *rho untouched) when no order
- * fits, or the samples are too few to fit one (fewer than 2p equations). */
+ * k is s[k * width .. k * width + width - 1]; len at most
+ * TS_RECURRENCE_SAMPLES, width at most TS_RECURRENCE_WIDTH); the largest
+ * modulus of its characteristic roots into *rho.  0 (and *rho untouched)
+ * when no order fits, or the samples are too few to fit one (fewer than 2p
+ * equations). */
 int ts_recurrence_fit(const double *s, int len, int width, int max_order, double tol,
                       double *rho);
 
