@@ -988,6 +988,38 @@ START_TEST(partitioned_undamped_limit_is_two)
 }
 END_TEST
 
+/* The implicit steppers are A-stable (Hairer & Wanner, Solving ODEs II,
+ * IV.3; implicit midpoint and Crank-Nicolson neutral on an undamped mode):
+ * each measures inf on the undamped and on a lightly damped oscillator,
+ * with the default Newton stop (10^-8, absolute below |v| = 1), which the
+ * seed of the runs on the linearization lies far above. */
+START_TEST(implicit_steppers_measure_inf_on_the_oscillator)
+{
+    static const char *const undamped[] = {"k=1", NULL}, *const damped[] = {"k=4", "c=0.1", NULL};
+    static const char *const *const systems[] = {undamped, damped};
+    static const char *const names[] = {"backward-euler",    "backward-euler-linear",
+                                        "backward-euler-opt", "bdf2",
+                                        "implicit-midpoint", "crank-nicolson"};
+    for (int k = 0; k < 2; k++) {
+        ts_params p;
+        params_of(&ts_oscillator, systems[k], &p);
+        ts_system *sys = make(&ts_oscillator, systems[k]);
+        ts_spectrum sp;
+        ck_assert_int_eq(ts_spectrum_compute(sys, 0.0, TS_EIG_DENSE, &sp), TS_OK);
+        for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+            ts_stability_problem pb = {&ts_oscillator, &p, ts_stepper_find(names[i]), NULL};
+            ts_stability_options o = ts_default_stability_options();
+            ts_stability_study_result r;
+            ck_assert_int_eq(ts_stability_study(&pb, &o, sys, &sp, &r), TS_OK);
+            ck_assert_msg(r.result.kind == TS_CRIT_INF, "%s on %s: kind %d, dt_crit %g",
+                          names[i], systems[k][0], (int)r.result.kind, r.result.dt_crit);
+        }
+        ts_spectrum_free(&sp);
+        ts_system_free(sys);
+    }
+}
+END_TEST
+
 /* A plain run of `type` at step h over [0, T] from the initial state: it
  * ends without failing and gains less than tol of energy (the systems are
  * damped: a run past its limit gains, a clean one keeps or loses). */
@@ -1220,6 +1252,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, verlet_measured_brackets_closed_form);
     tcase_add_test(tc, recurrence_roots_of_known_maps);
     tcase_add_test(tc, partitioned_undamped_limit_is_two);
+    tcase_add_test(tc, implicit_steppers_measure_inf_on_the_oscillator);
     tcase_add_test(tc, run_measure_string_hair_and_cloth);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");

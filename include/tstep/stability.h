@@ -242,7 +242,9 @@ typedef struct {
                           uses 0.1 % on the system itself, where T is short) */
     double rate;    /* w of the perturbation norm (the binding mode's |lambda|; 0: 1) */
     /* the seed: the perturbed run starts from (x0, v0) + a (seed, seed_v),
-     * a = seed_size max(1, |x0|_inf) / |seed|_inf (pinned DOFs untouched);
+     * a = seed_size max(1, |x0|_inf) / |seed|_inf (pinned DOFs untouched;
+     * on the linearization 2^20 times that: the run is linear in the seed,
+     * and an implicit stepper's absolute Newton stop then lies far below it);
      * the binding mode's real vector, so the mode the prediction is about
      * is there from the first step.  NULL: a fixed pseudo-random direction. */
     const double *seed, *seed_v;

@@ -1082,7 +1082,14 @@ static double ls_slope(const double *y, int n)
 
 /* Add the seed to pert's free degrees of freedom: the given mode (x and v
  * parts), or a fixed pseudo-random direction, scaled to opt->seed_size *
- * max(1, |x|_inf) in |x|_inf.  dir: 2n + 1 doubles of scratch. */
+ * max(1, |x|_inf) in |x|_inf, on the linearization LINEAR_SEED_GAIN times
+ * that.  dir: 2n + 1 doubles of scratch.
+ * A run on the linearization is linear in its seed, so the seed's size
+ * changes no verdict of an explicit stepper (a power of two scales every
+ * rounding exactly); it sets where an implicit stepper's Newton stop lies,
+ * which is absolute below |v| = 1 (ts_newton_scale): at 1e-6 the stop's
+ * 1e-8 is 1 % of the seed, and a decayed run is left at that level. */
+#define LINEAR_SEED_GAIN 0x1p20
 static void seed_perturbation(ts_system *pert, const ts_stability_options *opt, double *dir)
 {
     size_t n = pert->n;
@@ -1097,7 +1104,8 @@ static void seed_perturbation(ts_system *pert, const ts_stability_options *opt, 
     double sn = ts_vec_norm_inf(n, dir);
     if (!(sn > 0.0) && order2)
         sn = ts_vec_norm_inf(n, dir + n) / fmax(opt->rate, 1.0);
-    double a = sn > 0.0 ? opt->seed_size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
+    double size = opt->linearized ? LINEAR_SEED_GAIN * opt->seed_size : opt->seed_size;
+    double a = sn > 0.0 ? size * fmax(1.0, ts_vec_norm_inf(n, pert->x)) / sn : 0.0;
     for (size_t i = 0; i < n; i++)
         if (!pert->pinned || !pert->pinned[i]) {
             pert->x[i] += a * dir[i];
