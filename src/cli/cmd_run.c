@@ -160,25 +160,32 @@ static void json_table_begin(cli_table *t, FILE *out, const char *const *cols, i
 /* The columns prefix0 .. prefix{n-1}, each after its separator, formed in
  * a buffer and written a block at a time: a large system's header has
  * millions of names, and a formatting call and two stdio calls a name
- * cost 0.1 s at 300 x 300. */
+ * cost 0.1 s at 300 x 300.  The index is kept in decimal and counted up
+ * digit by digit (digits[first ..] holds it). */
 static void put_indexed(const writer *w, char prefix, size_t n)
 {
     char buf[8192], digits[24];
-    size_t len = 0;
+    size_t len = 0, first = sizeof digits - 1;
     char sep = w->format == CLI_FORMAT_CSV ? ',' : ' ';
+    digits[first] = '0';
     for (size_t i = 0; i < n; i++) {
         if (len > sizeof buf - sizeof digits - 2) {
             fwrite(buf, 1, len, w->out);
             len = 0;
         }
-        size_t k = sizeof digits, v = i;
-        do
-            digits[--k] = (char)('0' + v % 10);
-        while (v /= 10);
         buf[len++] = sep;
         buf[len++] = prefix;
-        memcpy(buf + len, digits + k, sizeof digits - k);
-        len += sizeof digits - k;
+        memcpy(buf + len, digits + first, sizeof digits - first);
+        len += sizeof digits - first;
+        /* the next index: one added, carried over the nines (a size_t has
+         * at most 20 digits, so k stays above 0) */
+        size_t k = sizeof digits - 1;
+        while (k >= first && digits[k] == '9')
+            digits[k--] = '0';
+        if (k < first)
+            digits[first = k] = '1';
+        else
+            digits[k]++;
     }
     fwrite(buf, 1, len, w->out);
 }
