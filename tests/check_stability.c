@@ -988,6 +988,53 @@ START_TEST(partitioned_undamped_limit_is_two)
 }
 END_TEST
 
+/* An overdamped oscillator x'' = -w^2 x - 2 zeta w x' (zeta > 1) has two
+ * real eigenvalues, lambda_1 lambda_2 = w^2; symplectic Euler's map on it,
+ * determinant 1 - 2 zeta h w and trace 2 - 2 zeta h w - (h w)^2, is stable
+ * up to h w = 2 (sqrt(1 + zeta^2) - zeta).  The prediction takes the
+ * binding real eigenvalue as that oscillator (not as a critically damped
+ * one of w = |lambda|), and the measured brackets, symplectic Euler's and
+ * Verlet's, hold it. */
+START_TEST(overdamped_mode_is_its_own_oscillator)
+{
+    static const struct {
+        const char *k, *c;
+        double w, zeta;
+    } cases[] = {{"k=1", "c=3", 1.0, 1.5}, {"k=4", "c=10", 2.0, 2.5}, {"k=100", "c=30", 10.0, 1.5}};
+    static const char *const names[] = {"symplectic-euler", "verlet"};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *const osc[] = {cases[i].k, cases[i].c, NULL};
+        ts_params p;
+        params_of(&ts_oscillator, osc, &p);
+        ts_system *sys = make(&ts_oscillator, osc);
+        ts_spectrum sp;
+        ck_assert_int_eq(ts_spectrum_compute(sys, 0.0, TS_EIG_DENSE, &sp), TS_OK);
+        double w = cases[i].w, z = cases[i].zeta;
+        double exact = 2.0 * (sqrt(1.0 + z * z) - z) / w;
+        for (int j = 0; j < 2; j++) {
+            ts_stability_problem pb = {&ts_oscillator, &p, ts_stepper_find(names[j]), NULL};
+            ts_stability_options o = ts_default_stability_options();
+            ts_stability_study_result r;
+            ck_assert_int_eq(ts_stability_study(&pb, &o, sys, &sp, &r), TS_OK);
+            const ts_binding *b = &r.binding;
+            ck_assert_msg(b->overdamped && fabs(b->w - w) <= 1e-9 * w &&
+                              fabs(b->zeta - z) <= 1e-9 * z,
+                          "%s %s %s: overdamped %d, w %.17g, zeta %.17g", names[j], cases[i].k,
+                          cases[i].c, b->overdamped, b->w, b->zeta);
+            if (j == 0)
+                ck_assert_msg(fabs(b->dt_pred - exact) <= 1e-9 * exact, "%s %s: %.17g against %.17g",
+                              cases[i].k, cases[i].c, b->dt_pred, exact);
+            ck_assert_msg(r.result.kind == TS_CRIT_FOUND && r.result.dt_crit <= b->dt_pred &&
+                              b->dt_pred <= r.result.dt_fail,
+                          "%s %s %s: [%.9g, %.9g] against %.9g", names[j], cases[i].k,
+                          cases[i].c, r.result.dt_crit, r.result.dt_fail, b->dt_pred);
+        }
+        ts_spectrum_free(&sp);
+        ts_system_free(sys);
+    }
+}
+END_TEST
+
 /* The implicit steppers are A-stable (Hairer & Wanner, Solving ODEs II,
  * IV.3; implicit midpoint and Crank-Nicolson neutral on an undamped mode):
  * each measures inf on the undamped and on a lightly damped oscillator,
@@ -1253,6 +1300,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, recurrence_roots_of_known_maps);
     tcase_add_test(tc, partitioned_undamped_limit_is_two);
     tcase_add_test(tc, implicit_steppers_measure_inf_on_the_oscillator);
+    tcase_add_test(tc, overdamped_mode_is_its_own_oscillator);
     tcase_add_test(tc, run_measure_string_hair_and_cloth);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");

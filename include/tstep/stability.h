@@ -158,7 +158,15 @@ typedef struct {
     double dt_pred;   /* min over the modes of r / |lambda| (INFINITY: no limit) */
     size_t mode;      /* index of the binding mode in the spectrum ((size_t)-1: none) */
     double re, im;    /* its eigenvalue (im >= 0) */
-    double r;         /* its radius (ts_stability_radius) */
+    double r;         /* its radius (ts_stability_radius; overdamped: in h w) */
+    /* the mode as the second-order test equation takes it, x'' = -w^2 x -
+     * 2 zeta w x': w = |lambda| and zeta = -Re lambda / |lambda|, unless
+     * overdamped: a real eigenvalue of a second-order system (dense
+     * spectrum) taken as the overdamped oscillator it is a root of, w^2
+     * the Rayleigh quotient of its shape with M^-1 df/dx and zeta > 1 from
+     * lambda^2 + 2 zeta w lambda + w^2 = 0; dt_pred is then r / w */
+    double w, zeta;
+    int overdamped;
     int stiffest;     /* the binding mode has the largest |lambda| */
     int second_order; /* judged on the second-order test equation */
     int radii;        /* radii computed exactly */
@@ -176,6 +184,13 @@ typedef struct {
     int zeta_ranges;
     double zeta_lo[TS_ZETA_RANGES], zeta_hi[TS_ZETA_RANGES];
 } ts_binding;
+
+/* The growth per step (ts_mode_growth) and the amplification
+ * (ts_mode_amplification) of a binding mode at step h: at h lambda, or on
+ * its own oscillator at (h w, zeta) when overdamped. */
+int ts_binding_growth(const ts_mode_test *test, const ts_binding *b, double h, double *rho);
+int ts_binding_amplification(const ts_mode_test *test, const ts_binding *b, double h,
+                             double *r_re, double *r_im);
 
 /* dt_pred = min over the modes (im >= 0, not rigid, Re lambda <= 0) of
  * r(lambda) / |lambda|.

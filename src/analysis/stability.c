@@ -270,14 +270,27 @@ static void probe_close(mode_probe *p)
     p->st = NULL, p->sys = NULL;
 }
 
-static int probe_open(const ts_mode_test *test, int carries_state, double dir_re, double dir_im,
-                      mode_probe *p)
+/* The probe of x'' = -x - 2 zeta x' (second_order), or of x' = (-zeta +
+ * i omega) x */
+static int probe_start(const ts_mode_test *test, int carries_state, double zeta, double omega,
+                       mode_probe *p)
 {
     int implicit = (test->type->flags & TS_IMPLICIT) != 0, second = test->second_order;
     *p = (mode_probe){NULL, NULL, second, carries_state, implicit,
                       1.0 + (implicit        ? TS_STABILITY_GROWTH_TOL_IMPLICIT
                              : carries_state ? TS_RUN_MAP_GROWTH_TOL
                                              : TS_STABILITY_GROWTH_TOL)};
+    int s = second ? make_osc2(1.0, zeta, &p->sys) : make_test1d(zeta, omega, &p->sys);
+    if (!s)
+        s = ts_stepper_new(test->type, p->sys, test->opt, &p->st);
+    if (s)
+        probe_close(p);
+    return s;
+}
+
+static int probe_open(const ts_mode_test *test, int carries_state, double dir_re, double dir_im,
+                      mode_probe *p)
+{
     double norm = hypot(dir_re, dir_im);
     if (!(norm > 0.0))
         return ts_error(TS_ERR_INPUT, "stability interval: direction is zero");
@@ -287,12 +300,7 @@ static int probe_open(const ts_mode_test *test, int carries_state, double dir_re
         dir_re = 0.0;
     if (fabs(dir_im) < 1e-14)
         dir_im = 0.0;
-    int s = second ? make_osc2(1.0, -dir_re, &p->sys) : make_test1d(-dir_re, dir_im, &p->sys);
-    if (!s)
-        s = ts_stepper_new(test->type, p->sys, test->opt, &p->st);
-    if (s)
-        probe_close(p);
-    return s;
+    return probe_start(test, carries_state, -dir_re, dir_im, p);
 }
 
 /* --- the map a run iterates ------------------------------------------------------ */
@@ -529,13 +537,75 @@ int ts_stability_radius(const ts_mode_test *test, double re, double im, double *
 
 /* --- the binding mode of a spectrum -------------------------------------------- */
 
-/* the radius in time units, r / |lambda|, of mode k */
-static int mode_dt(const ts_mode_test *test, double re, double im, double *dt, double *r)
+/* The real eigenvalues of a second-order system that binding_overdamped
+ * has taken as their own oscillators: the modes, w and zeta */
+#define OVERDAMPED_MAX 8
+typedef struct {
+    int count;
+    size_t mode[OVERDAMPED_MAX];
+    double w[OVERDAMPED_MAX], zeta[OVERDAMPED_MAX];
+} overdamped_list;
+
+/* A mode as the binding's test takes it: its eigenvalue (a real part within
+ * the round-off cut taken as 0) and, on the second-order equation,
+ * x'' = -w^2 x - 2 zeta w x' with w = |lambda|, zeta = -Re lambda /
+ * |lambda|, or its own overdamped oscillator (in od). */
+typedef struct {
+    double re, im;
+    int overdamped;
+    double w, zeta;
+} mode_view;
+
+static mode_view view_of(const ts_spectrum *sp, size_t k, double recut, const overdamped_list *od)
 {
-    int s = ts_stability_radius(test, re, im, r);
-    if (!s)
-        *dt = isinf(*r) ? INFINITY : *r / hypot(re, im);
-    return s;
+    mode_view v = {sp->re[k], sp->im[k], 0, 0.0, 0.0};
+    if (fabs(v.re) <= recut)
+        v.re = 0.0;
+    double mag = hypot(v.re, v.im);
+    v.w = mag, v.zeta = mag > 0.0 ? -v.re / mag : 0.0;
+    for (int i = 0; od && i < od->count; i++)
+        if (od->mode[i] == k)
+            v.overdamped = 1, v.w = od->w[i], v.zeta = od->zeta[i];
+    return v;
+}
+
+/* The probe of mode v (carries_state: by the map a run iterates) */
+static int probe_view(const ts_mode_test *test, int carries_state, const mode_view *v,
+                      mode_probe *p)
+{
+    return v->overdamped ? probe_start(test, carries_state, v->zeta, 0.0, p)
+                         : probe_open(test, carries_state, v->re, v->im, p);
+}
+
+/* Mode v's radius and the step it allows, r / |lambda| (r / w on its own
+ * oscillator) */
+static int mode_dt(const ts_mode_test *test, const mode_view *v, double *dt, double *r)
+{
+    int s;
+    if (!v->overdamped) {
+        s = ts_stability_radius(test, v->re, v->im, r);
+        if (!s)
+            *dt = isinf(*r) ? INFINITY : *r / hypot(v->re, v->im);
+        return s;
+    }
+    int memoryless = 1;
+    s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    mode_probe p;
+    if ((s = probe_view(test, !memoryless, v, &p)))
+        return s;
+    *r = probe_interval(&p);
+    probe_close(&p);
+    *dt = isinf(*r) ? INFINITY : *r / v->w;
+    return TS_OK;
+}
+
+/* mode k (viewed as v) binds at dt with radius r */
+static void bind(ts_binding *b, size_t k, const mode_view *v, double dt, double r)
+{
+    b->dt_pred = dt, b->r = r, b->mode = k, b->re = v->re, b->im = v->im;
+    b->overdamped = v->overdamped, b->w = v->w, b->zeta = v->zeta;
 }
 
 /* The candidates for the binding mode among the modes above the rigid cut
@@ -569,31 +639,88 @@ static void binding_candidates(const ts_spectrum *sp, double cut, double recut, 
  * own radius is smaller (the stable set along a ray is taken to be an
  * interval from 0, as the radius's definition assumes). */
 static int binding_others(const ts_mode_test *test, const ts_spectrum *sp, double cut, double recut,
-                          ts_binding *b)
+                          const overdamped_list *od, ts_binding *b)
 {
     int s;
     for (size_t k = 0; k < sp->count && b->dt_pred > 0.0; k++) {
-        double re = sp->re[k], im = sp->im[k], mag = hypot(re, im);
-        if (im < 0.0 || !(mag > cut) || k == b->mode)
+        double mag = hypot(sp->re[k], sp->im[k]);
+        if (sp->im[k] < 0.0 || !(mag > cut) || k == b->mode)
             continue;
-        if (fabs(re) <= recut)
-            re = 0.0;
-        if (re > 0.0)
+        mode_view v = view_of(sp, k, recut, od);
+        if (v.re > 0.0)
             continue;
         mode_probe p;
-        if ((s = probe_open(test, b->carries_state, re, im, &p)))
+        if ((s = probe_view(test, b->carries_state, &v, &p)))
             return s;
-        double at = fmin(b->dt_pred * mag, TS_STABILITY_S_MAX);
+        double at = fmin(b->dt_pred * (v.overdamped ? v.w : mag), TS_STABILITY_S_MAX);
         int grows = probe_growth(&p, at) > p.limit;
         probe_close(&p);
         if (!grows)
             continue;
         double dt, r;
-        if ((s = mode_dt(test, re, im, &dt, &r)))
+        if ((s = mode_dt(test, &v, &dt, &r)))
             return s;
         b->radii++;
         if (dt < b->dt_pred)
-            b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = im;
+            bind(b, k, &v, dt, r);
+    }
+    return TS_OK;
+}
+
+/* The oscillator x'' = -w^2 x - 2 zeta w x' that the real eigenvalue
+ * lambda < 0 of mode k belongs to: w^2 the Rayleigh quotient of its shape
+ * phi (the eigenvector's x part) with M^-1 df/dx, and zeta from lambda^2 +
+ * 2 zeta w lambda + w^2 = 0, so that lambda is one of the oscillator's
+ * roots; exact for a mode that decouples (proportional damping).  *found 1
+ * when that oscillator is overdamped (zeta > 1). */
+static int real_oscillator(const ts_spectrum *sp, size_t k, double *w, double *zeta, int *found)
+{
+    size_t n = sp->n, m = sp->m;
+    double lambda = sp->re[k], *x = malloc((2 * n + 1) * sizeof *x), num = 0.0, den = 0.0;
+    *found = 0;
+    if (!x)
+        return ts_error(TS_ERR_NOMEM, "an overdamped mode");
+    int s = ts_spectrum_mode(NULL, sp, k, x, x + n);
+    for (size_t j = 0; j < m && !s; j++) {
+        double pj = x[sp->free_[j]], kp = 0.0; /* (M^-1 df/dx phi)_j, row j */
+        for (size_t i = 0; i < m; i++)
+            kp += sp->kx_[i * m + j] * x[sp->free_[i]];
+        num += pj * kp, den += pj * pj;
+    }
+    free(x);
+    double w2 = den > 0.0 ? -num / den : 0.0;
+    if (!s && w2 > 0.0 && lambda < 0.0) {
+        *w = sqrt(w2);
+        *zeta = -(lambda * lambda + w2) / (2.0 * *w * lambda);
+        *found = *zeta > 1.0;
+    }
+    return s;
+}
+
+/* On the second-order equation a real eigenvalue taken as a critically
+ * damped oscillator of w = |lambda| predicts below the limit of the
+ * overdamped mode it belongs to (its two real roots lambda_1 lambda_2 =
+ * w^2): while the binding mode is such an eigenvalue, its own oscillator
+ * (real_oscillator; dense spectra, where M^-1 df/dx is at hand) replaces
+ * it, and the other modes are scanned again at the larger dt_pred. */
+static int binding_overdamped(const ts_mode_test *test, const ts_spectrum *sp, double cut,
+                              double recut, ts_binding *b)
+{
+    overdamped_list od = {0};
+    while (b->mode != (size_t)-1 && b->im == 0.0 && b->re < 0.0 && !b->overdamped &&
+           od.count < OVERDAMPED_MAX) {
+        int found, s;
+        double w, zeta, dt, r;
+        if ((s = real_oscillator(sp, b->mode, &w, &zeta, &found)) || !found)
+            return s;
+        od.mode[od.count] = b->mode, od.w[od.count] = w, od.zeta[od.count++] = zeta;
+        mode_view v = view_of(sp, b->mode, recut, &od);
+        if ((s = mode_dt(test, &v, &dt, &r)))
+            return s;
+        b->radii++;
+        bind(b, b->mode, &v, dt, r);
+        if ((s = binding_others(test, sp, cut, recut, &od, b)))
+            return s;
     }
     return TS_OK;
 }
@@ -644,20 +771,39 @@ int ts_stability_binding(const ts_mode_test *test, const ts_spectrum *sp, ts_bin
         if (cand[c] == (size_t)-1)
             continue;
         size_t k = cand[c];
-        double re = fabs(sp->re[k]) <= recut ? 0.0 : sp->re[k], dt, r;
-        if ((s = mode_dt(test, re, sp->im[k], &dt, &r)))
+        mode_view v = view_of(sp, k, recut, NULL);
+        double dt, r;
+        if ((s = mode_dt(test, &v, &dt, &r)))
             return s;
         b->radii++;
         if (dt < b->dt_pred || b->mode == (size_t)-1)
-            b->dt_pred = dt, b->r = r, b->mode = k, b->re = re, b->im = sp->im[k];
+            bind(b, k, &v, dt, r);
     }
-    if ((s = binding_others(test, sp, cut, recut, b)))
+    if ((s = binding_others(test, sp, cut, recut, NULL, b)))
+        return s;
+    if (test->second_order && sp->method == TS_EIG_DENSE && sp->order == 2 &&
+        (s = binding_overdamped(test, sp, cut, recut, b)))
         return s;
     b->stiffest = b->mode != (size_t)-1 && hypot(b->re, b->im) >= (1.0 - 1e-9) * lmax;
     if (sp->method == TS_EIG_ARNOLDI && sp->lambda_floor > 0.0 && b->dt_pred > 0.0 &&
         isfinite(b->dt_pred))
         return binding_unseen(test, sp, b);
     return TS_OK;
+}
+
+int ts_binding_growth(const ts_mode_test *test, const ts_binding *b, double h, double *rho)
+{
+    if (b->overdamped)
+        return ts_oscillator_growth(test->type, test->opt, h * b->w, b->zeta, rho);
+    return ts_mode_growth(test, h * b->re, h * b->im, rho);
+}
+
+int ts_binding_amplification(const ts_mode_test *test, const ts_binding *b, double h,
+                             double *r_re, double *r_im)
+{
+    if (b->overdamped)
+        return ts_oscillator_amplification(test->type, test->opt, h * b->w, b->zeta, r_re, r_im);
+    return ts_mode_amplification(test, h * b->re, h * b->im, r_re, r_im);
 }
 
 double ts_stability_predict(const ts_stiff_mode *mode, double r)
@@ -1269,7 +1415,7 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
     double h = 1.05 * b->dt_pred, rho, T = 64.0 * 3.14159265358979323846 / mag;
     /* the growth a run sees: for a stepper that carries state, its run map's */
     ts_mode_test test = {type, opt, b->second_order};
-    if (!ts_mode_growth(&test, h * b->re, h * b->im, &rho)) {
+    if (!ts_binding_growth(&test, b, h, &rho)) {
         double g = log(rho) / h;
         if (g > 0.0 && isfinite(g))
             T = fmax(T, 4.0 / g);
@@ -1428,7 +1574,7 @@ static double upper_excess(const ts_stability_problem *pb, const ts_binding *b, 
     ts_mode_test test = {pb->type, pb->sopt, b->second_order};
     for (; p < 0.1; p *= 2.0) {
         double h = (1.0 + p) * b->dt_pred, rho;
-        if (ts_mode_growth(&test, h * b->re, h * b->im, &rho) || !(log(rho) / h * T < 0.15))
+        if (ts_binding_growth(&test, b, h, &rho) || !(log(rho) / h * T < 0.15))
             break;
     }
     return fmin(p, 0.1);

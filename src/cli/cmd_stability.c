@@ -111,8 +111,11 @@ static void stability_help(const cli_opt *opts)
         "(symplectic Euler, Verlet) on a second-order system is run instead on\n"
         "x'' = -w^2 x - 2 zeta w x' with w = |lambda|, zeta = -Re lambda / |lambda|:\n"
         "r is the first hw where the spectral radius of its one-step 2x2 map exceeds\n"
-        "1.  The minimizing mode is the binding mode; it need not be the stiffest (a\n"
-        "less damped mode binds forward Euler and midpoint on cloth and hair).\n"
+        "1.  On a dense spectrum a real lambda binding there is taken as the overdamped\n"
+        "oscillator it is a root of (w^2 the Rayleigh quotient of its shape with\n"
+        "M^-1 df/dx, zeta > 1), and dt = r / w.  The minimizing mode is the binding\n"
+        "mode; it need not be the stiffest (a less damped mode binds forward Euler\n"
+        "and midpoint on cloth and hair).\n"
         "A stepper that carries state between steps (Verlet's reused force with\n"
         "damping, BDF2's history) is judged by the map its runs iterate (Verlet: 3x3\n"
         "in x, v and the kept force; BDF2: the companion matrix of its recurrence),\n"
@@ -289,7 +292,7 @@ static int draw_plot(const char *cmd, const study *st)
         for (int k = 0; k <= POINTS; k++) {
             double dt = dt_max * k / POINTS, rr, ri;
             ts_mode_test test = {types[i], &st->o.solver, b[i].second_order};
-            int s = ts_mode_amplification(&test, dt * b[i].re, dt * b[i].im, &rr, &ri);
+            int s = ts_binding_amplification(&test, &b[i], dt, &rr, &ri);
             fprintf(data, "%.8g %.8g\n", dt, s ? NAN : hypot(rr, ri));
         }
     }
@@ -684,7 +687,7 @@ static void report_slow_mode(const study *st, int i)
     double h = st->res[i].dt_crit, rho;
     ts_mode_test test = {st->types[i], &st->o.solver, a->binding.second_order};
     if (a->binding.mode == (size_t)-1 || !(isfinite(h) && h > a->dt_pred_min * 1.005) ||
-        ts_mode_growth(&test, h * a->binding.re, h * a->binding.im, &rho) || !(rho > 1.0))
+        ts_binding_growth(&test, &a->binding, h, &rho) || !(rho > 1.0))
         return;
     double rate = log(rho) / h;
     fprintf(stderr, "; at the measured limit it grows %.4g per second (e-folding time %.4g s, a "
@@ -712,7 +715,7 @@ static void report_along(const study *st)
         else if (a->dt_pred_min == 0.0 && a->binding.mode != (size_t)-1)
             fprintf(stderr, ": that mode's damping ratio is %.3g, and a stable interval, if "
                             "it has one, is below the radius scan's first point (s = %g)",
-                    -a->binding.re / hypot(a->binding.re, a->binding.im), TS_STABILITY_S_MIN);
+                    a->binding.zeta, TS_STABILITY_S_MIN);
         if (!(a->dt_pred_min == 0.0 && a->binding.re == 0.0))
             report_slow_mode(st, i);
         fputc('\n', stderr);
