@@ -762,6 +762,12 @@ static void report(const study *st)
                             "multistep history): its radius is that of the map a run "
                             "iterates (eigenvalues from a run on the test equation), not "
                             "of one step from a fresh start\n", st->types[i]->name);
+    for (int i = 0; i < ntypes; i++)
+        if (bind[i].overdamped && bind[i].mode != (size_t)-1)
+            fprintf(stderr, "note: %s's binding lambda is real, a root of the overdamped "
+                            "oscillator w = %.6g, zeta = %.6g (from its shape): the radius is "
+                            "in h w of that oscillator, and predicted = radius / w\n",
+                    st->types[i]->name, bind[i].w, bind[i].zeta);
     report_along(st);
     if (ntypes > 0 && bind[0].unstable > 0)
         fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
