@@ -715,7 +715,8 @@ START_TEST(cli_stability_csv_test1d)
 END_TEST
 
 /* No binding mode (a free mass: the spectrum is zero): the row says so
- * as the table and the JSON do (nan, nan, '-'), not lambda 0, 0. */
+ * as the table and the JSON do (nan, nan, '-', and nan for w and zeta),
+ * not lambda 0, 0. */
 START_TEST(cli_stability_no_binding_mode)
 {
     char out[4096];
@@ -723,14 +724,15 @@ START_TEST(cli_stability_no_binding_mode)
                              "--format csv 2>/dev/null",
                    out, sizeof out);
     ck_assert_int_eq(code, 0);
-    ck_assert_msg(strstr(out, "\nrk4,inf,inf,inf,1,inf,nan,nan,") && strstr(out, ",inf,-,scalar\n"),
+    ck_assert_msg(strstr(out, "\nrk4,inf,inf,inf,1,inf,nan,nan,") && strstr(out, ",inf,-,scalar,nan,nan\n"),
                   "%s", out);
     code = run(TSTEP_BIN " stability --system oscillator --param k=0 --stepper rk4 "
                          "--format json 2>/dev/null",
                out, sizeof out);
     ck_assert_int_eq(code, 0);
-    ck_assert_msg(strstr(out, "\"lambda_re\": null") && strstr(out, "\"stiffest\": null"), "%s",
-                  out);
+    ck_assert_msg(strstr(out, "\"lambda_re\": null") && strstr(out, "\"stiffest\": null") &&
+                      strstr(out, "\"w\": null") && strstr(out, "\"overdamped\": null"),
+                  "%s", out);
 }
 END_TEST
 
@@ -915,11 +917,13 @@ static void sketch_map(const double g[4], int len, double *s)
  * x'' = -x, G = [1 - h^2, h; -h, 1] (det 1, trace t = 2 - h^2: roots on
  * the unit circle for h < 2, else of largest modulus (|t| + sqrt(t^2 -
  * 4)) / 2); three geometric modes 0.9^k, (-1.05)^k, 0.5^k (order 3,
- * radius 1.05); one (order 1); and samples that follow no recurrence. */
+ * radius 1.05); one (order 1); samples that follow no recurrence; and
+ * samples too few for an order that would fit them. */
 START_TEST(recurrence_roots_of_known_maps)
 {
     enum { W = TS_RECURRENCE_WIDTH, L = TS_RECURRENCE_SAMPLES };
-    double s[L * W], rho;
+    double s[L * W];
+    ts_recurrence rc;
     static const double hs[] = {0.3, 1.5, 1.615, 1.9, 1.99, 1.9999, 2.01, 2.5};
     for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
         double h = hs[i], t = 2.0 - h * h;
@@ -927,7 +931,8 @@ START_TEST(recurrence_roots_of_known_maps)
         sketch_map((const double[]){1.0 - h * h, h, -h, 1.0}, L, s);
         /* order 1 once the dominant root has swamped the other (h = 2.5:
          * roots -4 and -1/4) */
-        int order = ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho);
+        int order = ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc);
+        double rho = ts_recurrence_radius(&rc);
         ck_assert_msg(order == (h < 2.4 ? 2 : 1) && fabs(rho - exact) <= 1e-12 * exact,
                       "h %g: order %d, %.17g against %.17g", h, order, rho, exact);
     }
@@ -939,25 +944,61 @@ START_TEST(recurrence_roots_of_known_maps)
                 z += (1.0 + c + 2.0 * m * m) * pow(r[m], k);
             s[k * W + c] = z;
         }
-    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 3);
-    ck_assert_msg(fabs(rho - 1.05) <= 1e-10, "three modes: %.17g", rho);
-    ck_assert_int_eq(ts_recurrence_fit(s, L, W, 2, 1e-8, &rho), 0); /* not of order 2 */
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc), 3);
+    ck_assert_msg(fabs(ts_recurrence_radius(&rc) - 1.05) <= 1e-10, "three modes: %.17g",
+                  ts_recurrence_radius(&rc));
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, 2, 1e-8, &rc), 0); /* not of order 2 */
+    /* 5 samples give (5 - 3) W = 8 equations for order 3, 4 give W = 4:
+     * fewer than 2 p = 6, so no order is fitted */
+    ck_assert_int_eq(ts_recurrence_fit(s, 5, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc), 3);
+    ck_assert_int_eq(ts_recurrence_fit(s, 4, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc), 0);
+    ck_assert_int_eq(rc.order, 0);
     for (int k = 0; k < L; k++)
         for (int c = 0; c < W; c++)
             s[k * W + c] = (c + 1.0) * pow(-0.7, k);
-    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 1);
-    ck_assert_msg(fabs(rho - 0.7) <= 1e-14, "one mode: %.17g", rho);
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc), 1);
+    ck_assert_msg(fabs(ts_recurrence_radius(&rc) - 0.7) <= 1e-14, "one mode: %.17g",
+                  ts_recurrence_radius(&rc));
+    ck_assert_int_eq(ts_recurrence_fit(s, 3, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc), 1);
     ts_fill_pseudo_random(L * W, 5u, s);
-    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 0);
-    ck_assert_int_eq(ts_recurrence_fit(s, 3, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rho), 0);
+    ck_assert_int_eq(ts_recurrence_fit(s, L, W, TS_RECURRENCE_MAX_ORDER, 1e-8, &rc), 0);
+}
+END_TEST
+
+/* The peak of a recurrence's powers: the double root -1 of (z + 1)^2,
+ * s_{k+2} = -s_k - 2 s_{k+1}, has C^k = (-1)^k [1 - k, -k; k, 1 + k], of
+ * norm sqrt(2 + 4 k^2), growing without bound; a simple pair e^(+-i th)
+ * (s_{k+2} = -s_k + 2 cos th s_{k+1}) has bounded powers, whose peak over
+ * a run that completes the swing is the peak over any longer run. */
+START_TEST(recurrence_peak_tells_a_double_root)
+{
+    ts_recurrence jordan = {.order = 2, .coef = {-1.0, -2.0}};
+    static const long ns[] = {0, 1, 7, 100, 400};
+    for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
+        double n = (double)ns[i], exact = fmax(sqrt(2.0 + 4.0 * n * n), sqrt(2.0));
+        double peak = ts_recurrence_peak(&jordan, ns[i]);
+        ck_assert_msg(fabs(peak - exact) <= 1e-12 * exact, "n %ld: %.17g against %.17g", ns[i],
+                      peak, exact);
+    }
+    static const double gaps[] = {0.5, 0.2, 0.1};
+    for (size_t i = 0; i < sizeof gaps / sizeof *gaps; i++) {
+        ts_recurrence pair = {.order = 2, .coef = {-1.0, 2.0 * cos(PI - gaps[i])}};
+        double p1 = ts_recurrence_peak(&pair, 100), p4 = ts_recurrence_peak(&pair, 400);
+        ck_assert_msg(p1 > 1.0 / gaps[i] && p4 <= 1.01 * p1, "gap %g: peaks %.17g, %.17g",
+                      gaps[i], p1, p4);
+    }
+    ts_recurrence far = {.order = 1, .coef = {1e10}};
+    ck_assert(isinf(ts_recurrence_peak(&far, 40)));
 }
 END_TEST
 
 /* Symplectic Euler and Verlet on the undamped oscillator (k = 1): their run
- * map has its roots on the unit circle up to h = 2 exactly and grows past
- * it, so every run below 2 is bounded, however elongated the orbit (the
- * windows' maxima beat there), every run past it is not, and the measured
- * bracket holds 2. */
+ * map has its roots on the unit circle up to h = 2 exactly, a double root
+ * -1 at 2 (|d| grows like the step count) and a root outside past it, so
+ * every run below 2 is bounded, however elongated the orbit (the windows'
+ * maxima beat there), every run from 2 on is not, and the measured bracket
+ * holds 2.  The seed has a velocity part: at h = 2 Verlet's map is
+ * [-1, 2; 0, -1] on (x, v), and a seed along x alone is its eigenvector. */
 START_TEST(partitioned_undamped_limit_is_two)
 {
     static const char *const osc[] = {"k=1", NULL};
@@ -971,8 +1012,11 @@ START_TEST(partitioned_undamped_limit_is_two)
         ts_stability_problem pb = {&ts_oscillator, &p, ts_stepper_find(names[i]), NULL};
         ts_stability_options o = ts_default_stability_options();
         ts_stability_verdict v;
-        for (int j = 0; j <= 400; j++) {
-            double h = j < 400 ? 1.5 + 0.499 * j / 399.0 : 2.001;
+        o.seed = (const double[]){1.0};
+        o.seed_v = (const double[]){0.375};
+        static const double past[] = {2.0, 2.0000000001, 2.001};
+        for (int j = 0; j < 403; j++) {
+            double h = j < 400 ? 1.5 + 0.499 * j / 399.0 : past[j - 400];
             ck_assert_int_eq(ts_stability_bounded(&pb, &o, 64.0 * PI, h, &v), TS_OK);
             ck_assert_msg(v.bounded == (h < 2.0), "%s at h = %.9g: bounded %d", names[i], h,
                           v.bounded);
@@ -1298,6 +1342,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, string_rk4_both_measurements);
     tcase_add_test(tc, verlet_measured_brackets_closed_form);
     tcase_add_test(tc, recurrence_roots_of_known_maps);
+    tcase_add_test(tc, recurrence_peak_tells_a_double_root);
     tcase_add_test(tc, partitioned_undamped_limit_is_two);
     tcase_add_test(tc, implicit_steppers_measure_inf_on_the_oscillator);
     tcase_add_test(tc, overdamped_mode_is_its_own_oscillator);

@@ -1,10 +1,10 @@
 /* Prony's method on a run's last states: the lowest-order linear recurrence
- * a few functionals of them follow, and the largest modulus of its roots
- * (src/analysis/recurrence.h; Hildebrand, Introduction to Numerical
- * Analysis, 9.4).  The least-squares fit is by Householder QR (Golub & Van
- * Loan, Matrix Computations, 5.3); the roots' largest modulus is that of
- * the companion matrix's spectral radius, read from its powers C^(2^j)
- * by repeated squaring. */
+ * a few functionals of them follow, the largest modulus of its roots and
+ * the growth of its powers (src/analysis/recurrence.h; Hildebrand,
+ * Introduction to Numerical Analysis, 9.4).  The least-squares fit is by
+ * Householder QR (Golub & Van Loan, Matrix Computations, 5.3); the roots'
+ * largest modulus is the companion matrix's spectral radius, read from its
+ * powers C^(2^j) by repeated squaring. */
 #include <math.h>
 #include <stdint.h>
 #include "analysis/recurrence.h"
@@ -68,8 +68,12 @@ static double least_squares(double *a, double *b, int m, int p, double *coef)
  * s_{k+i}: lim |C^n|^(1/n), from C^(2^j) = m e^logscale with m scaled to
  * its largest entry at every squaring (a Jordan block's polynomial growth
  * is divided away by the 2^SQUARINGS-th root). */
-static double companion_radius(const double *c, int p)
+double ts_recurrence_radius(const ts_recurrence *rc)
 {
+    const double *c = rc->coef;
+    int p = rc->order;
+    if (p < 1)
+        return 0.0;
     double m[TS_RECURRENCE_MAX_ORDER][TS_RECURRENCE_MAX_ORDER] = {{0}};
     double t[TS_RECURRENCE_MAX_ORDER][TS_RECURRENCE_MAX_ORDER], logscale = 0.0;
     for (int i = 0; i + 1 < p; i++)
@@ -104,10 +108,11 @@ static double companion_radius(const double *c, int p)
 }
 
 int ts_recurrence_fit(const double *s, int len, int width, int max_order, double tol,
-                      double *rho)
+                      ts_recurrence *rc)
 {
     static const int cap = TS_RECURRENCE_MAX_ORDER;
-    double a[TS_RECURRENCE_MAX_ORDER * ROWS], b[ROWS], coef[TS_RECURRENCE_MAX_ORDER];
+    double a[TS_RECURRENCE_MAX_ORDER * ROWS], b[ROWS];
+    rc->order = 0;
     if (max_order > cap)
         max_order = cap;
     for (int p = 1; p <= max_order; p++) {
@@ -121,10 +126,36 @@ int ts_recurrence_fit(const double *s, int len, int width, int max_order, double
                     a[(size_t)j * ROWS + r] = s[(size_t)(k + j) * width + w];
                 b[r] = s[(size_t)(k + p) * width + w];
             }
-        if (least_squares(a, b, m, p, coef) <= tol) {
-            *rho = companion_radius(coef, p);
-            return p;
-        }
+        if (least_squares(a, b, m, p, rc->coef) <= tol)
+            return rc->order = p;
     }
     return 0;
+}
+
+double ts_recurrence_peak(const ts_recurrence *rc, long n)
+{
+    enum { P = TS_RECURRENCE_MAX_ORDER };
+    int p = rc->order;
+    double m[P][P] = {{0}}, peak = sqrt((double)p); /* |C^0| = |I| */
+    for (int i = 0; i < p; i++)
+        m[i][i] = 1.0;
+    for (long k = 1; k <= n && p > 0; k++) {
+        /* C^k = C C^(k-1): the rows move up one, the last is coef . C^(k-1) */
+        double last[P] = {0}, f = 0.0;
+        for (int i = 0; i < p; i++)
+            for (int j = 0; j < p; j++)
+                last[j] += rc->coef[i] * m[i][j];
+        for (int i = 0; i + 1 < p; i++)
+            for (int j = 0; j < p; j++)
+                m[i][j] = m[i + 1][j];
+        for (int j = 0; j < p; j++)
+            m[p - 1][j] = last[j];
+        for (int i = 0; i < p; i++)
+            for (int j = 0; j < p; j++)
+                f += m[i][j] * m[i][j];
+        if (!(f <= 1e300))
+            return INFINITY;
+        peak = fmax(peak, sqrt(f));
+    }
+    return peak;
 }

@@ -250,6 +250,24 @@ int ts_mode_amplification(const ts_mode_test *test, double re, double im, double
 
 /* --- stability along a ray ------------------------------------------------------ */
 
+/* A mode as a test takes it: its eigenvalue (a real part within the
+ * round-off cut taken as 0) and, on the second-order equation, x'' = -w^2 x
+ * - 2 zeta w x' with w = |lambda|, zeta = -Re lambda / |lambda|, unless
+ * own: then w and zeta are given (the overdamped oscillator a real lambda
+ * is a root of), and the eigenvalue is not used. */
+typedef struct {
+    double re, im;
+    int own;
+    double w, zeta;
+} mode_view;
+
+/* The rate that turns the mode's radius (in |lambda| h, or h w when own)
+ * into a step. */
+static double view_rate(const mode_view *v)
+{
+    return v->own ? v->w : hypot(v->re, v->im);
+}
+
 /* One mode's test problem: the scalar test equation along the direction
  * d = lambda / |lambda| (R(s d) after one step of size s), or the
  * second-order one with w = 1 and zeta = -Re d (spectral radius of the map
@@ -301,6 +319,24 @@ static int probe_open(const ts_mode_test *test, int carries_state, double dir_re
     if (fabs(dir_im) < 1e-14)
         dir_im = 0.0;
     return probe_start(test, carries_state, -dir_re, dir_im, p);
+}
+
+/* The probe of mode v (carries_state: by the map a run iterates) */
+static int probe_view(const ts_mode_test *test, int carries_state, const mode_view *v,
+                      mode_probe *p)
+{
+    return v->own ? probe_start(test, carries_state, v->zeta, 0.0, p)
+                  : probe_open(test, carries_state, v->re, v->im, p);
+}
+
+/* The probe of mode v, judged as a run of the stepper is: by the map a run
+ * iterates when the stepper carries state */
+static int probe_for(const ts_mode_test *test, const mode_view *v, mode_probe *p)
+{
+    int memoryless = 1, s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
+    if (s && s != TS_ERR_UNSUPPORTED)
+        return s;
+    return probe_view(test, !memoryless, v, p);
 }
 
 /* --- the map a run iterates ------------------------------------------------------ */
@@ -440,14 +476,11 @@ static double probe_growth(mode_probe *p, double s)
 int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *opt, double hw,
                          double zeta, double *rho)
 {
-    int memoryless = 1, s = ts_stepper_memoryless(type, opt, &memoryless);
-    if (s && s != TS_ERR_UNSUPPORTED)
+    mode_probe p;
+    int s = probe_for(&(ts_mode_test){type, opt, 1}, &(mode_view){.own = 1, .w = 1.0, .zeta = zeta},
+                      &p);
+    if (s)
         return s;
-    mode_probe p = {NULL, NULL, 1, !memoryless, (type->flags & TS_IMPLICIT) != 0, 0.0};
-    if ((s = make_osc2(1.0, zeta, &p.sys)) || (s = ts_stepper_new(type, p.sys, opt, &p.st))) {
-        probe_close(&p);
-        return s;
-    }
     *rho = probe_growth(&p, hw);
     probe_close(&p);
     return TS_OK;
@@ -462,11 +495,9 @@ int ts_mode_growth(const ts_mode_test *test, double re, double im, double *rho)
     }
     if (test->second_order)
         return ts_oscillator_growth(test->type, test->opt, mag, -re / mag, rho);
-    int memoryless = 1, s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
-    if (s && s != TS_ERR_UNSUPPORTED)
-        return s;
     mode_probe p;
-    if ((s = probe_open(test, !memoryless, re, im, &p)))
+    int s = probe_for(test, &(mode_view){re, im, 0, 0.0, 0.0}, &p);
+    if (s)
         return s;
     *rho = probe_growth(&p, mag);
     probe_close(&p);
@@ -521,18 +552,21 @@ int ts_stability_interval(const ts_stepper_type *type, const ts_solver_options *
     return ts_stability_radius(&(ts_mode_test){type, opt, 0}, dir_re, dir_im, r);
 }
 
-int ts_stability_radius(const ts_mode_test *test, double re, double im, double *r)
+/* Mode v's radius */
+static int view_radius(const ts_mode_test *test, const mode_view *v, double *r)
 {
-    int memoryless = 1;
-    int s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
-    if (s && s != TS_ERR_UNSUPPORTED)
-        return s;
     mode_probe p;
-    if ((s = probe_open(test, !memoryless, re, im, &p)))
+    int s = probe_for(test, v, &p);
+    if (s)
         return s;
     *r = probe_interval(&p);
     probe_close(&p);
     return TS_OK;
+}
+
+int ts_stability_radius(const ts_mode_test *test, double re, double im, double *r)
+{
+    return view_radius(test, &(mode_view){re, im, 0, 0.0, 0.0}, r);
 }
 
 /* --- the binding mode of a spectrum -------------------------------------------- */
@@ -546,66 +580,35 @@ typedef struct {
     double w[OVERDAMPED_MAX], zeta[OVERDAMPED_MAX];
 } overdamped_list;
 
-/* A mode as the binding's test takes it: its eigenvalue (a real part within
- * the round-off cut taken as 0) and, on the second-order equation,
- * x'' = -w^2 x - 2 zeta w x' with w = |lambda|, zeta = -Re lambda /
- * |lambda|, or its own overdamped oscillator (in od). */
-typedef struct {
-    double re, im;
-    int overdamped;
-    double w, zeta;
-} mode_view;
-
 static mode_view view_of(const ts_spectrum *sp, size_t k, double recut, const overdamped_list *od)
 {
     mode_view v = {sp->re[k], sp->im[k], 0, 0.0, 0.0};
     if (fabs(v.re) <= recut)
         v.re = 0.0;
     double mag = hypot(v.re, v.im);
-    v.w = mag, v.zeta = mag > 0.0 ? -v.re / mag : 0.0;
+    v.w = mag, v.zeta = mag > 0.0 ? 0.0 - v.re / mag : 0.0; /* +0 when undamped */
     for (int i = 0; od && i < od->count; i++)
         if (od->mode[i] == k)
-            v.overdamped = 1, v.w = od->w[i], v.zeta = od->zeta[i];
+            v.own = 1, v.w = od->w[i], v.zeta = od->zeta[i];
     return v;
 }
 
-/* The probe of mode v (carries_state: by the map a run iterates) */
-static int probe_view(const ts_mode_test *test, int carries_state, const mode_view *v,
-                      mode_probe *p)
-{
-    return v->overdamped ? probe_start(test, carries_state, v->zeta, 0.0, p)
-                         : probe_open(test, carries_state, v->re, v->im, p);
-}
 
 /* Mode v's radius and the step it allows, r / |lambda| (r / w on its own
  * oscillator) */
 static int mode_dt(const ts_mode_test *test, const mode_view *v, double *dt, double *r)
 {
-    int s;
-    if (!v->overdamped) {
-        s = ts_stability_radius(test, v->re, v->im, r);
-        if (!s)
-            *dt = isinf(*r) ? INFINITY : *r / hypot(v->re, v->im);
-        return s;
-    }
-    int memoryless = 1;
-    s = ts_stepper_memoryless(test->type, test->opt, &memoryless);
-    if (s && s != TS_ERR_UNSUPPORTED)
-        return s;
-    mode_probe p;
-    if ((s = probe_view(test, !memoryless, v, &p)))
-        return s;
-    *r = probe_interval(&p);
-    probe_close(&p);
-    *dt = isinf(*r) ? INFINITY : *r / v->w;
-    return TS_OK;
+    int s = view_radius(test, v, r);
+    if (!s)
+        *dt = isinf(*r) ? INFINITY : *r / view_rate(v);
+    return s;
 }
 
 /* mode k (viewed as v) binds at dt with radius r */
 static void bind(ts_binding *b, size_t k, const mode_view *v, double dt, double r)
 {
     b->dt_pred = dt, b->r = r, b->mode = k, b->re = v->re, b->im = v->im;
-    b->overdamped = v->overdamped, b->w = v->w, b->zeta = v->zeta;
+    b->overdamped = v->own, b->w = v->w, b->zeta = v->zeta;
 }
 
 /* The candidates for the binding mode among the modes above the rigid cut
@@ -652,7 +655,7 @@ static int binding_others(const ts_mode_test *test, const ts_spectrum *sp, doubl
         mode_probe p;
         if ((s = probe_view(test, b->carries_state, &v, &p)))
             return s;
-        double at = fmin(b->dt_pred * (v.overdamped ? v.w : mag), TS_STABILITY_S_MAX);
+        double at = fmin(b->dt_pred * view_rate(&v), TS_STABILITY_S_MAX);
         int grows = probe_growth(&p, at) > p.limit;
         probe_close(&p);
         if (!grows)
@@ -1337,20 +1340,32 @@ static int run_windows(lockstep *r, int *status)
 
 /* Whether the window maxima's rise is a beat, not growth: the run's last
  * states follow a linear recurrence (tolerance RECURRENCE_TOL) whose roots
- * would grow |d| by at most 1 + tol over the whole run.  A run map with
- * eigenvalues on the unit circle and nearly parallel eigenvectors (the
+ * would grow |d| by at most 1 + tol over the whole run, and whose powers
+ * over four run lengths peak at most twice as high as over one.  A run map
+ * with eigenvalues on the unit circle and nearly parallel eigenvectors (the
  * partitioned steppers on an undamped mode just below their limit) swings
  * |d| between a small and a large axis of its orbit, slowly enough that
- * the windows can catch a rise; its roots say it is bounded.  A run whose
- * states follow no low-order recurrence (many modes, a nonlinear run, an
- * implicit solver's tolerance) keeps the windows' verdict. */
+ * the windows can catch a rise; the swing is complete within the run, so
+ * the longer run peaks no higher.  A repeated root on the unit circle (the
+ * same steppers at their limit, h w = 2) grows |d| like the step count: its
+ * peak over four run lengths is about four times that over one, and the
+ * windows' verdict stands, as it does for a pair of roots too close to
+ * finish a swing within the run.  A run whose states follow no low-order
+ * recurrence (many modes, a nonlinear run, an implicit solver's tolerance)
+ * keeps the windows' verdict. */
 #define RECURRENCE_TOL 1e-8
+#define RECURRENCE_LONGER 4 /* run lengths of the longer run */
+#define RECURRENCE_PEAK_RISE 2.0
 static int beats_only(const lockstep *r, double tol)
 {
-    double rho;
-    int p = ts_recurrence_fit(r->sketch, r->sketches, TS_RECURRENCE_WIDTH,
-                              TS_RECURRENCE_MAX_ORDER, RECURRENCE_TOL, &rho);
-    return p > 0 && (double)r->nsteps * log(rho) <= log1p(tol);
+    ts_recurrence rc;
+    if (!ts_recurrence_fit(r->sketch, r->sketches, TS_RECURRENCE_WIDTH,
+                           TS_RECURRENCE_MAX_ORDER, RECURRENCE_TOL, &rc))
+        return 0;
+    if ((double)r->nsteps * log(ts_recurrence_radius(&rc)) > log1p(tol))
+        return 0;
+    return ts_recurrence_peak(&rc, RECURRENCE_LONGER * r->nsteps) <=
+           RECURRENCE_PEAK_RISE * ts_recurrence_peak(&rc, r->nsteps);
 }
 
 int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_options *opt,

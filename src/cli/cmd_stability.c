@@ -190,8 +190,7 @@ static void stability_help_output(void)
         "  dt_pred     predicted critical step (inf or 0 possible)\n"
         "  ratio       dt_crit / dt_pred (1 when both are inf or both 0; nan only\n"
         "              without a prediction)\n"
-        "  interval    the radius r of the binding mode (hw for the second-order\n"
-        "              equation)\n"
+        "  interval    the radius r of the binding mode, in h w (dt_pred = r / w)\n"
         "  lambda_re   the binding mode's eigenvalue lambda (im >= 0); nan with no\n"
         "  lambda_im   binding mode (a zero spectrum, or only modes that grow on\n"
         "              their own: Re lambda > 0)\n"
@@ -203,6 +202,11 @@ static void stability_help_output(void)
         "              standard error; the other rows are kept, exit status 1)\n"
         "  stiffest    yes when the binding mode has the largest |lambda| ('-': none)\n"
         "  equation    scalar | second-order: the test equation the radius comes from\n"
+        "  w, zeta     the binding mode as the oscillator x'' = -w^2 x - 2 zeta w x':\n"
+        "              w = |lambda|, zeta = -Re lambda / |lambda|, except a real lambda\n"
+        "              of a second-order system, taken as a root of the overdamped\n"
+        "              oscillator of its shape (zeta > 1; a note names it); nan with\n"
+        "              no binding mode\n"
         "Standard error gets the state, the spectrum's method and size, and the same\n"
         "as a table, and the notes.  --format json writes one object with the state,\n"
         "the spectrum and, per stepper, these columns (docs/grading.md); the notes\n"
@@ -377,17 +381,56 @@ static void json_along(cli_json *j, const ts_stability_along *a)
     cli_json_close(j);
 }
 
-
-
+/* Stepper i's row as a JSON object: null where the row says nan or inf, and
+ * for the binding mode's fields when no mode binds. */
+static void json_stepper(cli_json *j, const study *st, int i)
+{
+    const ts_stability_result *res = &st->res[i];
+    const ts_binding *b = &st->bind[i];
+    int mode = b->mode != (size_t)-1;
+    cli_json_object(j, NULL);
+    cli_json_string(j, "stepper", st->types[i]->name);
+    cli_json_number(j, "dt_crit", res->dt_crit); /* inf: null */
+    cli_json_number(j, "dt_fail", res->dt_fail);
+    cli_json_number(j, "dt_pred", st->pred[i]);
+    cli_json_number(j, "ratio", crit_ratio(res->dt_crit, st->pred[i]));
+    cli_json_number(j, "interval", b->r);
+    cli_json_number(j, "lambda_re", mode ? b->re : NAN);
+    cli_json_number(j, "lambda_im", mode ? b->im : NAN);
+    cli_json_number(j, "t_end", st->tend[i]);
+    cli_json_int(j, "steps", res->steps);
+    cli_json_int(j, "runs", res->runs);
+    cli_json_string(j, "result", result_name(res));
+    if (mode)
+        cli_json_bool(j, "stiffest", b->stiffest);
+    else
+        cli_json_null(j, "stiffest");
+    cli_json_string(j, "equation", b->second_order ? "second-order" : "scalar");
+    cli_json_number(j, "w", mode ? b->w : NAN);
+    cli_json_number(j, "zeta", mode ? b->zeta : NAN);
+    if (mode)
+        cli_json_bool(j, "overdamped", b->overdamped);
+    else
+        cli_json_null(j, "overdamped");
+    cli_json_bool(j, "carries_state", b->carries_state);
+    if (!st->linearized)
+        json_along(j, &st->along[i]);
+    cli_json_array(j, "zeta_ranges"); /* arnoldi: where an unseen mode could bind */
+    for (int k = 0; k < b->zeta_ranges; k++) {
+        cli_json_array(j, NULL);
+        cli_json_number(j, NULL, b->zeta_lo[k]);
+        cli_json_number(j, NULL, b->zeta_hi[k]);
+        cli_json_close(j);
+    }
+    cli_json_close(j); /* zeta_ranges */
+    cli_json_close(j);
+}
 
 /* --format json: the rows, and the numbers of the table on standard error. */
 static void write_json(FILE *out, const study *st)
 {
     const ts_spectrum *sp = &st->sp;
-    const ts_stepper_type *const *types = st->types;
-    const ts_stability_result *res = st->res;
     const ts_binding *bind = st->bind;
-    const ts_stability_along *along = st->linearized ? NULL : st->along;
     double at_time = st->at_time;
     int ntypes = st->ntypes;
     cli_json j;
@@ -414,45 +457,8 @@ static void write_json(FILE *out, const study *st)
     cli_json_string(&j, "measured_on", st->linearized ? "linearization" : "run");
     cli_json_number(&j, "bound", st->bound);
     cli_json_array(&j, "steppers");
-    for (int i = 0; i < ntypes; i++) {
-        const ts_binding *b = &bind[i];
-        int mode = b->mode != (size_t)-1;
-        cli_json_object(&j, NULL);
-        cli_json_string(&j, "stepper", types[i]->name);
-        cli_json_number(&j, "dt_crit", res[i].dt_crit); /* inf: null */
-        cli_json_number(&j, "dt_fail", res[i].dt_fail);
-        cli_json_number(&j, "dt_pred", st->pred[i]);
-        cli_json_number(&j, "ratio", crit_ratio(res[i].dt_crit, st->pred[i]));
-        cli_json_number(&j, "interval", b->r);
-        if (mode) {
-            cli_json_number(&j, "lambda_re", b->re);
-            cli_json_number(&j, "lambda_im", b->im);
-        } else {
-            cli_json_null(&j, "lambda_re");
-            cli_json_null(&j, "lambda_im");
-        }
-        cli_json_number(&j, "t_end", st->tend[i]);
-        cli_json_int(&j, "steps", res[i].steps);
-        cli_json_int(&j, "runs", res[i].runs);
-        cli_json_string(&j, "result", result_name(&res[i]));
-        if (mode)
-            cli_json_bool(&j, "stiffest", b->stiffest);
-        else
-            cli_json_null(&j, "stiffest");
-        cli_json_string(&j, "equation", b->second_order ? "second-order" : "scalar");
-        cli_json_bool(&j, "carries_state", b->carries_state);
-        if (along)
-            json_along(&j, &along[i]);
-        cli_json_array(&j, "zeta_ranges"); /* arnoldi: where an unseen mode could bind */
-        for (int k = 0; k < b->zeta_ranges; k++) {
-            cli_json_array(&j, NULL);
-            cli_json_number(&j, NULL, b->zeta_lo[k]);
-            cli_json_number(&j, NULL, b->zeta_hi[k]);
-            cli_json_close(&j);
-        }
-        cli_json_close(&j);
-        cli_json_close(&j);
-    }
+    for (int i = 0; i < ntypes; i++)
+        json_stepper(&j, st, i);
     cli_json_close(&j);
     cli_json_close(&j);
 }
@@ -634,19 +640,23 @@ static int write_table(const char *cmd, const study *st)
         write_json(out, st);
     else
         fprintf(out, "%sstepper%sdt_crit%sdt_fail%sdt_pred%sratio%sinterval%slambda_re%slambda_im"
-                 "%st_end%ssteps%sruns%sresult%sstiffest%sequation\n",
-            csv ? "" : "# ", sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep);
+                 "%st_end%ssteps%sruns%sresult%sstiffest%sequation%sw%szeta\n",
+            csv ? "" : "# ", sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep, sep,
+            sep);
     for (int i = 0; i < st->ntypes && o->format != CLI_FORMAT_JSON; i++) {
         const ts_stability_result *r = &st->res[i];
         const ts_binding *b = &st->bind[i];
         double ratio = crit_ratio(r->dt_crit, st->pred[i]);
         int mode = b->mode != (size_t)-1; /* else no mode binds: nan and '-', as in JSON's null */
-        fprintf(out, "%s%s%.8g%s%.8g%s%.8g%s%.6g%s%.8g%s%.10g%s%.10g%s%.10g%s%ld%s%d%s%s%s%s%s%s\n",
+        fprintf(out,
+                "%s%s%.8g%s%.8g%s%.8g%s%.6g%s%.8g%s%.10g%s%.10g%s%.10g%s%ld%s%d%s%s%s%s%s%s%s%.10g%s"
+                "%.10g\n",
                 st->types[i]->name, sep, r->dt_crit, sep, r->dt_fail, sep, st->pred[i], sep,
                 ratio, sep, b->r, sep, mode ? b->re : NAN, sep, mode ? b->im : NAN, sep,
                 st->tend[i], sep, r->steps, sep, r->runs, sep, result_name(r), sep,
                 mode ? yes_no(b->stiffest) : "-", sep,
-                b->second_order ? "second-order" : "scalar");
+                b->second_order ? "second-order" : "scalar", sep, mode ? b->w : NAN, sep,
+                mode ? b->zeta : NAN);
     }
     if (o->plot && !o->out) {
         fclose(out);
