@@ -117,6 +117,66 @@ static int chain_create(const ts_params *p, ts_system **out)
 static const ts_system_type chain_type = {
     .name = "chain", .summary = "test chain", .params = chain_params, .create = chain_create};
 
+/* --- two modes, one growing: x' = a x + c y, y' = -b y (eigenvalues a, -b) -- */
+
+typedef struct {
+    ts_system base;
+    double a, b, c;
+} split;
+
+static void split_apply(const split *c, const double *x, double *f)
+{
+    f[0] = c->a * x[0] + c->c * x[1];
+    f[1] = -c->b * x[1];
+}
+
+static int split_forces(ts_system *sys, double t, const double *x, const double *v, double *f)
+{
+    (void)t, (void)v;
+    split_apply((const split *)sys, x, f);
+    return TS_OK;
+}
+
+static int split_dfdx(ts_system *sys, double t, const double *x, const double *v,
+                      const double *u, double *out)
+{
+    (void)t, (void)x, (void)v;
+    split_apply((const split *)sys, u, out);
+    return TS_OK;
+}
+
+static const ts_system_ops split_ops = {
+    .destroy = chain_destroy, .forces = split_forces, .dfdx_mul = split_dfdx};
+
+static const ts_param_def split_params[] = {
+    {"a", TS_PARAM_REAL, "40", "growth rate of x"},
+    {"b", TS_PARAM_REAL, "100", "decay rate of y"},
+    {"c", TS_PARAM_REAL, "50", "coupling of y into x"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const ts_system_type split_type;
+
+static int split_create(const ts_params *p, ts_system **out)
+{
+    split *c = calloc(1, sizeof *c);
+    if (!c)
+        return TS_ERR_NOMEM;
+    int s = ts_system_init(&c->base, &split_ops, &split_type, 1, 2);
+    if (s) {
+        free(c);
+        return s;
+    }
+    c->a = ts_params_real(p, "a"), c->b = ts_params_real(p, "b"), c->c = ts_params_real(p, "c");
+    c->base.x[0] = c->base.x[1] = 1.0;
+    *out = &c->base;
+    return TS_OK;
+}
+
+static const ts_system_type split_type = {
+    .name = "split", .summary = "x' = a x + c y, y' = -b y", .params = split_params,
+    .create = split_create};
+
 /* The parameters of stype with the key=value pairs (NULL-terminated) set. */
 static void params_of(const ts_system_type *stype, const char *const *pairs, ts_params *p)
 {
@@ -343,6 +403,43 @@ static ts_stability_result study(const ts_system_type *stype, const char *const 
     *pred = r.binding.dt_pred;
     return r.result;
 }
+
+/* A state that is unstable by itself: x' = 40 x + 50 y, y' = -100 y
+ * (eigenvalues 40 and -100).  Every run grows along the first mode, the
+ * exact solution too, at any step; the limit is the second's, 2 / 100 for
+ * forward Euler and midpoint, 2.785293563405282 / 100 for rk4 (the root of
+ * |R(-z)| = 1; HNW IV.2), none for backward Euler, whose runs may end
+ * only where its linear solves fail (I - h J is indefinite from h = 1/40
+ * on).  The runs leave the growing mode's span out and bracket those; with
+ * it kept in, the seed's rounding along it grows past the bound at every
+ * step (below-min). */
+START_TEST(own_growth_is_not_the_steppers)
+{
+    static const struct {
+        const char *name;
+        double limit;
+    } want[] = {{"forward-euler", 0.02}, {"midpoint", 0.02}, {"rk4", 0.02785293563405282},
+                {"backward-euler", INFINITY}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        double pred;
+        ts_stability_result r = study(&split_type, NULL, ts_stepper_find(want[i].name), 1, &pred);
+        if (isinf(want[i].limit)) { /* no growth closed the bracket */
+            int solver = r.fail_status == TS_ERR_NEWTON || r.fail_status == TS_ERR_LINEAR ||
+                         r.fail_status == TS_ERR_INDEFINITE;
+            ck_assert_msg(isinf(pred) && (r.kind == TS_CRIT_INF ||
+                                          (r.kind == TS_CRIT_FOUND && solver)),
+                          "%s: kind %d, dt_crit %g, status %d", want[i].name, (int)r.kind,
+                          r.dt_crit, r.fail_status);
+            continue;
+        }
+        ck_assert_msg(r.kind == TS_CRIT_FOUND && r.dt_crit <= want[i].limit &&
+                          want[i].limit < r.dt_fail && r.dt_fail <= 1.0051 * r.dt_crit &&
+                          fabs(pred / want[i].limit - 1.0) <= 1e-9,
+                      "%s: kind %d, [%.9g, %.9g], predicted %.12g", want[i].name, (int)r.kind,
+                      r.dt_crit, r.dt_fail, pred);
+    }
+}
+END_TEST
 
 /* T too short for the growth test: forward Euler on x' = -10x runs at
  * most 2 steps of T = 0.5 and grows 4x a step, below the bound; with its
@@ -1346,6 +1443,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, partitioned_undamped_limit_is_two);
     tcase_add_test(tc, implicit_steppers_measure_inf_on_the_oscillator);
     tcase_add_test(tc, overdamped_mode_is_its_own_oscillator);
+    tcase_add_test(tc, own_growth_is_not_the_steppers);
     tcase_add_test(tc, run_measure_string_hair_and_cloth);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");

@@ -1285,13 +1285,79 @@ static int sustained_growth(const double *wmax, int nw, double d0, int linearize
     return wmax[nw - 1] > (1.0 + tol) * ref && ls_slope(lg, nw / 2) > 0.0;
 }
 
+/* <a, b> in the norm of |d| (pert_norm): the mass-weighted sum over the
+ * free degrees of freedom of x parts and v parts / w; a as its parts ax,
+ * av (av unread on order 1), b as one vector of 2 n, x then v */
+static double pert_dot(const ts_system *sys, double w, const double *ax, const double *av,
+                       const double *b)
+{
+    size_t n = sys->n;
+    double z = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (sys->pinned && sys->pinned[i])
+            continue;
+        double e = ax[i] * b[i];
+        if (sys->order == 2)
+            e += av[i] * b[n + i] / (w * w);
+        z += sys->mass[i] * e;
+    }
+    return z;
+}
+
+/* The count vectors of v (2 n each) made orthonormal in pert_dot into q
+ * (Gram-Schmidt, twice; a vector left below 1e-8 of its size is dropped):
+ * how many q holds. */
+static int orthonormal_basis(const ts_system *sys, double w, const double *v, int count,
+                             double *q)
+{
+    size_t len = 2 * sys->n;
+    int kept = 0;
+    for (int j = 0; j < count; j++) {
+        double *u = q + (size_t)kept * len;
+        ts_vec_copy(len, v + (size_t)j * len, u);
+        double size = sqrt(pert_dot(sys, w, u, u + sys->n, u));
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < kept; i++) {
+                const double *qi = q + (size_t)i * len;
+                ts_vec_axpy(len, -pert_dot(sys, w, u, u + sys->n, qi), qi, u);
+            }
+        double left = sqrt(pert_dot(sys, w, u, u + sys->n, u));
+        if (!(left > 1e-8 * size))
+            continue;
+        ts_vec_scale(len, 1.0 / left, u);
+        kept++;
+    }
+    return kept;
+}
+
+/* d -= its part in the span of the orthonormal q (count vectors), with d
+ * the run's state (x, v) on the linearization */
+static void remove_span(ts_system *pert, double w, const double *q, int count)
+{
+    size_t n = pert->n, len = 2 * n;
+    int order2 = pert->order == 2;
+    for (int j = 0; j < count; j++) {
+        const double *u = q + (size_t)j * len;
+        double c = pert_dot(pert, w, pert->x, pert->v, u);
+        for (size_t i = 0; i < n; i++) {
+            pert->x[i] -= c * u[i];
+            if (order2)
+                pert->v[i] -= c * u[n + i];
+        }
+    }
+}
+
 /* The two runs of a bounded test in lockstep: the base run (none on the
  * linearization, where the deviation itself is the perturbation) and the
  * perturbed one, nsteps steps of dt to t0 + t_end; |d| in the norm of rate
- * w, d0 = |d(0)|, and the window maxima of |d|. */
+ * w, d0 = |d(0)|, and the window maxima of |d|.  grow: opt->grow_basis
+ * made orthonormal in that norm (ngrow vectors), removed from d every
+ * step. */
 typedef struct {
     ts_system *base, *pert;
     ts_stepper *sb, *sq;
+    double *grow;
+    int ngrow;
     const ts_stability_options *opt;
     double t_end, dt;
     long nsteps;
@@ -1318,6 +1384,8 @@ static int run_windows(lockstep *r, int *status)
         int s = r->base ? ts_stepper_step(r->sb, r->base, t, h) : TS_OK;
         if (!s)
             s = ts_stepper_step(r->sq, r->pert, t, h);
+        if (!s && r->ngrow > 0)
+            remove_span(r->pert, r->w, r->grow, r->ngrow);
         if (s == TS_ERR_INTERRUPTED) /* stopped inside a step: no verdict */
             return s;
         /* the last steps of dt (not a shortened last one: one map) */
@@ -1387,6 +1455,9 @@ int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_opti
     int s = opt->linearized ? TS_OK : open_run(pb, opt, &r.base, &r.sb);
     if (!s)
         s = open_run(pb, opt, &r.pert, &r.sq);
+    if (!s && opt->linearized && opt->grow_basis && opt->grow_count > 0 &&
+        !(r.grow = malloc((size_t)opt->grow_count * 2 * r.pert->n * sizeof *r.grow)))
+        s = ts_error(TS_ERR_NOMEM, "stability run");
     if (!s && !(dir = calloc(2 * r.pert->n + 1, sizeof *dir)))
         s = ts_error(TS_ERR_NOMEM, "stability run");
     if (s)
@@ -1394,6 +1465,10 @@ int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_opti
     seed_perturbation(r.pert, opt, dir);
     r.w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
     r.d0 = pert_norm(r.pert, r.base, r.w, NULL);
+    if (r.grow) {
+        r.ngrow = orthonormal_basis(r.pert, r.w, opt->grow_basis, opt->grow_count, r.grow);
+        remove_span(r.pert, r.w, r.grow, r.ngrow);
+    }
     if (!(r.d0 > 0.0)) {
         s = ts_error(TS_ERR_INPUT, "stability run: the seed is zero on the free degrees of "
                                    "freedom");
@@ -1415,6 +1490,7 @@ done:
     ts_stepper_free(r.sq);
     ts_system_free(r.base);
     ts_system_free(r.pert);
+    free(r.grow);
     return s;
 }
 
@@ -1660,6 +1736,52 @@ static double study_t_end(const ts_stability_problem *pb, const ts_stability_opt
     return T;
 }
 
+#define GROW_MAX 32 /* vectors of the growing modes' span removed from the runs */
+
+/* A basis of the span of the modes that grow by themselves (Re lambda > 0,
+ * as b->unstable counts them) into g (2 n per vector, x then v; at most
+ * max vectors): a real mode's real vector y, a complex one's y and J y
+ * (J = [0 I; K_x K_v] on the free degrees of freedom, K = M^-1 df; on
+ * order 1, K_x), which span its real invariant plane.  Dense spectra only
+ * (J is at hand); how many vectors, 0 when they do not all fit. */
+static int grow_basis(ts_system *state, const ts_spectrum *sp, double *g, int max)
+{
+    size_t n = state->n, m = sp->m, len = 2 * n;
+    double cut = TS_RIGID_CUT * sp->lambda_max, recut = TS_REAL_ROUNDOFF * sp->lambda_max;
+    int count = 0, order2 = sp->order == 2;
+    if (sp->method != TS_EIG_DENSE || !sp->kx_)
+        return 0;
+    for (size_t k = 0; k < sp->count; k++) {
+        if (sp->im[k] < 0.0 || !(hypot(sp->re[k], sp->im[k]) > cut) || !(sp->re[k] > recut))
+            continue;
+        int pair = sp->im[k] > 0.0;
+        if (count + 1 + pair > max)
+            return 0;
+        double *y = g + (size_t)count * len, *jy = y + len;
+        ts_vec_zero(len, y);
+        if (ts_spectrum_mode(state, sp, k, y, y + n))
+            return 0;
+        count++;
+        if (!pair)
+            continue;
+        const double *z = order2 ? y + n : y; /* J y: K_x x (+ K_v v) into its last part */
+        ts_vec_zero(len, jy);
+        if (order2)
+            ts_vec_copy(n, y + n, jy);
+        for (size_t j = 0; j < m; j++) {
+            double a = 0.0;
+            for (size_t i = 0; i < m; i++) {
+                a += sp->kx_[i * m + j] * y[sp->free_[i]];
+                if (order2)
+                    a += sp->kv_[i * m + j] * z[sp->free_[i]];
+            }
+            jy[(order2 ? n : 0) + sp->free_[j]] = a;
+        }
+        count++;
+    }
+    return count;
+}
+
 int ts_stability_study(const ts_stability_problem *pb, const ts_stability_options *opt,
                        ts_system *state, const ts_spectrum *sp, ts_stability_study_result *out)
 {
@@ -1675,7 +1797,7 @@ int ts_stability_study(const ts_stability_problem *pb, const ts_stability_option
         return s;
     }
     const ts_binding *b = &out->binding;
-    double *seed = calloc(2 * n + 1, sizeof *seed);
+    double *seed = calloc(2 * n * (1 + GROW_MAX) + 1, sizeof *seed), *grow = seed + 2 * n;
     if (!seed)
         return ts_error(TS_ERR_NOMEM, "stability study");
     ts_stability_options so = *opt;
@@ -1693,6 +1815,10 @@ int ts_stability_study(const ts_stability_problem *pb, const ts_stability_option
         so.seed = seed, so.seed_v = seed + n;
         so.rate = hypot(sp->re[mode], sp->im[mode]);
     }
+    so.grow_basis = grow, so.grow_count = 0;
+    if (so.linearized && !second && b->unstable > 0)
+        so.grow_count = grow_basis(state, sp, grow, GROW_MAX);
+    out->grow_removed = so.grow_count;
     out->t_end = study_t_end(pb, opt, b, sp->lambda_max, &so.growth_tol);
     so.t_end = out->t_end;
     /* the bracket starts as [1 - q, 1 + q] dt_pred, q just under half the

@@ -148,11 +148,17 @@ static void stability_help_measured(void)
         "below 1e-3 |d(0)|; on the system itself 1.001 times the largest and |d(0)|),\n"
         "unless the last 24 states follow a linear recurrence of order at most 6\n"
         "(Prony's method on 4 fixed functionals of them) whose roots would grow |d|\n"
-        "by less than that margin over the run: a beat, not growth (symplectic Euler\n"
-        "just below h w = 2, whose orbit is a long thin ellipse).  So a transient that\n"
-        "decays again (forward Euler on a critically damped oscillator just below\n"
-        "h = 2/w) is not instability, and a mode that starts small under a decaying\n"
-        "seed (Verlet's parasitic root) is.  T (default) is\n");
+        "by less than that margin over the run and are no repeated root on the unit\n"
+        "circle: a beat, not growth (symplectic Euler just below h w = 2, whose orbit\n"
+        "is a long thin ellipse; at h w = 2, a double root, it grows).  So a transient\n"
+        "that decays again (forward Euler on a critically damped oscillator just\n"
+        "below h = 2/w) is not instability, and a mode that starts small under a\n"
+        "decaying seed (Verlet's parasitic root) is.  Modes with Re lambda > 0 (the\n"
+        "state's own instability, e.g. buckling cloth) are left out of dt_pred, and\n"
+        "on a dense spectrum's linearization each step of a run removes its part in\n"
+        "their span, for every stepper judged on the scalar test equation (its map\n"
+        "keeps that span and the other modes' apart; up to 32 vectors); a note names\n"
+        "the steppers whose runs keep it.  T (default) is\n");
     printf(
         "the larger of 32 periods of the binding mode and 4 / g, g its growth rate\n"
         "ln|R| / h at h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max\n"
@@ -261,6 +267,7 @@ typedef struct study {
     double pred[MAX_STEPPERS], tend[MAX_STEPPERS];
     ts_binding bind[MAX_STEPPERS];
     ts_stability_result res[MAX_STEPPERS];
+    int removed[MAX_STEPPERS]; /* the growing modes' span left out of its runs */
     ts_stability_along along[MAX_STEPPERS]; /* --measure run: the prediction along the runs */
     int along_samples;
     int failed; /* steppers whose study stopped with an error (rows kept) */
@@ -601,6 +608,7 @@ static int measure_all(study *st, int *stopped)
                                              .kind = TS_CRIT_FAILED};
             r.t_end = NAN;
             r.no_prediction = 0;
+            r.grow_removed = 0;
             st->failed++;
             fail = 0;
         }
@@ -614,10 +622,37 @@ static int measure_all(study *st, int *stopped)
         st->pred[i] = r.binding.dt_pred;
         st->res[i] = r.result;
         st->tend[i] = r.t_end;
+        st->removed[i] = r.grow_removed;
     }
     if (tty)
         clear_progress();
     return fail;
+}
+
+/* The note on the modes that grow by themselves: which steppers' runs left
+ * their span out, and which kept it (growth along them can then close a
+ * bracket below the other modes' limit). */
+static void note_unstable(const study *st)
+{
+    int u = st->bind[0].unstable, kept = 0;
+    fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state itself is "
+                    "unstable along %s (the exact solution grows there too)",
+            u, u > 1 ? "s" : "", u > 1 ? "them" : "it");
+    for (int i = 0; i < st->ntypes; i++)
+        kept += st->res[i].kind != TS_CRIT_FAILED && st->removed[i] == 0;
+    if (kept < st->ntypes)
+        fprintf(stderr, "; %s runs leave their span out", kept ? "the other steppers'" : "the");
+    if (kept > 0) {
+        fprintf(stderr, "; the runs of");
+        for (int i = 0, k = 0; i < st->ntypes; i++)
+            if (st->res[i].kind != TS_CRIT_FAILED && st->removed[i] == 0)
+                fprintf(stderr, "%s %s", k++ ? "," : "", st->types[i]->name);
+        fprintf(stderr, " keep it (%s): growth there can end a bracket below the other "
+                        "modes' limit",
+                st->linearized ? "judged on the second-order equation, or more than 32 vectors"
+                               : "runs on the system itself");
+    }
+    fputc('\n', stderr);
 }
 
 /* The table (or json) to --out, or to a temporary file with --plot alone. */
@@ -780,10 +815,7 @@ static void report(const study *st)
                     st->types[i]->name, bind[i].w, bind[i].zeta);
     report_along(st);
     if (ntypes > 0 && bind[0].unstable > 0)
-        fprintf(stderr, "note: %d mode%s with Re lambda > 0 left out of dt_pred: the state "
-                        "itself is unstable along %s (the exact solution grows there too)\n",
-                bind[0].unstable, bind[0].unstable > 1 ? "s" : "",
-                bind[0].unstable > 1 ? "them" : "it");
+        note_unstable(st);
     if (sp->method != TS_EIG_ARNOLDI)
         return;
     fprintf(stderr, "arnoldi: the %zu modes of largest |lambda| (down to %.6g) were seen;\n",
