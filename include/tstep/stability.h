@@ -419,7 +419,7 @@ typedef struct {
     /* vectors spanning the state's own growing modes that the runs left out
      * (ts_stability_options.grow_basis): on the linearization of a dense
      * spectrum with binding.unstable > 0, for a stepper judged on the
-     * scalar test equation, up to 32; 0 when none were */
+     * scalar test equation; 0 when none were */
     int grow_removed;
 } ts_stability_study_result;
 

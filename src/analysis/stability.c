@@ -12,6 +12,7 @@
  * limits on x' = -k x). */
 #include <complex.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1736,50 +1737,65 @@ static double study_t_end(const ts_stability_problem *pb, const ts_stability_opt
     return T;
 }
 
-#define GROW_MAX 32 /* vectors of the growing modes' span removed from the runs */
-
-/* A basis of the span of the modes that grow by themselves (Re lambda > 0,
- * as b->unstable counts them) into g (2 n per vector, x then v; at most
- * max vectors): a real mode's real vector y, a complex one's y and J y
- * (J = [0 I; K_x K_v] on the free degrees of freedom, K = M^-1 df; on
- * order 1, K_x), which span its real invariant plane.  Dense spectra only
- * (J is at hand); how many vectors, 0 when they do not all fit. */
-static int grow_basis(ts_system *state, const ts_spectrum *sp, double *g, int max)
+/* Whether eigenvalue k grows by itself (Re lambda > 0 beyond round-off,
+ * above the rigid cut: as b->unstable counts them), and how many vectors
+ * span its real invariant space (1 real, 2 a complex pair; 0 when not). */
+static int grows_by_itself(const ts_spectrum *sp, size_t k)
 {
-    size_t n = state->n, m = sp->m, len = 2 * n;
     double cut = TS_RIGID_CUT * sp->lambda_max, recut = TS_REAL_ROUNDOFF * sp->lambda_max;
-    int count = 0, order2 = sp->order == 2;
-    if (sp->method != TS_EIG_DENSE || !sp->kx_)
+    if (sp->im[k] < 0.0 || !(hypot(sp->re[k], sp->im[k]) > cut) || !(sp->re[k] > recut))
         return 0;
-    for (size_t k = 0; k < sp->count; k++) {
-        if (sp->im[k] < 0.0 || !(hypot(sp->re[k], sp->im[k]) > cut) || !(sp->re[k] > recut))
-            continue;
-        int pair = sp->im[k] > 0.0;
-        if (count + 1 + pair > max)
-            return 0;
-        double *y = g + (size_t)count * len, *jy = y + len;
-        ts_vec_zero(len, y);
-        if (ts_spectrum_mode(state, sp, k, y, y + n))
-            return 0;
-        count++;
-        if (!pair)
-            continue;
-        const double *z = order2 ? y + n : y; /* J y: K_x x (+ K_v v) into its last part */
-        ts_vec_zero(len, jy);
-        if (order2)
-            ts_vec_copy(n, y + n, jy);
-        for (size_t j = 0; j < m; j++) {
-            double a = 0.0;
-            for (size_t i = 0; i < m; i++) {
-                a += sp->kx_[i * m + j] * y[sp->free_[i]];
-                if (order2)
-                    a += sp->kv_[i * m + j] * z[sp->free_[i]];
-            }
-            jy[(order2 ? n : 0) + sp->free_[j]] = a;
+    return sp->im[k] > 0.0 ? 2 : 1;
+}
+
+/* out = J y for J = [0 I; K_x K_v] on the free degrees of freedom (K = M^-1
+ * df, the dense spectrum's; order 1: J = K_x), y and out 2 n, x then v */
+static void jacobian_mul(const ts_spectrum *sp, const double *y, double *out)
+{
+    size_t n = sp->n, m = sp->m;
+    int order2 = sp->order == 2;
+    const double *yv = y + n;
+    double *to = order2 ? out + n : out;
+    ts_vec_zero(2 * n, out);
+    if (order2)
+        ts_vec_copy(n, yv, out);
+    for (size_t j = 0; j < m; j++) {
+        double a = 0.0; /* row j; column i of K at K + i m */
+        for (size_t i = 0; i < m; i++) {
+            a += sp->kx_[i * m + j] * y[sp->free_[i]];
+            if (order2)
+                a += sp->kv_[i * m + j] * yv[sp->free_[i]];
         }
-        count++;
+        to[sp->free_[j]] = a;
     }
-    return count;
+}
+
+/* A basis of the span of the modes that grow by themselves (*g, malloc'd,
+ * *count vectors of 2 n, x then v): a real mode's real vector y, a complex
+ * one's y and J y, which span its real invariant plane.  Dense spectra only
+ * (J is at hand; else *count 0). */
+static int grow_basis(ts_system *state, const ts_spectrum *sp, double **g, int *count)
+{
+    size_t n = state->n, len = 2 * n, total = 0;
+    *g = NULL, *count = 0;
+    if (sp->method != TS_EIG_DENSE || !sp->kx_)
+        return TS_OK;
+    for (size_t k = 0; k < sp->count; k++)
+        total += (size_t)grows_by_itself(sp, k);
+    if (total == 0 || total > (size_t)INT_MAX)
+        return TS_OK;
+    if (!(*g = calloc(total * len, sizeof **g)))
+        return ts_error(TS_ERR_NOMEM, "the growing modes' span");
+    for (size_t k = 0; k < sp->count; k++) {
+        int dim = grows_by_itself(sp, k);
+        double *y = *g + (size_t)*count * len;
+        if (dim == 0 || ts_spectrum_mode(state, sp, k, y, y + n))
+            continue; /* a vector not found: the run keeps that part */
+        if (dim == 2)
+            jacobian_mul(sp, y, y + len);
+        *count += dim;
+    }
+    return TS_OK;
 }
 
 int ts_stability_study(const ts_stability_problem *pb, const ts_stability_options *opt,
@@ -1797,7 +1813,7 @@ int ts_stability_study(const ts_stability_problem *pb, const ts_stability_option
         return s;
     }
     const ts_binding *b = &out->binding;
-    double *seed = calloc(2 * n * (1 + GROW_MAX) + 1, sizeof *seed), *grow = seed + 2 * n;
+    double *seed = calloc(2 * n + 1, sizeof *seed), *grow = NULL;
     if (!seed)
         return ts_error(TS_ERR_NOMEM, "stability study");
     ts_stability_options so = *opt;
@@ -1815,9 +1831,13 @@ int ts_stability_study(const ts_stability_problem *pb, const ts_stability_option
         so.seed = seed, so.seed_v = seed + n;
         so.rate = hypot(sp->re[mode], sp->im[mode]);
     }
-    so.grow_basis = grow, so.grow_count = 0;
-    if (so.linearized && !second && b->unstable > 0)
-        so.grow_count = grow_basis(state, sp, grow, GROW_MAX);
+    so.grow_basis = NULL, so.grow_count = 0;
+    if (so.linearized && !second && b->unstable > 0 &&
+        (s = grow_basis(state, sp, &grow, &so.grow_count))) {
+        free(seed);
+        return s;
+    }
+    so.grow_basis = grow;
     out->grow_removed = so.grow_count;
     out->t_end = study_t_end(pb, opt, b, sp->lambda_max, &so.growth_tol);
     so.t_end = out->t_end;
@@ -1834,6 +1854,7 @@ int ts_stability_study(const ts_stability_problem *pb, const ts_stability_option
     if (!s)
         s = study_verdict(pb, &so, opt->recheck, b, &out->result);
     free(seed);
+    free(grow);
     return s;
 }
 

@@ -157,7 +157,7 @@ static void stability_help_measured(void)
         "state's own instability, e.g. buckling cloth) are left out of dt_pred, and\n"
         "on a dense spectrum's linearization each step of a run removes its part in\n"
         "their span, for every stepper judged on the scalar test equation (its map\n"
-        "keeps that span and the other modes' apart; up to 32 vectors); a note names\n"
+        "keeps that span and the other modes' apart); a note names\n"
         "the steppers whose runs keep it.  T (default) is\n");
     printf(
         "the larger of 32 periods of the binding mode and 4 / g, g its growth rate\n"
@@ -649,7 +649,7 @@ static void note_unstable(const study *st)
                 fprintf(stderr, "%s %s", k++ ? "," : "", st->types[i]->name);
         fprintf(stderr, " keep it (%s): growth there can end a bracket below the other "
                         "modes' limit",
-                st->linearized ? "judged on the second-order equation, or more than 32 vectors"
+                st->linearized ? "judged on the second-order equation, or arnoldi"
                                : "runs on the system itself");
     }
     fputc('\n', stderr);
