@@ -404,6 +404,27 @@ static ts_stability_result study(const ts_system_type *stype, const char *const 
     return r.result;
 }
 
+/* A weakly damped mode: forward Euler on x'' = -100 x - 0.01 x' (lambda =
+ * -0.005 + 10i, limit 2 |Re| / |lambda|^2 = 1e-4) grows past its limit too
+ * slowly to show over T (capped at 2e5 steps): the bracket ends near 1.10e-4,
+ * and the run at that step over 2 T grows, so the result is t-limited, not a
+ * limit 10 % above the true one.  Midpoint's limit there is bracketed. */
+START_TEST(weakly_damped_limit_is_t_limited)
+{
+    static const char *const osc[] = {"k=100", "c=0.01", NULL};
+    double pred;
+    ts_stability_result r = study(&ts_oscillator, osc, ts_stepper_find("forward-euler"), 1, &pred);
+    ck_assert_msg(fabs(pred / 1e-4 - 1.0) <= 1e-6 && r.kind == TS_CRIT_T_LIMITED &&
+                      r.dt_crit > 1.05e-4,
+                  "forward Euler: kind %d, [%.9g, %.9g], predicted %.9g", (int)r.kind, r.dt_crit,
+                  r.dt_fail, pred);
+    r = study(&ts_oscillator, osc, ts_stepper_find("midpoint"), 1, &pred);
+    ck_assert_msg(r.kind == TS_CRIT_FOUND && r.dt_crit <= pred && pred < r.dt_fail,
+                  "midpoint: kind %d, [%.9g, %.9g], predicted %.9g", (int)r.kind, r.dt_crit,
+                  r.dt_fail, pred);
+}
+END_TEST
+
 /* A state that is unstable by itself: x' = 40 x + 50 y, y' = -100 y
  * (eigenvalues 40 and -100).  Every run grows along the first mode, the
  * exact solution too, at any step; the limit is the second's, 2 / 100 for
@@ -1444,6 +1465,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, implicit_steppers_measure_inf_on_the_oscillator);
     tcase_add_test(tc, overdamped_mode_is_its_own_oscillator);
     tcase_add_test(tc, own_growth_is_not_the_steppers);
+    tcase_add_test(tc, weakly_damped_limit_is_t_limited);
     tcase_add_test(tc, run_measure_string_hair_and_cloth);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");

@@ -249,7 +249,8 @@ typedef struct {
     double dt_max;  /* largest dt tried (default T, one step); bounded there: inf */
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
     double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2;
-                       ts_stability_study makes that run itself, only where needed) */
+                       ts_stability_study makes that run itself, only where needed,
+                       at dt_crit on the linearization) */
     double first_step; /* the bracket's first factor from dt_start (default 2); squared
                           after each try, up to 2 (from a prediction: just under
                           1 + rel_tol, so a true prediction closes the search) */
@@ -300,7 +301,7 @@ typedef struct {
 #define TS_STABILITY_TROUGH_FLOOR 1e-3
 
 /* t_end 0 (the caller must set it), bound 1e4, dt_min 0 and dt_max 0
- * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 4, rate 0, seed_size 1e-6,
+ * (meaning T * 1e-6 and T), rel_tol 0.005, recheck 2, rate 0, seed_size 1e-6,
  * no seed, the system's initial state at t0 = 0, linearized 1. */
 ts_stability_options ts_default_stability_options(void);
 
@@ -404,8 +405,9 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
  * search's bracket starting as [1 - q, 1 + q] dt_pred, q = 0.49 rel_tol, so
  * that a prediction that holds costs two runs (T / 1000 and factor 2
  * without a finite nonzero prediction); the verdict by one t-limited rule
- * (prediction 0, or a failed run at 0.9 dt_crit to recheck * T, skipped on
- * the linearization when the bracket holds the prediction).  A stepper whose test
+ * (prediction 0, or a failed run to recheck * T at dt_crit, on the system
+ * itself at 0.9 dt_crit, skipped on the linearization when the bracket holds
+ * the prediction).  A stepper whose test
  * equation is refused (TS_ERR_UNSUPPORTED) gets no_prediction = 1, dt_pred
  * NAN, and is still measured.  On the linearization at a state with modes
  * that grow by themselves (Re lambda > 0), the runs of a stepper judged on

@@ -1678,8 +1678,11 @@ static double upper_excess(const ts_stability_problem *pb, const ts_binding *b, 
  *   forward Euler, midpoint on an undamped mode), whether runs found a
  *   bounded dt over T (dt_crit > 0) or not even at dt_min (dt_crit 0); on
  *   the system itself (not the linearization) when no step down to dt_min
- *   is bounded; and when a run at 0.9 dt_crit over recheck * T is not
- *   bounded.
+ *   is bounded; and when a longer run, over recheck * T, is not bounded: at
+ *   dt_crit itself on the linearization (its map is fixed, so dt_crit is
+ *   then past the true limit, where growth is too slow to show over T: a
+ *   weakly damped mode), at 0.9 dt_crit on the system itself (whose longer
+ *   run reaches other states).
  * That longer run is skipped where it cannot change the verdict: runs on the
  *   linearization (the prediction's own equation) whose bracket holds a
  *   finite nonzero prediction, which is then a true limit of that equation. */
@@ -1706,10 +1709,11 @@ static int study_verdict(const ts_stability_problem *pb, const ts_stability_opti
     if (holds)
         return TS_OK;
     ts_stability_verdict v;
+    double at = so->linearized ? res->dt_crit : 0.9 * res->dt_crit;
     res->runs++;
     if (so->progress)
-        so->progress(so->progress_ctx, res->runs, 0.9 * res->dt_crit);
-    int s = ts_stability_bounded(pb, so, recheck * so->t_end, 0.9 * res->dt_crit, &v);
+        so->progress(so->progress_ctx, res->runs, at);
+    int s = ts_stability_bounded(pb, so, recheck * so->t_end, at, &v);
     if (!s && !v.bounded)
         res->kind = TS_CRIT_T_LIMITED;
     return s;
