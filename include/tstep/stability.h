@@ -272,20 +272,22 @@ typedef struct {
      * (the deviation is the perturbation; no base run), where the prediction
      * is made; 0: on the system itself (the state moves during T) */
     int linearized;
+    /* optional: called before each run (for a progress line) */
+    void (*progress)(void *ctx, int run, double dt);
+    void *progress_ctx;
     /* linearized only, optional: grow_count vectors (2 n entries each, x
      * then v parts) spanning the invariant subspace of the state's own
      * growing modes (Re lambda > 0).  Every step the run's part in their
      * span (orthogonal, in the norm of |d|) is removed: the state's own
      * instability, which every run shows, is not the stepper's.  Exact for
      * a stepper whose map on a linear system is a function of its matrix
-     * (every stepper judged on the scalar test equation), which keeps the
-     * subspace and its complement: the complement's part of the run is
-     * unchanged.  NULL: none. */
+     * and that carries no state between steps (a stepper judged on the
+     * scalar test equation, memoryless), which keeps the subspace and its
+     * complement: the complement's part of the run is unchanged.  Vectors
+     * that do not span grow_count dimensions (a repeated eigenvalue's
+     * vector found twice) are not removed at all.  NULL: none. */
     const double *grow_basis;
     int grow_count;
-    /* optional: called before each run (for a progress line) */
-    void (*progress)(void *ctx, int run, double dt);
-    void *progress_ctx;
 } ts_stability_options;
 
 /* windows of the sustained-growth test; cap on steps at dt_pred of the chosen T */
@@ -410,8 +412,9 @@ double ts_stability_choose_t(const ts_stepper_type *type, const ts_solver_option
  * the prediction).  A stepper whose test
  * equation is refused (TS_ERR_UNSUPPORTED) gets no_prediction = 1, dt_pred
  * NAN, and is still measured.  On the linearization at a state with modes
- * that grow by themselves (Re lambda > 0), the runs of a stepper judged on
- * the scalar test equation leave those modes' span out (grow_basis): the
+ * that grow by themselves (Re lambda > 0), the runs of a memoryless stepper
+ * judged on the scalar test equation leave those modes' span out
+ * (grow_basis): the
  * bracket is then the other modes' limit, which dt_pred predicts. */
 typedef struct {
     ts_binding binding;
@@ -420,8 +423,9 @@ typedef struct {
     int no_prediction;
     /* vectors spanning the state's own growing modes that the runs left out
      * (ts_stability_options.grow_basis): on the linearization of a dense
-     * spectrum with binding.unstable > 0, for a stepper judged on the
-     * scalar test equation; 0 when none were */
+     * spectrum with binding.unstable > 0, for a memoryless stepper judged
+     * on the scalar test equation, when their vectors span as many
+     * dimensions as the modes have; 0 when none were */
     int grow_removed;
 } ts_stability_study_result;
 

@@ -1286,6 +1286,12 @@ static int sustained_growth(const double *wmax, int nw, double d0, int linearize
     return wmax[nw - 1] > (1.0 + tol) * ref && ls_slope(lg, nw / 2) > 0.0;
 }
 
+/* w of the norm of |d|: opt->rate, or 1 */
+static double stability_rate(const ts_stability_options *opt)
+{
+    return opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
+}
+
 /* <a, b> in the norm of |d| (pert_norm): the mass-weighted sum over the
  * free degrees of freedom of x parts and v parts / w; a as its parts ax,
  * av (av unread on order 1), b as one vector of 2 n, x then v */
@@ -1419,12 +1425,14 @@ static int run_windows(lockstep *r, int *status)
  * same steppers at their limit, h w = 2) grows |d| like the step count: its
  * peak over four run lengths is about four times that over one, and the
  * windows' verdict stands, as it does for a pair of roots too close to
- * finish a swing within the run.  A run whose states follow no low-order
+ * finish a swing within the run (the peaks read at most
+ * RECURRENCE_PEAK_STEPS steps: a longer swing is taken as growth).  A run whose states follow no low-order
  * recurrence (many modes, a nonlinear run, an implicit solver's tolerance)
  * keeps the windows' verdict. */
 #define RECURRENCE_TOL 1e-8
 #define RECURRENCE_LONGER 4 /* run lengths of the longer run */
 #define RECURRENCE_PEAK_RISE 2.0
+#define RECURRENCE_PEAK_STEPS (1L << 20) /* the run length the peaks read, at most */
 static int beats_only(const lockstep *r, double tol)
 {
     ts_recurrence rc;
@@ -1433,8 +1441,9 @@ static int beats_only(const lockstep *r, double tol)
         return 0;
     if ((double)r->nsteps * log(ts_recurrence_radius(&rc)) > log1p(tol))
         return 0;
-    return ts_recurrence_peak(&rc, RECURRENCE_LONGER * r->nsteps) <=
-           RECURRENCE_PEAK_RISE * ts_recurrence_peak(&rc, r->nsteps);
+    long n = r->nsteps < RECURRENCE_PEAK_STEPS ? r->nsteps : RECURRENCE_PEAK_STEPS;
+    return ts_recurrence_peak(&rc, RECURRENCE_LONGER * n) <=
+           RECURRENCE_PEAK_RISE * ts_recurrence_peak(&rc, n);
 }
 
 int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_options *opt,
@@ -1464,15 +1473,17 @@ int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_opti
     if (s)
         goto done;
     seed_perturbation(r.pert, opt, dir);
-    r.w = opt->rate > 0.0 && isfinite(opt->rate) ? opt->rate : 1.0;
-    r.d0 = pert_norm(r.pert, r.base, r.w, NULL);
-    if (r.grow) {
+    r.w = stability_rate(opt);
+    if (r.grow) { /* |d(0)| is the seed that runs: its part outside the span */
         r.ngrow = orthonormal_basis(r.pert, r.w, opt->grow_basis, opt->grow_count, r.grow);
+        if (r.ngrow < opt->grow_count) /* the span not whole: removing part of it is no use */
+            r.ngrow = 0;
         remove_span(r.pert, r.w, r.grow, r.ngrow);
     }
+    r.d0 = pert_norm(r.pert, r.base, r.w, NULL);
     if (!(r.d0 > 0.0)) {
         s = ts_error(TS_ERR_INPUT, "stability run: the seed is zero on the free degrees of "
-                                   "freedom");
+                                   "freedom%s", r.ngrow ? " outside the growing modes' span" : "");
         goto done;
     }
     s = run_windows(&r, &v->status);
@@ -1774,11 +1785,13 @@ static void jacobian_mul(const ts_spectrum *sp, const double *y, double *out)
     }
 }
 
-/* A basis of the span of the modes that grow by themselves (*g, malloc'd,
- * *count vectors of 2 n, x then v): a real mode's real vector y, a complex
- * one's y and J y, which span its real invariant plane.  Dense spectra only
- * (J is at hand; else *count 0). */
-static int grow_basis(ts_system *state, const ts_spectrum *sp, double **g, int *count)
+/* An orthonormal basis (in the norm of |d| with rate w) of the span of the
+ * modes that grow by themselves (*g, malloc'd, *count vectors of 2 n, x
+ * then v), from a real mode's real vector y and a complex one's y and J y,
+ * which span its real invariant plane.  *count 0 on a spectrum that is not
+ * dense (J is not at hand), and when the vectors span fewer dimensions than
+ * the modes have (a repeated eigenvalue: the same vector found twice). */
+static int grow_basis(ts_system *state, const ts_spectrum *sp, double w, double **g, int *count)
 {
     size_t n = state->n, len = 2 * n, total = 0;
     *g = NULL, *count = 0;
@@ -1788,17 +1801,24 @@ static int grow_basis(ts_system *state, const ts_spectrum *sp, double **g, int *
         total += (size_t)grows_by_itself(sp, k);
     if (total == 0 || total > (size_t)INT_MAX)
         return TS_OK;
-    if (!(*g = calloc(total * len, sizeof **g)))
+    double *v = calloc(total * len, sizeof *v), *q = malloc(total * len * sizeof *q);
+    int found = 0;
+    if (!v || !q) {
+        free(v), free(q);
         return ts_error(TS_ERR_NOMEM, "the growing modes' span");
+    }
     for (size_t k = 0; k < sp->count; k++) {
         int dim = grows_by_itself(sp, k);
-        double *y = *g + (size_t)*count * len;
+        double *y = v + (size_t)found * len;
         if (dim == 0 || ts_spectrum_mode(state, sp, k, y, y + n))
-            continue; /* a vector not found: the run keeps that part */
+            continue;
         if (dim == 2)
             jacobian_mul(sp, y, y + len);
-        *count += dim;
+        found += dim;
     }
+    if ((size_t)found == total && orthonormal_basis(state, w, v, found, q) == found)
+        *g = q, *count = found, q = NULL;
+    free(v), free(q);
     return TS_OK;
 }
 
@@ -1835,9 +1855,12 @@ int ts_stability_study(const ts_stability_problem *pb, const ts_stability_option
         so.seed = seed, so.seed_v = seed + n;
         so.rate = hypot(sp->re[mode], sp->im[mode]);
     }
+    /* the growing modes' span out of the runs: where the stepper's map keeps
+     * it (scalar test equation, no state carried) and the seed is not in it */
     so.grow_basis = NULL, so.grow_count = 0;
-    if (so.linearized && !second && b->unstable > 0 &&
-        (s = grow_basis(state, sp, &grow, &so.grow_count))) {
+    if (so.linearized && !second && !b->carries_state && b->unstable > 0 &&
+        !(mode != (size_t)-1 && grows_by_itself(sp, mode)) &&
+        (s = grow_basis(state, sp, stability_rate(&so), &grow, &so.grow_count))) {
         free(seed);
         return s;
     }

@@ -156,9 +156,9 @@ static void stability_help_measured(void)
         "decaying seed (Verlet's parasitic root) is.  Modes with Re lambda > 0 (the\n"
         "state's own instability, e.g. buckling cloth) are left out of dt_pred, and\n"
         "on a dense spectrum's linearization each step of a run removes its part in\n"
-        "their span, for every stepper judged on the scalar test equation (its map\n"
-        "keeps that span and the other modes' apart); a note names\n"
-        "the steppers whose runs keep it.  T (default) is\n");
+        "their span, for a stepper judged on the scalar test equation that carries\n"
+        "no state (its map keeps that span and the other modes' apart); a note\n"
+        "names the steppers whose runs keep it.  T (default) is\n");
     printf(
         "the larger of 32 periods of the binding mode and 4 / g, g its growth rate\n"
         "ln|R| / h at h = 1.05 dt_pred, capped at 2e5 steps of dt_pred (1000 / max\n"
@@ -651,7 +651,8 @@ static void note_unstable(const study *st)
                 fprintf(stderr, "%s %s", k++ ? "," : "", st->types[i]->name);
         fprintf(stderr, " keep it (%s): growth there can end a bracket below the other "
                         "modes' limit",
-                st->linearized ? "judged on the second-order equation, or arnoldi"
+                st->linearized ? "partitioned or carrying state, arnoldi, or a span not "
+                                 "found whole"
                                : "runs on the system itself");
     }
     fputc('\n', stderr);
