@@ -478,8 +478,8 @@ int ts_oscillator_growth(const ts_stepper_type *type, const ts_solver_options *o
                          double zeta, double *rho)
 {
     mode_probe p;
-    int s = probe_for(&(ts_mode_test){type, opt, 1}, &(mode_view){.own = 1, .w = 1.0, .zeta = zeta},
-                      &p);
+    const mode_view own = {.own = 1, .w = 1.0, .zeta = zeta};
+    int s = probe_for(&(ts_mode_test){type, opt, 1}, &own, &p);
     if (s)
         return s;
     *rho = probe_growth(&p, hw);
@@ -1426,9 +1426,9 @@ static int run_windows(lockstep *r, int *status)
  * peak over four run lengths is about four times that over one, and the
  * windows' verdict stands, as it does for a pair of roots too close to
  * finish a swing within the run (the peaks read at most
- * RECURRENCE_PEAK_STEPS steps: a longer swing is taken as growth).  A run whose states follow no low-order
- * recurrence (many modes, a nonlinear run, an implicit solver's tolerance)
- * keeps the windows' verdict. */
+ * RECURRENCE_PEAK_STEPS steps: a longer swing is taken as growth).  A run
+ * whose states follow no low-order recurrence (many modes, a nonlinear run,
+ * an implicit solver's tolerance) keeps the windows' verdict. */
 #define RECURRENCE_TOL 1e-8
 #define RECURRENCE_LONGER 4 /* run lengths of the longer run */
 #define RECURRENCE_PEAK_RISE 2.0
