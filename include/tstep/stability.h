@@ -90,10 +90,11 @@ typedef struct {
  * scalar one it degenerates into the underlying one-stage method. */
 int ts_stability_radius(const ts_mode_test *test, double re, double im, double *r);
 /* *memoryless = 1 when two steps in a row of `type` equal its one-step map
- * from a fresh start applied twice (on x'' = -x - 0.6 x', h = 0.5): it
- * carries no state between steps that the map does not see.  Velocity
- * Verlet's reused force with velocity-dependent forces, or a multistep
- * history, makes it 0. */
+ * from a fresh start applied twice (on x'' = -x - 0.6 x', h = 0.5; on x' =
+ * (-0.3 + i) x when the stepper refuses second-order systems) and it is not
+ * flagged TS_MULTISTEP: it carries no state between steps that the map does
+ * not see.  Velocity Verlet's reused force with velocity-dependent forces,
+ * or a multistep history, makes it 0. */
 int ts_stepper_memoryless(const ts_stepper_type *type, const ts_solver_options *opt,
                           int *memoryless);
 /* 1 when `type` is judged on the second-order test equation on `sys`
@@ -248,9 +249,9 @@ typedef struct {
     double dt_min;  /* smallest dt tried (default T * 1e-6); below: dt_crit 0 */
     double dt_max;  /* largest dt tried (default T, one step); bounded there: inf */
     double rel_tol; /* bisection stops when hi / lo <= 1 + rel_tol (default 0.005) */
-    double recheck; /* run 0.9 dt_crit to recheck * T to flag T-limited results (2;
-                       ts_stability_study makes that run itself, only where needed,
-                       at dt_crit on the linearization) */
+    double recheck; /* run to recheck * T at dt_crit (on the system itself at 0.9
+                       dt_crit) to flag T-limited results (2; ts_stability_study
+                       makes that run itself, only where needed) */
     double first_step; /* the bracket's first factor from dt_start (default 2); squared
                           after each try, up to 2 (from a prediction: just under
                           1 + rel_tol, so a true prediction closes the search) */
@@ -382,9 +383,9 @@ int ts_stability_bounded(const ts_stability_problem *pb, const ts_stability_opti
 /* The critical step: start at dt_start (clamped to [dt_min, dt_max]; e.g.
  * the prediction), double while bounded (up to dt_max, then inf) or halve
  * while not (down to dt_min, then 0), then bisect geometrically until
- * hi / lo <= 1 + rel_tol and report lo; finally run 0.9 lo to recheck * T
- * to flag T-limited results (a true limit holds for longer runs a little
- * below it).  Assumes the bounded dt form one interval.  dt_start NAN: T/1000. */
+ * hi / lo <= 1 + rel_tol and report lo; finally run lo (on the system
+ * itself 0.9 lo) to recheck * T to flag T-limited results (a true limit
+ * holds for longer runs at it, or a little below it on a moving state).  Assumes the bounded dt form one interval.  dt_start NAN: T/1000. */
 int ts_stability_measure(const ts_stability_problem *pb, const ts_stability_options *opt,
                          double dt_start, ts_stability_result *res);
 

@@ -651,8 +651,8 @@ static void note_unstable(const study *st)
                 fprintf(stderr, "%s %s", k++ ? "," : "", st->types[i]->name);
         fprintf(stderr, " keep it (%s): growth there can end a bracket below the other "
                         "modes' limit",
-                st->linearized ? "partitioned or carrying state, arnoldi, or a span not "
-                                 "found whole"
+                st->linearized ? "partitioned or carrying state, arnoldi, a span not found "
+                                 "whole, or no other mode to seed"
                                : "runs on the system itself");
     }
     fputc('\n', stderr);
