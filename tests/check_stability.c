@@ -483,6 +483,85 @@ static ts_stability_result study(const ts_system_type *stype, const char *const 
     return r.result;
 }
 
+/* --- Adams-Bashforth 2 for first-order systems only, without TS_MULTISTEP:
+ * x_{n+1} = x_n + h (3/2 f_n - 1/2 f_{n-1}), started by forward Euler.  On
+ * x' = -k x its run map's roots satisfy z^2 - (1 - 3/2 hk) z - 1/2 hk = 0,
+ * stable up to hk = 1 (HNW III.3); its start alone, forward Euler, up to 2. */
+
+typedef struct {
+    double *f, *f_prev;
+    int have;
+} ab2_scratch;
+
+static void ab2_free(void *scratch)
+{
+    ab2_scratch *a = scratch;
+    if (a)
+        free(a->f), free(a->f_prev);
+    free(a);
+}
+
+static int ab2_alloc(const ts_system *sys, const ts_solver_options *opt, void **scratch)
+{
+    (void)opt;
+    if (sys->order != 1)
+        return ts_error(TS_ERR_UNSUPPORTED, "ab2: first-order systems only");
+    ab2_scratch *a = calloc(1, sizeof *a);
+    if (a)
+        a->f = calloc(sys->n, sizeof *a->f), a->f_prev = calloc(sys->n, sizeof *a->f);
+    if (!a || !a->f || !a->f_prev) {
+        ab2_free(a);
+        return TS_ERR_NOMEM;
+    }
+    *scratch = a;
+    return TS_OK;
+}
+
+static void ab2_reset(void *scratch)
+{
+    ((ab2_scratch *)scratch)->have = 0;
+}
+
+static int ab2_step(void *scratch, ts_system *sys, double t, double h, ts_step_stats *stats)
+{
+    ab2_scratch *a = scratch;
+    (void)stats;
+    int s = ts_system_forces(sys, t, sys->x, NULL, a->f);
+    if (s)
+        return s;
+    for (size_t i = 0; i < sys->n; i++) {
+        double fi = a->f[i] / sys->mass[i], fp = a->f_prev[i];
+        sys->x[i] += a->have ? h * (1.5 * fi - 0.5 * fp) : h * fi;
+        a->f_prev[i] = fi;
+    }
+    a->have = 1;
+    return TS_OK;
+}
+
+static const ts_stepper_type ab2_type = {.name = "ab2", .summary = "Adams-Bashforth 2",
+                                         .order = 2, .alloc = ab2_alloc, .step = ab2_step,
+                                         .free = ab2_free, .reset = ab2_reset};
+
+/* A stepper of first-order systems only that carries a history, without
+ * TS_MULTISTEP: it is found to carry state (on x' = (-0.3 + i) x), and its
+ * prediction on x' = -100 x is its run map's 1 / 100, not its start's
+ * 2 / 100, which the runs bracket. */
+START_TEST(first_order_multistep_carries_state)
+{
+    int memoryless = 1;
+    ts_solver_options so = ts_default_solver_options();
+    ck_assert_int_eq(ts_stepper_memoryless(&ab2_type, &so, &memoryless), TS_OK);
+    ck_assert_int_eq(memoryless, 0);
+    double pred;
+    ts_stability_result r =
+        study(&ts_test1d, (const char *const[]){"k=100", NULL}, &ab2_type, 1, &pred);
+    ck_assert_msg(fabs(pred / 0.01 - 1.0) <= 1e-6 && r.kind == TS_CRIT_FOUND &&
+                      r.dt_crit <= 0.01 && 0.01 < r.dt_fail,
+                  "ab2: kind %d, [%.9g, %.9g], predicted %.9g", (int)r.kind, r.dt_crit, r.dt_fail,
+                  pred);
+}
+END_TEST
+
 /* How many vectors of the growing modes' span a study removes from its
  * runs (ts_stability_study_result.grow_removed), and its verdict. */
 static int removed_by(const ts_system_type *stype, const char *const *pairs, const char *name,
@@ -1597,6 +1676,7 @@ Suite *stability_suite(void)
     tcase_add_test(tc, own_growth_is_not_the_steppers);
     tcase_add_test(tc, weakly_damped_limit_is_t_limited);
     tcase_add_test(tc, growing_span_kept_where_not_whole);
+    tcase_add_test(tc, first_order_multistep_carries_state);
     tcase_add_test(tc, run_measure_string_hair_and_cloth);
     suite_add_tcase(s, tc);
     tc = tcase_create("commands");
